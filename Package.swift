@@ -1,0 +1,114 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "Aerie",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "aerie-server", targets: ["aerie-server"]),
+        .executable(name: "aerie-admin", targets: ["aerie-admin"]),
+        .executable(name: "aerie-bench", targets: ["aerie-bench"]),
+        .library(name: "AerieClient", targets: ["AerieClient"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+    ],
+    targets: [
+        // C libraries, each wrapped by exactly one Swift target.
+        .systemLibrary(name: "CSodium", path: "Sources/CSodium", providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ", providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+
+        // The core: plugin interface, router, errors, tenant context, store protocols. No NIO, no C.
+        .target(name: "AerieCore", dependencies: [.product(name: "Logging", package: "swift-log")]),
+        .target(name: "AerieCrypto", dependencies: ["AerieCore", "CSodium"]),
+        .target(
+            name: "AerieStore",
+            dependencies: [
+                "AerieCore", "CLibPQ",
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "AerieRPC",
+            dependencies: [
+                "AerieCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .target(
+            name: "AerieClient",
+            dependencies: [
+                "AerieCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
+            ]
+        ),
+        // Wiring shared by the executables and the tests: configuration, admin methods, services.
+        .target(
+            name: "AerieServer",
+            dependencies: [
+                "AerieCore", "AerieCrypto", "AerieStore", "AerieRPC", "SystemPlugin",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .target(
+            name: "AerieTesting",
+            dependencies: [
+                "AerieServer", "AerieStore", "AerieClient", "AerieCore", "AerieRPC",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+
+        // Protocol plugins: AerieCore and AerieCrypto only.
+        .target(name: "SystemPlugin", dependencies: ["AerieCore"], path: "Plugins/SystemPlugin"),
+
+        .executableTarget(
+            name: "aerie-server",
+            dependencies: [
+                "AerieServer",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "aerie-admin",
+            dependencies: [
+                "AerieClient", "AerieServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(
+            name: "aerie-bench",
+            dependencies: [
+                "AerieTesting", "AerieClient", "AerieCrypto",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
+            ]
+        ),
+
+        .testTarget(name: "AerieCoreTests", dependencies: ["AerieCore"]),
+        .testTarget(name: "AerieCryptoTests", dependencies: ["AerieCrypto"]),
+        .testTarget(
+            name: "AerieStoreTests",
+            dependencies: ["AerieStore", "AerieTesting", .product(name: "Logging", package: "swift-log")]
+        ),
+        .testTarget(name: "AerieRPCTests", dependencies: ["AerieRPC", "AerieCore"]),
+        .testTarget(name: "AerieServerTests", dependencies: ["AerieTesting", "AerieClient", "AerieServer"]),
+    ]
+)

@@ -1,0 +1,9 @@
+/// A protocol plugin: registers the JSON-RPC methods and inbound DIDComm message types it serves.
+///
+/// Plugins depend on AerieCore and AerieCrypto only; storage, transport and the wire reach them
+/// through `TenantContext`.
+public protocol AeriePlugin: Sendable {
+    /// The name used in `AERIE_PLUGINS` (e.g. `connections`, `out-of-band`).
+    static var name: String { get }
+    func register(with router: inout MethodRouter) throws
+}

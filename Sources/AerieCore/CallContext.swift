@@ -1,0 +1,30 @@
+import Logging
+
+/// Who is calling, as established by `session.authenticate` and re-checked on every call.
+public enum Principal: Sendable {
+    case anonymous
+    case tenant(TenantContext)
+    case admin
+}
+
+/// What a handler learns about the call it serves.
+public struct CallContext: Sendable {
+    public var principal: Principal
+    public var logger: Logger
+    /// The session the call arrived on, for methods that push notifications later.
+    public var session: any SessionHandle
+
+    public init(principal: Principal, logger: Logger, session: any SessionHandle) {
+        self.principal = principal
+        self.logger = logger
+        self.session = session
+    }
+}
+
+/// A client session as plugins see it: an id, and a way to push notifications to it.
+public protocol SessionHandle: Sendable {
+    var id: UInt64 { get }
+    /// Queues a JSON-RPC notification; returns false when the session is gone or its queue is full.
+    @discardableResult
+    func notify(method: String, params: JSONValue) -> Bool
+}

@@ -1,0 +1,32 @@
+/// A decrypted inbound DIDComm message, as handed to the plugin that registered its type.
+public struct InboundMessage: Sendable {
+    public static let didcommPrefix = "https://didcomm.org/"
+    public static let legacyPrefix = "did:sov:BzCbsNYhMrjHiqZDTUASHg;spec/"
+
+    /// `@type`, normalised to the `https://didcomm.org/` prefix.
+    public var type: String
+    public var id: String?
+    public var body: JSONValue
+    /// Base58 verkey of the sender (authcrypt) or nil (anoncrypt).
+    public var senderVerkey: String?
+    /// Base58 verkey of ours that the message was packed to.
+    public var recipientVerkey: String
+    /// The mailbox uid it was stored under.
+    public var uid: String
+
+    public init(type: String, id: String?, body: JSONValue, senderVerkey: String?, recipientVerkey: String, uid: String) {
+        self.type = Self.normalizedType(type)
+        self.id = id
+        self.body = body
+        self.senderVerkey = senderVerkey
+        self.recipientVerkey = recipientVerkey
+        self.uid = uid
+    }
+
+    public static func normalizedType(_ type: String) -> String {
+        if type.hasPrefix(legacyPrefix) {
+            return didcommPrefix + type.dropFirst(legacyPrefix.count)
+        }
+        return type
+    }
+}

@@ -1,0 +1,35 @@
+/// A tenant's view of the database. Every transaction it opens is scoped to that tenant by
+/// PostgreSQL row-level security (`SET LOCAL aerie.tenant_id`), so a plugin cannot reach another
+/// tenant's rows even by a wrong query.
+///
+/// The body runs on a dedicated blocking-I/O thread, never on the Swift concurrency pool, so
+/// repositories are synchronous.
+public protocol TenantDatabase: Sendable {
+    var tenantID: TenantID { get }
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (any TenantTransaction) throws -> T) async throws -> T
+}
+
+/// The repositories available inside one tenant transaction.
+public protocol TenantTransaction {
+    var settings: any TenantSettingsRepository { get }
+}
+
+/// Free-form per-tenant settings: the first tenant-owned table, and the one the isolation tests
+/// and the store-read benchmark use.
+public protocol TenantSettingsRepository {
+    func get(_ key: String) throws -> JSONValue?
+    func set(_ key: String, to value: JSONValue) throws
+    /// Returns whether a row was removed.
+    func remove(_ key: String) throws -> Bool
+    /// Keys in ascending order after `afterKey`, at most `limit`.
+    func list(after afterKey: String?, limit: Int) throws -> [TenantSetting]
+}
+
+public struct TenantSetting: Sendable, Hashable, Codable {
+    public var key: String
+    public var value: JSONValue
+    public init(key: String, value: JSONValue) {
+        self.key = key
+        self.value = value
+    }
+}

@@ -1,0 +1,31 @@
+import Foundation
+
+/// A tenant's identifier: a lowercase UUID string, validated on the way in.
+public struct TenantID: Sendable, Hashable, Codable, CustomStringConvertible {
+    public let rawValue: String
+
+    public init?(_ string: String) {
+        guard let uuid = UUID(uuidString: string) else { return nil }
+        self.rawValue = uuid.uuidString.lowercased()
+    }
+
+    public init(uuid: UUID) { self.rawValue = uuid.uuidString.lowercased() }
+
+    public static func random() -> TenantID { TenantID(uuid: UUID()) }
+
+    public var description: String { rawValue }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let string = try container.decode(String.self)
+        guard let id = TenantID(string) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "not a tenant id (UUID)")
+        }
+        self = id
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+}

@@ -1,0 +1,49 @@
+import Synchronization
+
+/// Counts one session's running requests; `acquire` suspends the reader at the limit, which stops
+/// reading from the socket and pushes back on the client through TCP.
+final class InFlightLimiter: Sendable {
+    private struct State {
+        var available: Int
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state: Mutex<State>
+
+    init(limit: Int) {
+        state = Mutex(State(available: max(1, limit)))
+    }
+
+    func acquire() async {
+        let acquired = state.withLock { state -> Bool in
+            if state.available > 0 {
+                state.available -= 1
+                return true
+            }
+            return false
+        }
+        if acquired { return }
+        await withCheckedContinuation { continuation in
+            let resumeNow = state.withLock { state -> Bool in
+                if state.available > 0 {
+                    state.available -= 1
+                    return true
+                }
+                state.waiters.append(continuation)
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+
+    func release() {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            if state.waiters.isEmpty {
+                state.available += 1
+                return nil
+            }
+            return state.waiters.removeFirst()
+        }
+        waiter?.resume()
+    }
+}

@@ -1,0 +1,140 @@
+import AerieCore
+import Logging
+
+/// Turns one request line into its response line: validation, authentication, access checks,
+/// the handler call and error mapping. No I/O of its own, so it is tested without a socket.
+struct RPCDispatcher: Sendable {
+    let router: MethodRouter
+    let authenticator: any SessionAuthenticator
+    let configuration: RPCServerConfiguration
+    let logger: Logger
+    let serverVersion: String
+
+    /// The response line (without `\n`), or nil when nothing is to be sent.
+    func handle(line: some Collection<UInt8>, session: RPCSession) async -> JSONValue? {
+        switch RPCEnvelope.parse(line, maxBatchEntries: configuration.maxBatchEntries) {
+        case .parseError(let reason):
+            return RPCEnvelope.error(id: .null, AerieError(.parseError, "parse error: \(reason)"))
+        case .invalidBatch(let reason):
+            return RPCEnvelope.error(id: .null, AerieError(.invalidRequest, reason))
+        case .single(let entry):
+            return await respond(to: entry, session: session)
+        case .batch(let entries):
+            let responses = await withTaskGroup(of: JSONValue?.self) { group in
+                for entry in entries {
+                    group.addTask { await respond(to: entry, session: session) }
+                }
+                var collected: [JSONValue] = []
+                for await response in group {
+                    if let response { collected.append(response) }
+                }
+                return collected
+            }
+            return responses.isEmpty ? nil : .array(responses)
+        }
+    }
+
+    private func respond(to entry: Result<RPCRequest, RPCInvalidRequest>, session: RPCSession) async -> JSONValue? {
+        switch entry {
+        case .failure(let invalid):
+            return RPCEnvelope.error(id: invalid.id, AerieError(.invalidRequest, invalid.message))
+        case .success(let request):
+            let outcome: Result<JSONValue, AerieError>
+            do {
+                outcome = .success(try await call(request, session: session))
+            } catch let error as AerieError {
+                if error.code == .internalError {
+                    logger.error("internal error", metadata: ["method": "\(request.method)", "error": "\(String(reflecting: error))"])
+                }
+                outcome = .failure(error)
+            } catch is CancellationError {
+                outcome = .failure(AerieError(.unavailable, "the server is shutting down"))
+            } catch {
+                logger.error("unexpected error", metadata: ["method": "\(request.method)", "error": "\(String(reflecting: error))"])
+                outcome = .failure(AerieError(.internalError, "internal error"))
+            }
+            guard let id = request.id else { return nil }
+            switch outcome {
+            case .success(let result): return RPCEnvelope.result(id: id, result)
+            case .failure(let error): return RPCEnvelope.error(id: id, error)
+            }
+        }
+    }
+
+    private func call(_ request: RPCRequest, session: RPCSession) async throws -> JSONValue {
+        if request.method == "rpc.discover" {
+            return router.openRPCDocument(title: "Aerie", version: serverVersion)
+        }
+        guard let method = router.method(named: request.method) else {
+            throw AerieError(.methodNotFound, "method not found: \(request.method.prefix(100))")
+        }
+        var requestLogger = logger
+        requestLogger[metadataKey: "session"] = "\(session.id)"
+        requestLogger[metadataKey: "method"] = "\(method.name)"
+        let principal: Principal
+        switch method.access {
+        case .anonymous:
+            principal = .anonymous
+        case .tenant, .admin:
+            guard let credential = session.credential else {
+                throw AerieError(.unauthenticated, "call session.authenticate first")
+            }
+            switch (method.access, credential.kind) {
+            case (.tenant, .admin):
+                throw AerieError(.forbidden, "the admin token may call admin.* methods only")
+            case (.admin, .tenant):
+                throw AerieError(.forbidden, "this method needs the admin token")
+            default: break
+            }
+            do {
+                principal = try await authenticator.principal(for: credential, logger: requestLogger)
+            } catch let error as AerieError where error.code == .unauthenticated {
+                session.revoke(ifStill: credential.tokenHash)
+                throw error
+            }
+        }
+        let context = CallContext(principal: principal, logger: requestLogger, session: session)
+        return try await method.handler(request.params, context)
+    }
+}
+
+/// `session.authenticate`, registered into the router like any plugin method.
+public struct SessionMethods: AeriePlugin {
+    public static let name = "session"
+    let authenticator: any SessionAuthenticator
+
+    public init(authenticator: any SessionAuthenticator) {
+        self.authenticator = authenticator
+    }
+
+    struct AuthenticateParams: Codable, Sendable, DocumentedParams {
+        var token: String
+        static let documentation = [ParamDoc("token", "string", "a tenant token or the admin token")]
+    }
+
+    struct AuthenticateResult: Codable, Sendable {
+        var role: String
+        var tenantId: TenantID?
+    }
+
+    public func register(with router: inout MethodRouter) throws {
+        let authenticator = self.authenticator
+        try router.register(
+            "session.authenticate", summary: "Authenticates this session with a tenant or admin token.",
+            access: .anonymous
+        ) { (params: AuthenticateParams, context: CallContext) in
+            guard let session = context.session as? RPCSession else {
+                throw AerieError.internalError(details: "session.authenticate outside an RPC session")
+            }
+            guard (16...512).contains(params.token.utf8.count) else {
+                throw AerieError(.unauthenticated, "invalid token")
+            }
+            let credential = try await authenticator.authenticate(token: params.token)
+            session.credential = credential
+            switch credential.kind {
+            case .admin: return AuthenticateResult(role: "admin", tenantId: nil)
+            case .tenant(let id): return AuthenticateResult(role: "tenant", tenantId: id)
+            }
+        }
+    }
+}

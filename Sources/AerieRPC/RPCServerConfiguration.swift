@@ -1,0 +1,41 @@
+import Logging
+
+/// Limits and addresses of the JSON-RPC server. Every limit here bounds something a client
+/// controls; the defaults are safe for a public-facing deployment behind a load balancer.
+public struct RPCServerConfiguration: Sendable {
+    /// `AERIE_RPC_LISTEN`, default `127.0.0.1:7400`. Port 0 picks a free port (tests).
+    public var host: String
+    public var port: Int
+    /// `AERIE_RPC_MAX_SESSIONS`: concurrent TCP sessions; more are answered `busy` and closed.
+    public var maxSessions: Int
+    /// `AERIE_RPC_MAX_IN_FLIGHT`: requests one session may have running; reading pauses beyond it.
+    public var maxInFlightPerSession: Int
+    /// `AERIE_RPC_IDLE_TIMEOUT`: seconds without a request before the session is closed.
+    public var idleTimeoutSeconds: Int
+    /// `AERIE_RPC_MAX_LINE_BYTES`: a longer line answers -32600 and closes the session.
+    public var maxLineBytes: Int
+    /// `AERIE_RPC_MAX_BATCH`: entries in one batch.
+    public var maxBatchEntries: Int
+    /// `AERIE_RPC_NOTIFICATION_QUEUE`: pending notifications per session before it overflows.
+    public var notificationQueueLimit: Int
+
+    public init(
+        host: String = "127.0.0.1",
+        port: Int = 7400,
+        maxSessions: Int = 1024,
+        maxInFlightPerSession: Int = 64,
+        idleTimeoutSeconds: Int = 300,
+        maxLineBytes: Int = 1 << 20,
+        maxBatchEntries: Int = 100,
+        notificationQueueLimit: Int = 1000
+    ) {
+        self.host = host
+        self.port = port
+        self.maxSessions = maxSessions
+        self.maxInFlightPerSession = maxInFlightPerSession
+        self.idleTimeoutSeconds = idleTimeoutSeconds
+        self.maxLineBytes = maxLineBytes
+        self.maxBatchEntries = maxBatchEntries
+        self.notificationQueueLimit = notificationQueueLimit
+    }
+}

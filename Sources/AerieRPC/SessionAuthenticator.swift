@@ -1,0 +1,28 @@
+import AerieCore
+import Logging
+
+/// What a successful `session.authenticate` leaves on the session. It holds the token's hash so
+/// every later call can check the token is still the current one.
+public struct SessionCredential: Sendable {
+    public enum Kind: Sendable, Equatable {
+        case tenant(TenantID)
+        case admin
+    }
+
+    public let kind: Kind
+    public let tokenHash: [UInt8]
+
+    public init(kind: Kind, tokenHash: [UInt8]) {
+        self.kind = kind
+        self.tokenHash = tokenHash
+    }
+}
+
+/// Checks tokens for the RPC server; the server wiring backs it with the tenant directory.
+public protocol SessionAuthenticator: Sendable {
+    /// Throws `unauthenticated` for an unknown, suspended or deleted token.
+    func authenticate(token: String) async throws -> SessionCredential
+    /// Re-checks a credential on every call (a suspended tenant stops at once) and builds the
+    /// principal the handler sees. Throws `unauthenticated` when the credential is no longer valid.
+    func principal(for credential: SessionCredential, logger: Logger) async throws -> Principal
+}

@@ -1,0 +1,171 @@
+import AerieCore
+import AerieCrypto
+import AerieRPC
+import AerieStore
+import Foundation
+import Logging
+import ServiceLifecycle
+import SystemPlugin
+
+/// Wires a running Aerie: database (embedded or external), migrations, secrets, plugins, router
+/// and the JSON-RPC server. `aerie-server` and the tests both start Aerie through it.
+public enum AerieApplication {
+    public static let version = "0.1.0"
+
+    /// Protocol plugins that can be named in `AERIE_PLUGINS`. `system` and `session` are always on.
+    static let availablePlugins: [String] = []
+
+    /// Everything started and ready to run under a `ServiceGroup`.
+    public struct Prepared: Sendable {
+        public let rpcServer: RPCServer
+        /// Run these in this order; the group stops them in reverse (RPC drains before the database closes).
+        public let services: [any Service]
+        public let database: AerieDatabase
+        /// Where the admin token was written on first start.
+        public let adminTokenFile: URL
+    }
+
+    /// `extraPlugins` lets tests add methods (slow or failing ones) through the same interface.
+    public static func prepare(
+        configuration: AerieConfiguration, logger: Logger, extraPlugins: [any AeriePlugin] = []
+    ) async throws -> Prepared {
+        try FileManager.default.createDirectory(
+            at: configuration.home, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+
+        var embedded: EmbeddedPostgres? = nil
+        let runtimeURL: String
+        let ownerURL: String
+        if let databaseURL = configuration.databaseURL {
+            runtimeURL = databaseURL
+            ownerURL = configuration.ownerDatabaseURL ?? databaseURL
+        } else {
+            let cluster = EmbeddedPostgres(home: configuration.home, logger: logger)
+            let urls = try await cluster.start()
+            embedded = cluster
+            runtimeURL = urls.runtimeConninfo
+            ownerURL = urls.ownerConninfo
+        }
+
+        do {
+            let schema = configuration.schemaDirectory ?? SchemaLocator.defaultDirectory()
+            let applied = try await Migrator(ownerConninfo: ownerURL, schemaDirectory: schema, logger: logger).migrate()
+            if !applied.isEmpty { logger.info("migrations applied", metadata: ["versions": "\(applied)"]) }
+
+            let database = AerieDatabase(
+                configuration: DatabaseConfiguration(conninfo: runtimeURL, maxConnections: configuration.databasePoolSize),
+                logger: logger)
+            try await database.verifyRuntimeRole()
+
+            let masterKey = try loadMasterKey(configuration)
+            let adminTokenFile = configuration.home.appendingPathComponent("admin-token")
+            try await initializeAdminToken(database: database, file: adminTokenFile, logger: logger)
+
+            let authenticator = TenantAuthenticator(database: database)
+            var router = MethodRouter()
+            try router.install(SystemPlugin(version: version))
+            try router.install(SessionMethods(authenticator: authenticator))
+            try router.install(AdminMethods(database: database, masterKey: masterKey))
+            for name in try selectedPlugins(configuration) {
+                logger.info("plugin enabled", metadata: ["plugin": "\(name)"])
+            }
+            for plugin in extraPlugins { try router.install(plugin) }
+
+            let rpcServer = RPCServer(
+                configuration: configuration.rpc, router: router, authenticator: authenticator,
+                serverVersion: version, logger: logger)
+            let databaseService = DatabaseService(database: database, embedded: embedded, logger: logger)
+            return Prepared(
+                rpcServer: rpcServer, services: [databaseService, rpcServer], database: database,
+                adminTokenFile: adminTokenFile)
+        } catch {
+            if let embedded { try? await embedded.stop() }
+            throw error
+        }
+    }
+
+    /// `aerie-admin migrate`: applies pending migrations to the configured database, or to the
+    /// embedded cluster (started for the purpose and stopped again if it was not running).
+    public static func migrate(configuration: AerieConfiguration, schemaDirectory: URL, logger: Logger) async throws -> [Int] {
+        if let databaseURL = configuration.databaseURL {
+            let owner = configuration.ownerDatabaseURL ?? databaseURL
+            return try await Migrator(ownerConninfo: owner, schemaDirectory: schemaDirectory, logger: logger).migrate()
+        }
+        let cluster = EmbeddedPostgres(home: configuration.home, logger: logger)
+        let wasRunning = try await cluster.isRunning()
+        let urls = try await cluster.start()
+        do {
+            let applied = try await Migrator(ownerConninfo: urls.ownerConninfo, schemaDirectory: schemaDirectory, logger: logger).migrate()
+            if !wasRunning { try await cluster.stop() }
+            return applied
+        } catch {
+            if !wasRunning { try? await cluster.stop() }
+            throw error
+        }
+    }
+
+    static func selectedPlugins(_ configuration: AerieConfiguration) throws -> [String] {
+        guard let requested = configuration.plugins else { return availablePlugins }
+        for name in requested where !availablePlugins.contains(name) && name != "system" {
+            let known = availablePlugins.isEmpty ? "none yet besides the built-in system plugin" : availablePlugins.joined(separator: ", ")
+            throw AerieConfiguration.Invalid(description: "AERIE_PLUGINS names unknown plugin '\(name)'; available: \(known)")
+        }
+        return requested.filter { $0 != "system" }
+    }
+
+    static func loadMasterKey(_ configuration: AerieConfiguration) throws -> MasterKey {
+        if let base64 = configuration.masterKeyBase64 {
+            do {
+                return try MasterKey(base64: base64)
+            } catch {
+                throw AerieConfiguration.Invalid(description: "AERIE_MASTER_KEY must be the base64 of 32 bytes")
+            }
+        }
+        let file = configuration.home.appendingPathComponent("master-key")
+        if let stored = try SecretFile.read(file) {
+            do {
+                return try MasterKey(base64: stored)
+            } catch {
+                throw AerieConfiguration.Invalid(description: "\(file.path) does not hold a base64 32-byte master key")
+            }
+        }
+        let key = MasterKey.generate()
+        try SecretFile.create(file, contents: key.base64)
+        return key
+    }
+
+    /// On the first start against a database, creates the admin token and writes it to a 0600 file.
+    static func initializeAdminToken(database: AerieDatabase, file: URL, logger: Logger) async throws {
+        if try await database.tenants.adminTokenHash() != nil {
+            if !FileManager.default.fileExists(atPath: file.path) {
+                logger.notice("an admin token exists in the database but not at \(file.path); use AERIE_ADMIN_TOKEN with aerie-admin")
+            }
+            return
+        }
+        let token = TokenHasher.generate(prefix: "aerie_a_")
+        guard try await database.tenants.initializeAdminTokenHash(TokenHasher.hash(token)) else { return }
+        try? FileManager.default.removeItem(at: file)
+        try SecretFile.create(file, contents: token)
+        logger.notice("admin token created", metadata: ["file": "\(file.path)"])
+    }
+}
+
+/// Holds the database for the server's lifetime: on shutdown (after the RPC server drained) it
+/// closes the pool and stops an embedded cluster.
+struct DatabaseService: Service {
+    let database: AerieDatabase
+    let embedded: EmbeddedPostgres?
+    let logger: Logger
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        await database.shutdown()
+        if let embedded {
+            do {
+                try await embedded.stop()
+                logger.info("embedded PostgreSQL stopped")
+            } catch {
+                logger.error("could not stop embedded PostgreSQL", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+}

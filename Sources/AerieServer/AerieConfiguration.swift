@@ -1,0 +1,127 @@
+import AerieRPC
+import Foundation
+import Logging
+
+/// Everything `aerie-server` is configured with, read from the environment in one place.
+public struct AerieConfiguration: Sendable {
+    /// `AERIE_HOME`: state directory (embedded cluster, master key, admin token). Default `./.aerie`.
+    public var home: URL
+    /// `AERIE_DATABASE_URL`: runtime-role conninfo; nil means the embedded cluster.
+    public var databaseURL: String?
+    /// `AERIE_OWNER_DATABASE_URL`: owner-role conninfo for migrations (defaults to the runtime URL).
+    public var ownerDatabaseURL: String?
+    /// `AERIE_DB_POOL_SIZE`: runtime connections (and blocking I/O threads). Default 8.
+    public var databasePoolSize: Int
+    /// `AERIE_SCHEMA_DIR`: migrations folder; default `./schema`, then the source checkout's.
+    public var schemaDirectory: URL?
+    public var rpc: RPCServerConfiguration
+    /// `AERIE_PLUGINS`: comma-separated plugin names; nil means all available.
+    public var plugins: [String]?
+    /// `AERIE_MASTER_KEY`: base64 of 32 bytes; nil means `<home>/master-key` (created 0600).
+    public var masterKeyBase64: String?
+    /// `AERIE_LOG_LEVEL`: trace, debug, info, notice, warning, error, critical. Default info.
+    public var logLevel: Logger.Level
+
+    public init(
+        home: URL = URL(fileURLWithPath: ".aerie"),
+        databaseURL: String? = nil,
+        ownerDatabaseURL: String? = nil,
+        databasePoolSize: Int = 8,
+        schemaDirectory: URL? = nil,
+        rpc: RPCServerConfiguration = RPCServerConfiguration(),
+        plugins: [String]? = nil,
+        masterKeyBase64: String? = nil,
+        logLevel: Logger.Level = .info
+    ) {
+        self.home = home
+        self.databaseURL = databaseURL
+        self.ownerDatabaseURL = ownerDatabaseURL
+        self.databasePoolSize = databasePoolSize
+        self.schemaDirectory = schemaDirectory
+        self.rpc = rpc
+        self.plugins = plugins
+        self.masterKeyBase64 = masterKeyBase64
+        self.logLevel = logLevel
+    }
+
+    public struct Invalid: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Reads `AERIE_*` variables; throws with a message naming the variable at fault.
+    public static func fromEnvironment(_ env: [String: String] = ProcessInfo.processInfo.environment) throws -> AerieConfiguration {
+        var config = AerieConfiguration()
+        func nonEmpty(_ key: String) -> String? {
+            guard let value = env[key]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+            return value
+        }
+        func integer(_ key: String, _ range: ClosedRange<Int>) throws -> Int? {
+            guard let raw = nonEmpty(key) else { return nil }
+            guard let value = Int(raw), range.contains(value) else {
+                throw Invalid(description: "\(key) must be an integer in \(range.lowerBound)...\(range.upperBound), got '\(raw)'")
+            }
+            return value
+        }
+        if let home = nonEmpty("AERIE_HOME") { config.home = URL(fileURLWithPath: home) }
+        config.databaseURL = nonEmpty("AERIE_DATABASE_URL")
+        config.ownerDatabaseURL = nonEmpty("AERIE_OWNER_DATABASE_URL")
+        if config.ownerDatabaseURL != nil, config.databaseURL == nil {
+            throw Invalid(description: "AERIE_OWNER_DATABASE_URL is set but AERIE_DATABASE_URL is not")
+        }
+        if let size = try integer("AERIE_DB_POOL_SIZE", 1...256) { config.databasePoolSize = size }
+        if let dir = nonEmpty("AERIE_SCHEMA_DIR") { config.schemaDirectory = URL(fileURLWithPath: dir) }
+        if let listen = nonEmpty("AERIE_RPC_LISTEN") {
+            (config.rpc.host, config.rpc.port) = try parseListen(listen, variable: "AERIE_RPC_LISTEN")
+        }
+        if let v = try integer("AERIE_RPC_MAX_SESSIONS", 1...1_000_000) { config.rpc.maxSessions = v }
+        if let v = try integer("AERIE_RPC_MAX_IN_FLIGHT", 1...10_000) { config.rpc.maxInFlightPerSession = v }
+        if let v = try integer("AERIE_RPC_IDLE_TIMEOUT", 1...86_400) { config.rpc.idleTimeoutSeconds = v }
+        if let v = try integer("AERIE_RPC_MAX_LINE_BYTES", 1024...(64 << 20)) { config.rpc.maxLineBytes = v }
+        if let v = try integer("AERIE_RPC_MAX_BATCH", 1...10_000) { config.rpc.maxBatchEntries = v }
+        if let v = try integer("AERIE_RPC_NOTIFICATION_QUEUE", 1...1_000_000) { config.rpc.notificationQueueLimit = v }
+        if let plugins = nonEmpty("AERIE_PLUGINS") {
+            config.plugins = plugins.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+        config.masterKeyBase64 = nonEmpty("AERIE_MASTER_KEY")
+        if let level = nonEmpty("AERIE_LOG_LEVEL") {
+            guard let parsed = Logger.Level(rawValue: level.lowercased()) else {
+                throw Invalid(description: "AERIE_LOG_LEVEL must be one of trace, debug, info, notice, warning, error, critical")
+            }
+            config.logLevel = parsed
+        }
+        return config
+    }
+
+    /// Parses `HOST:PORT` (`[::1]:7400` for IPv6).
+    public static func parseListen(_ value: String, variable: String) throws -> (String, Int) {
+        guard let colon = value.lastIndex(of: ":"),
+            let port = Int(value[value.index(after: colon)...]), (0...65535).contains(port)
+        else {
+            throw Invalid(description: "\(variable) must be HOST:PORT, got '\(value)'")
+        }
+        var host = String(value[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty else { throw Invalid(description: "\(variable) must be HOST:PORT, got '\(value)'") }
+        return (host, port)
+    }
+
+    /// The help text of `aerie-server --help`: every variable, its default and meaning.
+    public static let environmentHelp = """
+        Environment (all optional):
+          AERIE_HOME                   state directory: embedded cluster, master key, admin token (./.aerie)
+          AERIE_DATABASE_URL           runtime-role libpq conninfo/URL; unset = embedded PostgreSQL under AERIE_HOME/pg
+          AERIE_OWNER_DATABASE_URL     owner-role conninfo used for migrations (default: AERIE_DATABASE_URL)
+          AERIE_DB_POOL_SIZE           database connections and blocking I/O threads (8)
+          AERIE_SCHEMA_DIR             migrations folder (./schema, then the source checkout's)
+          AERIE_RPC_LISTEN             JSON-RPC HOST:PORT (127.0.0.1:7400)
+          AERIE_RPC_MAX_SESSIONS       concurrent sessions; more are answered busy and closed (1024)
+          AERIE_RPC_MAX_IN_FLIGHT      running requests per session before reading pauses (64)
+          AERIE_RPC_IDLE_TIMEOUT       seconds without a request before a session is closed (300)
+          AERIE_RPC_MAX_LINE_BYTES     longest request line; longer answers -32600 and closes (1048576)
+          AERIE_RPC_MAX_BATCH          entries per batch (100)
+          AERIE_RPC_NOTIFICATION_QUEUE pending notifications per session (1000)
+          AERIE_PLUGINS                comma-separated protocol plugins to load (all)
+          AERIE_MASTER_KEY             base64 32-byte master key; unset = AERIE_HOME/master-key (created 0600)
+          AERIE_LOG_LEVEL              trace|debug|info|notice|warning|error|critical (info)
+        """
+}

@@ -1,0 +1,68 @@
+import AerieCore
+import Logging
+
+/// The server's runtime access to PostgreSQL, as the runtime login role: the tenant directory,
+/// tenant-scoped databases, and the start-up safety check. Cheap to copy; all copies share one
+/// connection pool, which `shutdown()` closes.
+public struct AerieDatabase: Sendable {
+    package let pool: ConnectionPool
+
+    /// Global tenant table and admin credential.
+    public var tenants: TenantDirectory { TenantDirectory(pool: pool) }
+
+    /// Starts the pool's threads; connections open lazily, on first use.
+    public init(configuration: DatabaseConfiguration, logger: Logger) {
+        self.pool = ConnectionPool(configuration: configuration, logger: logger)
+    }
+
+    /// A database whose every transaction is confined to `id` by row-level security.
+    public func tenant(_ id: TenantID) -> any TenantDatabase {
+        PostgresTenantDatabase(tenantID: id, pool: pool)
+    }
+
+    /// Refuses to run with a login that would defeat row-level security: a superuser, a role
+    /// with BYPASSRLS, or one that owns (directly or through membership) schema `aerie` or any
+    /// relation in it, since owners can alter or disable policies. Call at start-up; doubles as
+    /// a connectivity check.
+    public func verifyRuntimeRole() async throws {
+        let problems = try await pool.read { session in
+            let result = try session.query(
+                """
+                SELECT current_user, r.rolsuper, r.rolbypassrls,
+                    (SELECT string_agg(c.relname, ', ' ORDER BY c.relname) FROM pg_class c
+                        JOIN pg_namespace n ON n.oid = c.relnamespace
+                        WHERE n.nspname = 'aerie' AND pg_has_role(r.oid, c.relowner, 'MEMBER')),
+                    (SELECT count(*) FROM pg_namespace n
+                        WHERE n.nspname = 'aerie' AND pg_has_role(r.oid, n.nspowner, 'MEMBER'))
+                FROM pg_roles r WHERE r.rolname = current_user
+                """)
+            guard result.rowCount == 1 else { return ["its role was not found in pg_roles"] }
+            let role = result.string(0, 0) ?? "?"
+            var problems: [String] = []
+            if result.bool(0, 1) == true { problems.append("\(role) is a superuser") }
+            if result.bool(0, 2) == true { problems.append("\(role) has BYPASSRLS") }
+            if let owned = result.string(0, 3) { problems.append("\(role) owns relations in schema aerie: \(owned)") }
+            if result.int(0, 4) ?? 0 > 0 { problems.append("\(role) owns schema aerie") }
+            return problems
+        }
+        guard problems.isEmpty else {
+            throw DatabaseSetupError(
+                "the runtime database login must not be able to bypass row-level security: "
+                    + problems.joined(separator: "; ")
+                    + ". Connect as a plain login role that is a member of aerie_runtime (AERIE_DATABASE_URL).")
+        }
+    }
+
+    /// Closes every connection and stops the pool's threads.
+    public func shutdown() async {
+        await pool.shutdown()
+    }
+
+    /// Runs `body` in one transaction as the runtime role, optionally scoped to a tenant. For
+    /// tests and tooling inside this package; the server goes through `tenant(_:)`.
+    package func withSession<T: Sendable>(
+        tenant: TenantID? = nil, _ body: @escaping @Sendable (DatabaseSession) throws -> T
+    ) async throws -> T {
+        try await pool.transaction(tenant: tenant, body)
+    }
+}

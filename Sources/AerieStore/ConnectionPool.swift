@@ -1,0 +1,251 @@
+import AerieCore
+import Dispatch
+import Logging
+import NIOPosix
+import Synchronization
+
+/// A bounded pool of libpq connections driven by its own `NIOThreadPool`.
+///
+/// A caller first leases a slot (an idle connection, or the right to open one), waiting at most
+/// `acquireTimeout`; the blocking work then runs on one of the pool's threads, never on the Swift
+/// concurrency pool. There are as many threads as connections, so a leased slot never waits for
+/// a thread.
+package final class ConnectionPool: Sendable {
+    package let configuration: DatabaseConfiguration
+    package let logger: Logger
+    private let threads: NIOThreadPool
+    private let state = Mutex(State())
+
+    private struct State {
+        var idle: [PostgresConnection] = []
+        /// Connections open or being opened, leased or idle.
+        var open = 0
+        var waiters: [Waiter] = []
+        var nextWaiterID: UInt64 = 0
+        var isClosed = false
+    }
+
+    private struct Waiter {
+        var id: UInt64
+        var continuation: CheckedContinuation<PostgresConnection?, any Error>
+    }
+
+    package init(configuration: DatabaseConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+        self.threads = NIOThreadPool(numberOfThreads: configuration.maxConnections)
+        threads.start()
+    }
+
+    /// Runs `body` on a pool thread with a live connection.
+    ///
+    /// If `body` throws `RetryOnFreshConnection` (the connection died before anything could have
+    /// been committed), the dead connection and every idle one are discarded, since after a
+    /// server restart they are all stale, and `body` runs once more on a new connection.
+    package func withConnection<T: Sendable>(
+        _ body: @escaping @Sendable (PostgresConnection) throws -> T
+    ) async throws -> T {
+        let lease = Lease(try await acquire())
+        do {
+            return try await threads.runIfActive { [self] in
+                var connection = lease.take()
+                defer { release(connection) }
+                for attempt in 0..<2 {
+                    let live = try connection ?? connect()
+                    connection = live
+                    do {
+                        return try body(live)
+                    } catch let retry as RetryOnFreshConnection {
+                        live.close()
+                        connection = nil
+                        evictIdle()
+                        guard attempt == 0 else { throw retry.underlying }
+                        logger.notice(
+                            "database connection lost; retrying once on a new connection",
+                            metadata: ["error": "\(String(reflecting: retry.underlying))"])
+                    }
+                }
+                preconditionFailure("unreachable: the retry loop returns or throws")
+            }
+        } catch {
+            // The body ran and released its connection: its error is the answer.
+            guard !lease.wasTaken else { throw error }
+            // The thread pool refused the work (cancelled or shut down): give the slot back.
+            release(lease.take())
+            if error is CancellationError { throw error }
+            throw AerieError(.unavailable, "database unavailable", details: "thread pool: \(error)")
+        }
+    }
+
+    /// Closes idle connections, fails waiters and stops the threads. In-flight work finishes
+    /// and its connections are closed when released.
+    package func shutdown() async {
+        let (idle, waiters) = state.withLock { state in
+            state.isClosed = true
+            defer {
+                state.open -= state.idle.count
+                state.idle = []
+                state.waiters = []
+            }
+            return (state.idle, state.waiters)
+        }
+        for waiter in waiters { waiter.continuation.resume(throwing: Self.closedError) }
+        try? await threads.runIfActive { idle.forEach { $0.close() } }
+        try? await threads.shutdownGracefully()
+    }
+
+    // MARK: - Leasing
+
+    private static let closedError = AerieError(.unavailable, "database unavailable", details: "pool is shut down")
+
+    /// Returns an idle connection, or nil meaning "a slot is yours: open a connection".
+    private func acquire() async throws -> PostgresConnection? {
+        enum Decision {
+            case ready(PostgresConnection?)
+            case fail(any Error)
+            case wait(UInt64)
+        }
+        let decision: Decision = state.withLock { state in
+            if state.isClosed { return .fail(Self.closedError) }
+            if let connection = state.idle.popLast() { return .ready(connection) }
+            if state.open < configuration.maxConnections {
+                state.open += 1
+                return .ready(nil)
+            }
+            if state.waiters.count >= configuration.maxWaiters {
+                return .fail(AerieError(.busy, "database busy, try again", details: "connection wait queue full"))
+            }
+            state.nextWaiterID += 1
+            return .wait(state.nextWaiterID)
+        }
+        switch decision {
+        case .ready(let connection): return connection
+        case .fail(let error): throw error
+        case .wait(let id): return try await wait(id: id)
+        }
+    }
+
+    private func wait(id: UInt64) async throws -> PostgresConnection? {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let queued = state.withLock { state in
+                    // Checked under the lock so a cancellation that already ran is not missed.
+                    if Task.isCancelled || state.isClosed { return false }
+                    state.waiters.append(Waiter(id: id, continuation: continuation))
+                    return true
+                }
+                guard queued else {
+                    continuation.resume(throwing: Task.isCancelled ? CancellationError() : Self.closedError)
+                    return
+                }
+                // Timers are not cancelled on success: one firing for a served waiter is a no-op.
+                let deadline = DispatchTime.now() + .nanoseconds(Int(configuration.acquireTimeout.nanoseconds))
+                DispatchQueue.global().asyncAfter(deadline: deadline) { [self] in
+                    failWaiter(
+                        id,
+                        with: AerieError(
+                            .busy, "database busy, try again",
+                            details: "no connection free within \(configuration.acquireTimeout)"))
+                }
+            }
+        } onCancel: {
+            failWaiter(id, with: CancellationError())
+        }
+    }
+
+    private func failWaiter(_ id: UInt64, with error: any Error) {
+        let waiter = state.withLock { state -> Waiter? in
+            guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+            return state.waiters.remove(at: index)
+        }
+        waiter?.continuation.resume(throwing: error)
+    }
+
+    /// Returns a connection (or, when nil or dead, its slot) to the pool; a waiter gets it first.
+    private func release(_ connection: PostgresConnection?) {
+        enum Outcome {
+            case kept
+            case close
+            case handOff(Waiter, PostgresConnection?)
+        }
+        let reusable = connection?.isReusable ?? false
+        let outcome: Outcome = state.withLock { state in
+            if state.isClosed {
+                state.open -= 1
+                return .close
+            }
+            if !state.waiters.isEmpty {
+                return .handOff(state.waiters.removeFirst(), reusable ? connection : nil)
+            }
+            if reusable, let connection {
+                state.idle.append(connection)
+                return .kept
+            }
+            state.open -= 1
+            return .close
+        }
+        switch outcome {
+        case .kept:
+            break
+        case .close:
+            connection?.close()
+        case .handOff(let waiter, let handed):
+            if handed == nil { connection?.close() }
+            waiter.continuation.resume(returning: handed)
+        }
+    }
+
+    /// Drops every idle connection: called after one connection died, when the others are
+    /// most likely stale too (server restart, failover).
+    private func evictIdle() {
+        let stale = state.withLock { state in
+            defer {
+                state.open -= state.idle.count
+                state.idle = []
+            }
+            return state.idle
+        }
+        stale.forEach { $0.close() }
+    }
+
+    private func connect() throws -> PostgresConnection {
+        do {
+            let connection = try PostgresConnection(conninfo: configuration.conninfo)
+            logger.debug("opened database connection")
+            return connection
+        } catch let error as PostgresError {
+            throw error.aerieError
+        }
+    }
+}
+
+/// Thrown by a pool body when its connection died before anything was committed, asking the
+/// pool to run it again on a fresh connection.
+package struct RetryOnFreshConnection: Error {
+    package var underlying: any Error
+    package init(_ underlying: any Error) { self.underlying = underlying }
+}
+
+/// Hands a leased connection into the thread-pool closure exactly once, so the slot can still be
+/// returned when the thread pool refuses the work without running it.
+private final class Lease: Sendable {
+    private let value: Mutex<(connection: PostgresConnection?, taken: Bool)>
+
+    init(_ connection: PostgresConnection?) { value = Mutex((connection, false)) }
+
+    func take() -> PostgresConnection? {
+        value.withLock { value in
+            defer { value = (nil, true) }
+            return value.connection
+        }
+    }
+
+    var wasTaken: Bool { value.withLock { $0.taken } }
+}
+
+extension Duration {
+    fileprivate var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}

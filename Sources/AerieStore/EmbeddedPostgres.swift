@@ -1,0 +1,268 @@
+import Foundation
+import Logging
+import NIOPosix
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The zero-configuration default: a private PostgreSQL cluster under `<home>/pg`, created on
+/// first start and reused afterwards.
+///
+/// The server listens on no TCP port (`listen_addresses = ''`), only on a Unix socket in
+/// `<home>/pg/run`, a directory of mode 0700. Authentication is `trust`, which is acceptable only
+/// because of that: no other OS user can reach the socket (root aside). When we run as root, the
+/// cluster runs as the `postgres` OS user (PostgreSQL refuses root), its directories are chowned
+/// to it, and `<home>` gets search permission so that user can reach them.
+///
+/// Roles: `aerie_owner` owns database `aerie` and runs migrations; `aerie_app`, member of the
+/// NOLOGIN group `aerie_runtime`, is what the server connects as.
+public struct EmbeddedPostgres: Sendable {
+    /// Connection strings for the started cluster.
+    public struct Connection: Sendable, Hashable {
+        /// The owner role on database `aerie`: for `Migrator`.
+        public var ownerConninfo: String
+        /// The runtime login on database `aerie`: for `AerieDatabase`.
+        public var runtimeConninfo: String
+        /// The bootstrap superuser on database `postgres`: for tests and maintenance only.
+        public var superuserConninfo: String
+        /// The directory holding the cluster's Unix socket.
+        public var socketDirectory: URL
+    }
+
+    public let home: URL
+    /// Extra `postgresql.conf` settings, e.g. `["fsync": "off"]` for a throwaway test cluster.
+    public var settings: [String: String]
+    public var databaseName: String
+    public var logger: Logger
+
+    public static let port = 5432
+    private static let superuser = "postgres"
+    private static let osUser = "postgres"
+
+    public init(
+        home: URL, settings: [String: String] = [:], databaseName: String = "aerie",
+        logger: Logger = Logger(label: "aerie.embedded-postgres")
+    ) {
+        self.home = home.standardizedFileURL
+        self.settings = settings
+        self.databaseName = databaseName
+        self.logger = logger
+    }
+
+    public var clusterDirectory: URL { home.appendingPathComponent("pg") }
+    var dataDirectory: URL { clusterDirectory.appendingPathComponent("data") }
+    var socketDirectory: URL { clusterDirectory.appendingPathComponent("run") }
+    var logFile: URL { clusterDirectory.appendingPathComponent("postgres.log") }
+
+    /// Creates the cluster if needed, starts it unless it is already running, and makes sure
+    /// the roles and database exist. Blocking work runs on NIO's blocking thread pool.
+    public func start() async throws -> Connection {
+        try await NIOThreadPool.singleton.runIfActive { [self] in try startBlocking() }
+    }
+
+    /// Stops the cluster (`pg_ctl stop -m fast`): sessions are disconnected, nothing is lost.
+    /// Stopping a cluster that is not running is not an error.
+    public func stop() async throws {
+        try await NIOThreadPool.singleton.runIfActive { [self] in try stopBlocking() }
+    }
+
+    /// Whether the cluster under `home` is running: its socket accepts a connection.
+    public func isRunning() async throws -> Bool {
+        try await NIOThreadPool.singleton.runIfActive { [self] in
+            (try? PostgresConnection(conninfo: connectionStrings().superuserConninfo)) != nil
+        }
+    }
+
+    // MARK: - Blocking implementation
+
+    func startBlocking() throws -> Connection {
+        let binaries = try PostgresBinaries.locate()
+        let owner = try clusterOwner()
+        try prepareDirectories(owner: owner)
+
+        if !FileManager.default.fileExists(atPath: dataDirectory.appendingPathComponent("PG_VERSION").path) {
+            try initializeCluster(binaries, owner: owner)
+        }
+        try writeConfiguration(owner: owner)
+
+        // A server that answers is reused; anything else gets `pg_ctl start`, which also copes
+        // with a stale postmaster.pid left by a crash.
+        let connection = connectionStrings()
+        let running = try? PostgresConnection(conninfo: connection.superuserConninfo)
+        if running != nil {
+            logger.info("reusing running embedded PostgreSQL", metadata: ["data": "\(dataDirectory.path)"])
+        } else {
+            let started = try pgCtl(
+                binaries,
+                ["start", "-D", dataDirectory.path, "-l", logFile.path, "-w", "-t", "60", "-s"],
+                owner: owner)
+            guard started.status == 0 else {
+                throw DatabaseSetupError(
+                    "embedded PostgreSQL did not start: \(started.output.trimmed)\n\(logTail())")
+            }
+            logger.info("started embedded PostgreSQL", metadata: ["socket": "\(socketDirectory.path)"])
+        }
+        do {
+            let superuser = try running ?? PostgresConnection(conninfo: connection.superuserConninfo)
+            defer { superuser.close() }
+            try DatabaseProvisioner.ensureRoles(superuser, password: nil)
+            try DatabaseProvisioner.ensureDatabase(superuser, name: databaseName)
+        } catch let error as PostgresError {
+            throw DatabaseSetupError("cannot set up roles in the embedded PostgreSQL: \(error)")
+        }
+        return connection
+    }
+
+    func stopBlocking() throws {
+        guard FileManager.default.fileExists(atPath: dataDirectory.appendingPathComponent("PG_VERSION").path) else {
+            return
+        }
+        let binaries = try PostgresBinaries.locate()
+        let owner = try clusterOwner()
+        let status = try pgCtl(binaries, ["status", "-D", dataDirectory.path], owner: owner)
+        guard status.status == 0 else { return }
+        let stopped = try pgCtl(binaries, ["stop", "-D", dataDirectory.path, "-m", "fast", "-w", "-t", "60", "-s"], owner: owner)
+        guard stopped.status == 0 else {
+            throw DatabaseSetupError("embedded PostgreSQL did not stop: \(stopped.output.trimmed)")
+        }
+        logger.info("stopped embedded PostgreSQL")
+    }
+
+    func connectionStrings() -> Connection {
+        let host = socketDirectory.path
+        let port = String(Self.port)
+        return Connection(
+            ownerConninfo: ConnectionString.make([
+                "host": host, "port": port, "dbname": databaseName, "user": DatabaseProvisioner.ownerRole,
+            ]),
+            runtimeConninfo: ConnectionString.make([
+                "host": host, "port": port, "dbname": databaseName, "user": DatabaseProvisioner.runtimeLoginRole,
+            ]),
+            superuserConninfo: ConnectionString.make([
+                "host": host, "port": port, "dbname": "postgres", "user": Self.superuser,
+            ]),
+            socketDirectory: socketDirectory)
+    }
+
+    /// The OS user to run the cluster as: `postgres` when we are root, else ourselves (nil).
+    private struct ClusterOwner {
+        var name: String
+        var uid: uid_t
+        var gid: gid_t
+    }
+
+    private func clusterOwner() throws -> ClusterOwner? {
+        guard geteuid() == 0 else { return nil }
+        guard let entry = getpwnam(Self.osUser) else {
+            throw DatabaseSetupError(
+                "running as root, the embedded PostgreSQL needs an OS user '\(Self.osUser)' (apt-get install postgresql creates it)")
+        }
+        return ClusterOwner(name: Self.osUser, uid: entry.pointee.pw_uid, gid: entry.pointee.pw_gid)
+    }
+
+    private func prepareDirectories(owner: ClusterOwner?) throws {
+        let socketPath = socketDirectory.appendingPathComponent(".s.PGSQL.\(Self.port)").path
+        guard socketPath.utf8.count < 108 else {
+            throw DatabaseSetupError(
+                "the embedded PostgreSQL socket path \(socketPath) is too long for a Unix socket; use a shorter AERIE_HOME")
+        }
+        let files = FileManager.default
+        do {
+            try files.createDirectory(at: home, withIntermediateDirectories: true)
+            try files.createDirectory(at: clusterDirectory, withIntermediateDirectories: true)
+            try files.createDirectory(at: socketDirectory, withIntermediateDirectories: true)
+        } catch {
+            throw DatabaseSetupError("cannot create \(socketDirectory.path): \(error)")
+        }
+        try setMode(0o700, clusterDirectory)
+        try setMode(0o700, socketDirectory)
+        guard let owner else { return }
+        // The postgres user must be able to reach <home>/pg: give <home> search (not read) permission.
+        var info = stat()
+        if stat(home.path, &info) == 0, info.st_mode & 0o011 != 0o011 {
+            try setMode(mode_t(info.st_mode & 0o7777) | 0o011, home)
+        }
+        for directory in [clusterDirectory, socketDirectory] {
+            guard chown(directory.path, owner.uid, owner.gid) == 0 else {
+                throw DatabaseSetupError("cannot chown \(directory.path) to \(owner.name): \(String(cString: strerror(errno)))")
+            }
+        }
+        let reachable = try Subprocess.run(
+            URL(fileURLWithPath: "/usr/bin/test"), ["-w", clusterDirectory.path], as: owner.name, in: URL(fileURLWithPath: "/"))
+        guard reachable.status == 0 else {
+            throw DatabaseSetupError(
+                "the '\(owner.name)' OS user cannot reach \(clusterDirectory.path): every parent directory needs search "
+                    + "permission for it; choose another AERIE_HOME")
+        }
+    }
+
+    private func initializeCluster(_ binaries: PostgresBinaries, owner: ClusterOwner?) throws {
+        // A data directory without PG_VERSION is a half-finished initdb: start over.
+        try? FileManager.default.removeItem(at: dataDirectory)
+        logger.info("initialising embedded PostgreSQL cluster", metadata: ["data": "\(dataDirectory.path)"])
+        var arguments = [
+            "-D", dataDirectory.path, "-U", Self.superuser, "--auth=trust", "--encoding=UTF8", "--locale=C",
+            "--no-instructions",
+        ]
+        // A cluster configured without fsync is a throwaway one: skip initdb's fsync too.
+        if settings["fsync"] == "off" { arguments.append("--no-sync") }
+        let result = try Subprocess.run(binaries.initdb, arguments, as: owner?.name, in: clusterDirectory)
+        guard result.status == 0 else {
+            throw DatabaseSetupError("initdb failed: \(result.output.trimmed)")
+        }
+    }
+
+    /// Rewrites `aerie.conf` (included from `postgresql.conf`) on every start, so a moved home
+    /// or changed settings take effect.
+    private func writeConfiguration(owner: ClusterOwner?) throws {
+        var lines = [
+            "# Written by Aerie on every start; edit EmbeddedPostgres settings instead.",
+            "listen_addresses = ''",
+            "unix_socket_directories = \(Self.quoteSetting(socketDirectory.path))",
+            "unix_socket_permissions = 0700",
+            "port = \(Self.port)",
+        ]
+        for (key, value) in settings.sorted(by: { $0.key < $1.key }) {
+            lines.append("\(key) = \(Self.quoteSetting(value))")
+        }
+        let include = dataDirectory.appendingPathComponent("aerie.conf")
+        let main = dataDirectory.appendingPathComponent("postgresql.conf")
+        do {
+            try (lines.joined(separator: "\n") + "\n").write(to: include, atomically: false, encoding: .utf8)
+            let existing = try String(contentsOf: main, encoding: .utf8)
+            let directive = "include_if_exists = 'aerie.conf'"
+            if !existing.contains(directive) {
+                try (existing + "\n" + directive + "\n").write(to: main, atomically: false, encoding: .utf8)
+            }
+        } catch {
+            throw DatabaseSetupError("cannot write the embedded PostgreSQL configuration: \(error)")
+        }
+        if let owner { _ = chown(include.path, owner.uid, owner.gid) }
+    }
+
+    private func pgCtl(_ binaries: PostgresBinaries, _ arguments: [String], owner: ClusterOwner?) throws -> Subprocess.Outcome {
+        try Subprocess.run(binaries.pgCtl, arguments, as: owner?.name, in: clusterDirectory)
+    }
+
+    private func setMode(_ mode: mode_t, _ url: URL) throws {
+        guard chmod(url.path, mode) == 0 else {
+            throw DatabaseSetupError("cannot chmod \(url.path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    private func logTail() -> String {
+        guard let text = try? String(contentsOf: logFile, encoding: .utf8) else { return "" }
+        return "last lines of \(logFile.path):\n" + text.split(separator: "\n").suffix(20).joined(separator: "\n")
+    }
+
+    private static func quoteSetting(_ value: String) -> String {
+        "'" + value.replacingOccurrences(of: "'", with: "''") + "'"
+    }
+}
+
+extension String {
+    fileprivate var trimmed: String { trimmingCharacters(in: .whitespacesAndNewlines) }
+}

@@ -1,0 +1,297 @@
+import CLibPQ
+import Foundation
+
+/// One libpq connection. Every call blocks, so it is only ever used on a thread of the store's
+/// `NIOThreadPool`, by one thread at a time; the pool's lock hands it from one user to the next
+/// (hence `@unchecked Sendable`).
+package final class PostgresConnection: @unchecked Sendable {
+    private var handle: OpaquePointer?
+    /// Set once the session is known to be gone; a broken connection is discarded, never reused.
+    package private(set) var isBroken = false
+
+    /// Connects, blocking. `conninfo` is a libpq connection string (`key=value ...` or a URI);
+    /// `application_name` and `connect_timeout` get defaults that the string may override.
+    package init(conninfo: String) throws {
+        let keywords = ["application_name", "connect_timeout", "dbname"]
+        let values = ["aerie", "10", conninfo]
+        let connection = CStringArray.with(keywords) { keywordPointers in
+            CStringArray.with(values) { valuePointers in
+                PQconnectdbParams(keywordPointers, valuePointers, 1)
+            }
+        }
+        guard let connection else {
+            throw PostgresError(sqlState: nil, message: "out of memory", isConnectionFailure: true)
+        }
+        guard PQstatus(connection) == CONNECTION_OK else {
+            let message = String(cString: PQerrorMessage(connection))
+            PQfinish(connection)
+            throw PostgresError(
+                sqlState: nil, message: message.trimmingCharacters(in: .whitespacesAndNewlines),
+                isConnectionFailure: true)
+        }
+        // Notices ("relation already exists, skipping") would otherwise go to stderr.
+        PQsetNoticeProcessor(connection, { _, _ in }, nil)
+        self.handle = connection
+    }
+
+    deinit { close() }
+
+    /// Closes the session; safe to call twice.
+    package func close() {
+        if let handle { PQfinish(handle) }
+        handle = nil
+        isBroken = true
+    }
+
+    /// Whether the connection can go back to the pool: alive and outside any transaction.
+    var isReusable: Bool {
+        guard let handle, !isBroken else { return false }
+        return PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE
+    }
+
+    /// Runs one parameterised statement (extended protocol, text results). Statements are
+    /// prepared on first use on this connection, in the same round trip as their first
+    /// execution, and executed by name afterwards: the server skips parsing and planning.
+    @discardableResult
+    package func query(_ sql: String, _ parameters: [SQLValue] = []) throws -> PostgresResult {
+        let handle = try liveHandle()
+        let key = PreparedKey(sql: sql, parameters: parameters)
+        guard let name = prepared[key] else { return try pipeline([(sql, parameters)]) }
+        let raw = Parameters.with(parameters) { count, _, values, lengths, formats in
+            PQexecPrepared(handle, name, count, values, lengths, formats, 0)
+        }
+        do {
+            return try check(raw, sql)
+        } catch let error as PostgresError {
+            forgetIfStale(key, error)
+            throw error
+        }
+    }
+
+    /// Runs a script of several statements without parameters (simple protocol): migrations and
+    /// fixed DDL only, never text that came from a caller.
+    package func script(_ sql: String) throws {
+        let handle = try liveHandle()
+        _ = try check(PQexec(handle, sql), sql)
+    }
+
+    /// Sends several statements in one round trip (libpq pipeline mode), preparing those not yet
+    /// prepared on the way, and returns the last result. Used to fold `BEGIN` and the tenant
+    /// setting into a transaction's first statement. If a statement fails, the first failure is
+    /// thrown; the server skipped the rest.
+    func pipeline(_ statements: [(sql: String, parameters: [SQLValue])]) throws -> PostgresResult {
+        let handle = try liveHandle()
+        var steps: [Step] = []
+        for (sql, parameters) in statements {
+            let key = PreparedKey(sql: sql, parameters: parameters)
+            if let name = prepared[key] {
+                steps.append(Step(kind: .execute(name), key: key, parameters: parameters))
+            } else if prepared.count < Self.maxPreparedStatements {
+                statementCounter += 1
+                let name = "aerie_\(statementCounter)"
+                steps.append(Step(kind: .prepare(name), key: key, parameters: parameters))
+                steps.append(Step(kind: .execute(name), key: key, parameters: parameters))
+            } else {
+                steps.append(Step(kind: .unnamed, key: key, parameters: parameters))
+            }
+        }
+
+        guard PQenterPipelineMode(handle) == 1 else { throw failure(nil, statements.first?.sql) }
+        for step in steps {
+            let sent = Parameters.with(step.parameters) { count, types, values, lengths, formats in
+                switch step.kind {
+                case .prepare(let name):
+                    PQsendPrepare(handle, name, step.key.sql, count, types)
+                case .execute(let name):
+                    PQsendQueryPrepared(handle, name, count, values, lengths, formats, 0)
+                case .unnamed:
+                    PQsendQueryParams(handle, step.key.sql, count, types, values, lengths, formats, 0)
+                }
+            }
+            guard sent == 1 else { throw failure(nil, step.key.sql, forceBroken: true) }
+        }
+        guard PQpipelineSync(handle) == 1, PQflush(handle) == 0 else {
+            throw failure(nil, statements.first?.sql, forceBroken: true)
+        }
+
+        var firstError: PostgresError?
+        var last: PostgresResult?
+        for step in steps {
+            guard let raw = PQgetResult(handle) else { throw failure(nil, step.key.sql, forceBroken: true) }
+            let status = PQresultStatus(raw)
+            if status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK {
+                if case .prepare(let name) = step.kind {
+                    prepared[step.key] = name
+                    PQclear(raw)
+                } else {
+                    last = PostgresResult(raw)
+                }
+            } else {
+                if status != PGRES_PIPELINE_ABORTED, firstError == nil {
+                    let error = failure(raw, step.key.sql)
+                    if case .execute = step.kind { forgetIfStale(step.key, error) }
+                    firstError = error
+                }
+                PQclear(raw)
+            }
+            if isBroken { throw firstError ?? failure(nil, step.key.sql, forceBroken: true) }
+            // Each step's results end with a NULL.
+            while let extra = PQgetResult(handle) { PQclear(extra) }
+        }
+        guard let sync = PQgetResult(handle) else { throw failure(nil, nil, forceBroken: true) }
+        let syncStatus = PQresultStatus(sync)
+        PQclear(sync)
+        guard syncStatus == PGRES_PIPELINE_SYNC, PQexitPipelineMode(handle) == 1 else {
+            throw failure(nil, nil, forceBroken: true)
+        }
+        if let firstError { throw firstError }
+        guard let last else { throw failure(nil, nil, forceBroken: true) }
+        return last
+    }
+
+    // MARK: - Prepared statements
+
+    /// Statements are few and fixed in practice; the bound only guards against a caller that
+    /// builds SQL text dynamically.
+    static let maxPreparedStatements = 256
+    private var prepared: [PreparedKey: String] = [:]
+    private var statementCounter = 0
+
+    /// Parameter kinds are part of the key: a statement is prepared with `bytea` for byte
+    /// parameters and server-inferred types for the rest.
+    private struct PreparedKey: Hashable {
+        var sql: String
+        var byteaMask: UInt64
+
+        init(sql: String, parameters: [SQLValue]) {
+            self.sql = sql
+            var mask: UInt64 = 0
+            for (index, parameter) in parameters.enumerated() where index < 64 {
+                if case .bytes = parameter { mask |= 1 << UInt64(index) }
+            }
+            self.byteaMask = mask
+        }
+    }
+
+    private struct Step {
+        enum Kind {
+            case prepare(String)
+            case execute(String)
+            case unnamed
+        }
+        var kind: Kind
+        var key: PreparedKey
+        var parameters: [SQLValue]
+    }
+
+    /// A prepared statement whose plan went stale (a migration changed a table's columns) or
+    /// that vanished is prepared afresh next time.
+    private func forgetIfStale(_ key: PreparedKey, _ error: PostgresError) {
+        if error.sqlState == "0A000" || error.sqlState == "26000" { prepared[key] = nil }
+    }
+
+    // MARK: - Errors
+
+    private func liveHandle() throws -> OpaquePointer {
+        guard let handle, !isBroken else {
+            throw PostgresError(sqlState: nil, message: "connection is closed", isConnectionFailure: true)
+        }
+        return handle
+    }
+
+    private func check(_ raw: OpaquePointer?, _ sql: String) throws -> PostgresResult {
+        guard let raw else { throw failure(nil, sql, forceBroken: PQstatus(handle) == CONNECTION_BAD) }
+        let status = PQresultStatus(raw)
+        guard status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK || status == PGRES_EMPTY_QUERY else {
+            let error = failure(raw, sql)
+            PQclear(raw)
+            throw error
+        }
+        return PostgresResult(raw)
+    }
+
+    /// Builds the error for a failed result (or a failed call when `raw` is nil) and marks the
+    /// connection broken when the session is gone.
+    private func failure(_ raw: OpaquePointer?, _ sql: String?, forceBroken: Bool = false) -> PostgresError {
+        var sqlState: String?
+        var message: String
+        if let raw {
+            sqlState = PQresultErrorField(raw, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
+            message = String(cString: PQresultErrorMessage(raw))
+        } else if let handle {
+            message = String(cString: PQerrorMessage(handle))
+        } else {
+            message = "connection is closed"
+        }
+        if message.isEmpty { message = "unknown libpq failure" }
+        let gone = forceBroken || handle.map { PQstatus($0) == CONNECTION_BAD } ?? true
+            || PostgresError.isConnectionState(sqlState)
+        if gone { isBroken = true }
+        return PostgresError(
+            sqlState: sqlState, message: message.trimmingCharacters(in: .whitespacesAndNewlines),
+            statement: sql, isConnectionFailure: gone)
+    }
+}
+
+/// Marshals `SQLValue`s into the parallel arrays `PQexecParams` expects.
+private enum Parameters {
+    static let byteaOID: Oid = 17
+
+    static func with<R>(
+        _ parameters: [SQLValue],
+        _ body: (
+            Int32, UnsafePointer<Oid>?, UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?,
+            UnsafePointer<Int32>?
+        ) -> R
+    ) -> R {
+        if parameters.isEmpty { return body(0, nil, nil, nil, nil) }
+        let count = parameters.count
+        var types = [Oid](repeating: 0, count: count)
+        var lengths = [Int32](repeating: 0, count: count)
+        var formats = [Int32](repeating: 0, count: count)
+        var values = [UnsafePointer<CChar>?](repeating: nil, count: count)
+        var allocations: [UnsafeMutableRawPointer] = []
+        defer { allocations.forEach { $0.deallocate() } }
+        for (index, parameter) in parameters.enumerated() {
+            switch parameter {
+            case .null:
+                break
+            case .text(let string):
+                let utf8 = string.utf8CString
+                let buffer = UnsafeMutableRawPointer.allocate(byteCount: utf8.count, alignment: 1)
+                utf8.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+                allocations.append(buffer)
+                values[index] = UnsafePointer(buffer.assumingMemoryBound(to: CChar.self))
+            case .bytes(let bytes):
+                let buffer = UnsafeMutableRawPointer.allocate(byteCount: max(bytes.count, 1), alignment: 1)
+                bytes.withUnsafeBytes { raw in
+                    if let base = raw.baseAddress { buffer.copyMemory(from: base, byteCount: raw.count) }
+                }
+                allocations.append(buffer)
+                values[index] = UnsafePointer(buffer.assumingMemoryBound(to: CChar.self))
+                types[index] = byteaOID
+                lengths[index] = Int32(bytes.count)
+                formats[index] = 1
+            }
+        }
+        return types.withUnsafeBufferPointer { types in
+            lengths.withUnsafeBufferPointer { lengths in
+                formats.withUnsafeBufferPointer { formats in
+                    values.withUnsafeBufferPointer { values in
+                        body(Int32(count), types.baseAddress, values.baseAddress, lengths.baseAddress, formats.baseAddress)
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A NULL-terminated array of C strings that lives for the duration of a call.
+enum CStringArray {
+    static func with<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {
+        let copies: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) }
+        defer { copies.forEach { free($0) } }
+        let pointers: [UnsafePointer<CChar>?] = copies.map { $0.map { UnsafePointer($0) } } + [nil]
+        return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+    }
+}

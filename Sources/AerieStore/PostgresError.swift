@@ -1,0 +1,48 @@
+import AerieCore
+
+/// A failure reported by libpq or the server, kept with enough detail for logs.
+///
+/// It never leaves AerieStore: `aerieError` maps it onto the stable codes clients see, and the
+/// SQL text and server message survive only in `AerieError.details`.
+struct PostgresError: Error, CustomStringConvertible {
+    /// Five-character SQLSTATE, nil when libpq failed without a server error (e.g. lost socket).
+    var sqlState: String?
+    var message: String
+    /// The statement that failed, for logs.
+    var statement: String?
+    /// Whether the connection is unusable afterwards.
+    var isConnectionFailure: Bool
+
+    var description: String {
+        var text = "PostgreSQL error"
+        if let sqlState { text += " \(sqlState)" }
+        text += ": \(message)"
+        if let statement { text += " [statement: \(statement)]" }
+        return text
+    }
+
+    /// SQLSTATEs after which the session is gone: class 08 (connection exception) and the
+    /// shutdown / termination family 57P01-57P03.
+    static func isConnectionState(_ state: String?) -> Bool {
+        guard let state else { return false }
+        return state.hasPrefix("08") || state == "57P01" || state == "57P02" || state == "57P03"
+    }
+
+    var aerieError: AerieError {
+        if isConnectionFailure {
+            return AerieError(.unavailable, "database unavailable", details: description)
+        }
+        switch sqlState {
+        case "23505":
+            return AerieError(.conflict, "already exists", details: description)
+        case "40001", "40P01", "55P03":
+            return AerieError(.busy, "database busy, try again", details: description)
+        case "57014":
+            return AerieError(.timeout, "database operation timed out", details: description)
+        case "53300":
+            return AerieError(.unavailable, "database unavailable", details: description)
+        default:
+            return AerieError.internalError(details: description)
+        }
+    }
+}

@@ -1,0 +1,10 @@
+/// A query parameter. Text goes over the wire as text and the server infers its type from the
+/// statement (`$1::uuid`); bytes go as binary `bytea`, so no escaping or hex round trip is needed.
+package enum SQLValue: Sendable, Hashable {
+    case null
+    case text(String)
+    case bytes([UInt8])
+
+    package static func int(_ value: Int) -> SQLValue { .text(String(value)) }
+    package static func optionalText(_ value: String?) -> SQLValue { value.map(SQLValue.text) ?? .null }
+}

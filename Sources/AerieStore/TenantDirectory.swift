@@ -1,0 +1,209 @@
+import AerieCore
+import Foundation
+
+/// The global tenant table and the admin credential, for the server's admin and authentication
+/// code. Runs as the runtime role: these tables have no row-level security, since a tenant must
+/// be found before any tenant can be set.
+public struct TenantDirectory: Sendable {
+    let pool: ConnectionPool
+
+    init(pool: ConnectionPool) { self.pool = pool }
+
+    /// Inserts an active tenant. A duplicate id or token hash throws `AerieError(.conflict)`.
+    public func create(
+        id: TenantID, label: String, tokenHash: [UInt8], wrappedDataKey: [UInt8], masterKeyFingerprint: String
+    ) async throws -> TenantRecord {
+        try await pool.transaction(tenant: nil) { session in
+            let result = try session.query(
+                """
+                INSERT INTO aerie.tenants (id, label, token_hash, data_key_wrapped, master_key_fingerprint)
+                VALUES ($1::uuid, $2, $3, $4, $5)
+                RETURNING \(TenantRecord.columns)
+                """,
+                [.text(id.rawValue), .text(label), .bytes(tokenHash), .bytes(wrappedDataKey), .text(masterKeyFingerprint)])
+            return try TenantRecord(row: 0, of: result)
+        }
+    }
+
+    public func get(_ id: TenantID) async throws -> TenantRecord? {
+        try await pool.read { session in
+            let result = try session.query(
+                "SELECT \(TenantRecord.columns) FROM aerie.tenants WHERE id = $1::uuid", [.text(id.rawValue)])
+            return try TenantRecord.all(in: result).first
+        }
+    }
+
+    /// Tenants in id order, strictly after `after` (keyset paging: pass the last id of a page).
+    public func list(after: TenantID?, limit: Int) async throws -> [TenantRecord] {
+        try await pool.read { session in
+            let result = try session.query(
+                """
+                SELECT \(TenantRecord.columns) FROM aerie.tenants
+                WHERE $1::uuid IS NULL OR id > $1::uuid ORDER BY id LIMIT $2
+                """,
+                [.optionalText(after?.rawValue), .int(max(0, limit))])
+            return try TenantRecord.all(in: result)
+        }
+    }
+
+    /// Rotates a tenant's token. Returns false when there is no such tenant.
+    public func replaceTokenHash(_ id: TenantID, with tokenHash: [UInt8]) async throws -> Bool {
+        try await update("token_hash = $2", id, [.bytes(tokenHash)])
+    }
+
+    /// Suspends or resumes a tenant. Returns false when there is no such tenant.
+    public func setStatus(_ id: TenantID, _ status: TenantStatus) async throws -> Bool {
+        try await update("status = $2", id, [.text(status.rawValue)])
+    }
+
+    /// Stores a data key rewrapped under another master key (master-key rotation).
+    public func replaceWrappedDataKey(
+        _ id: TenantID, with wrappedDataKey: [UInt8], masterKeyFingerprint: String
+    ) async throws -> Bool {
+        try await update(
+            "data_key_wrapped = $2, master_key_fingerprint = $3", id,
+            [.bytes(wrappedDataKey), .text(masterKeyFingerprint)])
+    }
+
+    /// The active tenant whose token hashes to `tokenHash`, if any (`session.authenticate`).
+    public func authenticate(tokenHash: [UInt8]) async throws -> TenantRecord? {
+        try await pool.read { session in
+            let result = try session.query(
+                "SELECT \(TenantRecord.columns) FROM aerie.tenants WHERE token_hash = $1 AND status = 'active'",
+                [.bytes(tokenHash)])
+            return try TenantRecord.all(in: result).first
+        }
+    }
+
+    /// Whether the tenant still exists, is active and still has this token: checked on every
+    /// call of an authenticated session, so suspension, deletion and rotation take effect at
+    /// once. One primary-key lookup in one round trip.
+    public func isActive(_ id: TenantID, tokenHash: [UInt8]) async throws -> Bool {
+        try await pool.read { session in
+            try session.query(
+                "SELECT 1 FROM aerie.tenants WHERE id = $1::uuid AND token_hash = $2 AND status = 'active'",
+                [.text(id.rawValue), .bytes(tokenHash)]
+            ).rowCount == 1
+        }
+    }
+
+    /// The tenant's data key, wrapped by the master key.
+    public func wrappedDataKey(_ id: TenantID) async throws -> [UInt8]? {
+        try await pool.read { session in
+            let result = try session.query(
+                "SELECT data_key_wrapped FROM aerie.tenants WHERE id = $1::uuid", [.text(id.rawValue)])
+            return result.rowCount == 1 ? result.bytes(0, 0) : nil
+        }
+    }
+
+    /// Deletes a tenant and every row it owns, in one transaction. Tenant tables are found in
+    /// the catalog (every table in schema `aerie` with a `tenant_id` column), so tables added by
+    /// later migrations are covered without a list to maintain. Returns rows deleted per table,
+    /// or nil when there is no such tenant.
+    public func delete(_ id: TenantID) async throws -> [String: Int]? {
+        try await pool.transaction(tenant: id) { session in
+            let exists = try session.query(
+                "SELECT 1 FROM aerie.tenants WHERE id = $1::uuid FOR UPDATE", [.text(id.rawValue)])
+            guard exists.rowCount == 1 else { return nil }
+            var counts: [String: Int] = [:]
+            for table in try Self.tenantTables(session) {
+                counts[table] = try session.execute(
+                    "DELETE FROM aerie.\(Self.quoteIdentifier(table)) WHERE tenant_id = $1::uuid",
+                    [.text(id.rawValue)])
+            }
+            try session.execute("DELETE FROM aerie.tenants WHERE id = $1::uuid", [.text(id.rawValue)])
+            return counts
+        }
+    }
+
+    // MARK: - Admin credential
+
+    /// The hash of the admin token, if one was set.
+    public func adminTokenHash() async throws -> [UInt8]? {
+        try await pool.read { session in
+            let result = try session.query("SELECT token_hash FROM aerie.admin_credentials")
+            return result.rowCount == 1 ? result.bytes(0, 0) : nil
+        }
+    }
+
+    /// Sets (or replaces) the admin token hash.
+    public func setAdminTokenHash(_ tokenHash: [UInt8]) async throws {
+        _ = try await pool.transaction(tenant: nil) { session in
+            try session.execute(
+                """
+                INSERT INTO aerie.admin_credentials (token_hash) VALUES ($1)
+                ON CONFLICT (singleton) DO UPDATE SET token_hash = EXCLUDED.token_hash, created_at = now()
+                """,
+                [.bytes(tokenHash)])
+        }
+    }
+
+    /// Sets the admin token hash only if none exists; returns false when one already did. Safe
+    /// when several servers start at once: exactly one of them wins.
+    public func initializeAdminTokenHash(_ tokenHash: [UInt8]) async throws -> Bool {
+        try await pool.transaction(tenant: nil) { session in
+            try session.execute(
+                "INSERT INTO aerie.admin_credentials (token_hash) VALUES ($1) ON CONFLICT (singleton) DO NOTHING",
+                [.bytes(tokenHash)]) == 1
+        }
+    }
+
+    // MARK: - Helpers
+
+    private func update(_ assignments: String, _ id: TenantID, _ values: [SQLValue]) async throws -> Bool {
+        try await pool.transaction(tenant: nil) { session in
+            try session.execute(
+                "UPDATE aerie.tenants SET \(assignments), updated_at = now() WHERE id = $1::uuid",
+                [.text(id.rawValue)] + values) == 1
+        }
+    }
+
+    /// Tables in schema `aerie` with a `tenant_id` column (partitioned tables once, not per
+    /// partition), ordered so that a table comes before any table its foreign keys reference
+    /// (children are emptied before their parents).
+    static func tenantTables(_ session: DatabaseSession) throws -> [String] {
+        let tables = try session.query(
+            """
+            SELECT c.relname FROM pg_class c
+            JOIN pg_namespace n ON n.oid = c.relnamespace
+            JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = 'tenant_id' AND NOT a.attisdropped
+            WHERE n.nspname = 'aerie' AND c.relkind IN ('r', 'p') AND NOT c.relispartition
+            ORDER BY c.relname
+            """)
+        let names = (0..<tables.rowCount).compactMap { tables.string($0, 0) }
+        let references = try session.query(
+            """
+            SELECT child.relname, parent.relname FROM pg_constraint k
+            JOIN pg_class child ON child.oid = k.conrelid
+            JOIN pg_class parent ON parent.oid = k.confrelid
+            JOIN pg_namespace n ON n.oid = child.relnamespace
+            WHERE k.contype = 'f' AND n.nspname = 'aerie' AND k.conrelid <> k.confrelid
+            """)
+        var parents: [String: Set<String>] = [:]
+        for row in 0..<references.rowCount {
+            if let child = references.string(row, 0), let parent = references.string(row, 1) {
+                parents[child, default: []].insert(parent)
+            }
+        }
+        return childrenFirst(names, parents: parents)
+    }
+
+    /// Orders `tables` so that every table precedes the tables it references.
+    static func childrenFirst(_ tables: [String], parents: [String: Set<String>]) -> [String] {
+        var remaining = tables
+        var ordered: [String] = []
+        while !remaining.isEmpty {
+            // A table is ready once no remaining table references it.
+            let referenced = Set(remaining.flatMap { parents[$0] ?? [] })
+            let ready = remaining.filter { !referenced.contains($0) }
+            let next = ready.isEmpty ? remaining : ready  // a cycle: fall back to name order
+            ordered += next
+            remaining.removeAll { next.contains($0) }
+        }
+        return ordered
+    }
+
+    static func quoteIdentifier(_ name: String) -> String {
+        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}

@@ -1,0 +1,128 @@
+import AerieStore
+import Foundation
+import Logging
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A PostgreSQL cluster for tests, shared by the whole test process, with one fresh database
+/// per test so tests can run in parallel.
+///
+/// With `AERIE_TEST_PG` set (a superuser connection string; `scripts/test` starts a throwaway
+/// cluster and sets it), that cluster is used. Otherwise the first caller starts an
+/// `EmbeddedPostgres` in a temporary directory with durability off (fsync, full-page writes),
+/// which is stopped and deleted when the process exits.
+public final class TestPostgres: Sendable {
+    /// The one instance per test process.
+    public static let shared = TestPostgres()
+
+    private init() {}
+
+    /// The superuser connection string of the shared cluster (starting it if needed).
+    public func superuserConninfo() async throws -> String {
+        try await SharedCluster.shared.cluster().superuserConninfo
+    }
+
+    /// Creates a uniquely named database owned by `aerie_owner` and, unless `migrate` is false,
+    /// applies the repository's migrations to it as the owner.
+    public func freshDatabase(migrate: Bool = true) async throws -> TestDatabase {
+        let cluster = try await SharedCluster.shared.cluster()
+        let name = "aerie_test_" + UUID().uuidString.prefix(13).lowercased().replacingOccurrences(of: "-", with: "")
+        let database = try TestDatabase(name: name, cluster: cluster)
+        try await database.create()
+        if migrate { try await database.migrator().migrate() }
+        return database
+    }
+}
+
+/// The cluster every test database lives in.
+struct TestCluster: Sendable {
+    var superuserConninfo: String
+    /// Set on the aerie roles of an external cluster, in case it wants passwords.
+    var password: String?
+}
+
+/// Starts (or adopts) the cluster once per process, whichever test asks first.
+private actor SharedCluster {
+    static let shared = SharedCluster()
+    private var starting: Task<TestCluster, any Error>?
+
+    func cluster() async throws -> TestCluster {
+        if let starting { return try await starting.value }
+        let task = Task { try await Self.start() }
+        starting = task
+        return try await task.value
+    }
+
+    private static func start() async throws -> TestCluster {
+        if let external = ProcessInfo.processInfo.environment["AERIE_TEST_PG"], !external.isEmpty {
+            let password = "aerie-test"
+            try await TestDatabase.ensureRoles(superuserConninfo: external, password: password)
+            return TestCluster(superuserConninfo: external, password: password)
+        }
+        ExitCleanup.sweepAbandoned()
+        // Short path: the socket path must stay under the Unix limit.
+        let home = URL(fileURLWithPath: "\(ExitCleanup.prefix)\(getpid())-\(UUID().uuidString.prefix(6))")
+        let embedded = EmbeddedPostgres(
+            home: home,
+            settings: [
+                "fsync": "off", "synchronous_commit": "off", "full_page_writes": "off",
+                "max_connections": "400", "shared_buffers": "64MB",
+            ],
+            logger: quietLogger("aerie.test.postgres"))
+        ExitCleanup.register(clusterDirectory: embedded.clusterDirectory, home: home)
+        let connection = try await embedded.start()
+        return TestCluster(superuserConninfo: connection.superuserConninfo, password: nil)
+    }
+}
+
+/// Stops the embedded test cluster when the test process exits, and the clusters of earlier
+/// test processes that died without running their exit handlers (killed by a signal).
+private enum ExitCleanup {
+    static let prefix = "/tmp/aerie-test-"
+    private static let paths = Mutex<(cluster: String, home: String)?>(nil)
+
+    static func register(clusterDirectory: URL, home: URL) {
+        let first = paths.withLock { paths in
+            defer { paths = (clusterDirectory.path, home.path) }
+            return paths == nil
+        }
+        if first { atexit { ExitCleanup.run() } }
+    }
+
+    /// Removes `/tmp/aerie-test-<pid>-*` directories whose test process is gone.
+    static func sweepAbandoned() {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/tmp")) ?? []
+        for name in names where name.hasPrefix("aerie-test-") {
+            let owner = name.dropFirst("aerie-test-".count).prefix { $0.isNumber }
+            guard let pid = pid_t(owner), pid != getpid(), kill(pid, 0) == -1, errno == ESRCH else { continue }
+            stopCluster(in: "/tmp/\(name)/pg", thenRemove: "/tmp/\(name)")
+        }
+    }
+
+    /// Runs in `atexit`: no processes to spawn, just SIGQUIT (immediate shutdown) to the
+    /// postmaster named in postmaster.pid, a bounded wait, and removal of the directory.
+    private static func run() {
+        guard let (cluster, home) = paths.withLock({ $0 }) else { return }
+        stopCluster(in: cluster, thenRemove: home)
+    }
+
+    private static func stopCluster(in cluster: String, thenRemove home: String) {
+        let pidFile = cluster + "/data/postmaster.pid"
+        if let text = try? String(contentsOfFile: pidFile, encoding: .utf8),
+            let pid = text.split(separator: "\n").first.flatMap({ pid_t($0) }), pid > 0
+        {
+            kill(pid, SIGQUIT)
+            // The postmaster removes its pid file on the way out. (A zombie still answers
+            // kill(pid, 0) where PID 1 does not reap, so that alone cannot be the test.)
+            for _ in 0..<100 where FileManager.default.fileExists(atPath: pidFile) && kill(pid, 0) == 0 {
+                usleep(50_000)
+            }
+        }
+        try? FileManager.default.removeItem(atPath: home)
+    }
+}

@@ -1,0 +1,113 @@
+import AerieClient
+import AerieCore
+import AerieTesting
+import Foundation
+import Testing
+
+/// `aerie-admin` run as a real process against a live server on a free port.
+@Suite struct AdminToolTests {
+    @Test func tenantLifecycleThroughTheCommandLine() async throws {
+        try await LiveServer.with { server in
+            let admin = AdminTool(server: server)
+
+            let created = try await admin.run(["tenant", "create", "--label", "Acme Wallet", "--json"])
+            #expect(created.status == 0, "\(created.stderr)")
+            let tenant = try JSONValue(parsing: created.stdout)
+            let id = try #require(tenant["tenantId"]?.stringValue)
+            let token = try #require(tenant["token"]?.stringValue)
+
+            // The printed token authenticates a tenant session.
+            let client = try await AerieClient.connect(host: "127.0.0.1", port: server.port)
+            defer { Task { await client.close() } }
+            let auth = try await client.authenticate(token: token)
+            #expect(auth["tenantId"] == .string(id))
+
+            let listed = try await admin.run(["tenant", "list"])
+            #expect(listed.status == 0)
+            #expect(listed.stdout.contains(id) && listed.stdout.contains("Acme Wallet"))
+
+            let shown = try await admin.run(["tenant", "show", id])
+            #expect(shown.stdout.contains("status: active"))
+
+            #expect(try await admin.run(["tenant", "suspend", id]).stdout.contains("status: suspended"))
+            await expectCode("unauthenticated") { try await client.call("settings.list") }
+            #expect(try await admin.run(["tenant", "resume", id]).stdout.contains("status: active"))
+
+            let rotated = try await admin.run(["tenant", "rotate-token", id, "--json"])
+            let newToken = try #require(try JSONValue(parsing: rotated.stdout)["token"]?.stringValue)
+            #expect(newToken != token)
+
+            let unconfirmed = try await admin.run(["tenant", "delete", id])
+            #expect(unconfirmed.status == 2)
+            #expect(unconfirmed.stderr.contains("--yes"))
+            let deleted = try await admin.run(["tenant", "delete", id, "--yes"])
+            #expect(deleted.status == 0)
+            #expect(deleted.stdout.contains("deleted tenant"))
+            let missing = try await admin.run(["tenant", "show", id])
+            #expect(missing.status == 1)
+            #expect(missing.stderr.contains("not_found"))
+        }
+    }
+
+    @Test func clearFailuresWhenServerIsDownOrTokenIsWrong() async throws {
+        try await LiveServer.with { server in
+            let wrongToken = try await AdminTool(server: server, token: "aerie_a_wrongwrongwrongwrongwrongwrongwrongwrong").run(["tenant", "list"])
+            #expect(wrongToken.status == 4)
+            #expect(wrongToken.stderr.contains("rejected the admin token"))
+        }
+        let down = try await AdminTool(port: 1, token: "x").run(["tenant", "list"])
+        #expect(down.status == 3)
+        #expect(down.stderr.contains("cannot reach aerie-server"))
+    }
+}
+
+struct AdminTool {
+    let port: Int
+    let token: String
+
+    init(server: LiveServer, token: String? = nil) {
+        self.port = server.port
+        self.token = token ?? server.adminToken
+    }
+
+    init(port: Int, token: String) {
+        self.port = port
+        self.token = token
+    }
+
+    struct Output {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+    }
+
+    /// Runs the tool on a plain thread: waiting for a process must not block the (2-thread)
+    /// concurrency pool that the in-process server needs to answer it.
+    func run(_ arguments: [String]) async throws -> Output {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(with: Result { try runBlocking(arguments) })
+            }
+        }
+    }
+
+    private func runBlocking(_ arguments: [String]) throws -> Output {
+        let process = Process()
+        process.executableURL = try BuiltProducts.executable("aerie-admin")
+        process.arguments = arguments + ["--server", "127.0.0.1:\(port)"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["AERIE_ADMIN_TOKEN"] = token
+        process.environment = environment
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Output(
+            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+            stderr: String(decoding: stderr, as: UTF8.self))
+    }
+}

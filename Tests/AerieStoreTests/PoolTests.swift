@@ -1,0 +1,76 @@
+import AerieCore
+import AerieStore
+import AerieTesting
+import Testing
+
+@Suite struct PoolTests {
+    @Test func moreTransactionsThanConnectionsAllComplete() async throws {
+        try await StoreFixture.with(maxConnections: 3) { fixture in
+            let tenant = fixture.runtime.tenant(try await fixture.createTenant("A").id)
+            let backends = try await withThrowingTaskGroup(of: String?.self) { group in
+                for index in 0..<40 {
+                    group.addTask {
+                        try await tenant.transaction { transaction in
+                            try transaction.settings.set("k\(index)", to: .int(Int64(index)))
+                        }
+                        return try await fixture.runtime.withSession { session in
+                            try session.query("SELECT pg_backend_pid()::text, pg_sleep(0.01)").string(0, 0)
+                        }
+                    }
+                }
+                return try await group.reduce(into: Set<String?>()) { $0.insert($1) }
+            }
+            #expect(backends.count <= 3)
+            let count = try await tenant.transaction { try $0.settings.list(after: nil, limit: 100).count }
+            #expect(count == 40)
+        }
+    }
+
+    @Test func waitingPastTheTimeoutIsBusy() async throws {
+        try await StoreFixture.with(maxConnections: 1, acquireTimeout: .milliseconds(100)) { fixture in
+            let runtime = fixture.runtime
+            async let slow: Void = runtime.withSession { session in
+                try session.query("SELECT pg_sleep(1)")
+                return ()
+            }
+            try await Task.sleep(for: .milliseconds(200))
+            await #expect {
+                try await runtime.tenants.get(.random())
+            } throws: { ($0 as? AerieError)?.code == .busy }
+            try await slow
+            // Once the slow transaction is done the pool serves again.
+            #expect(try await runtime.tenants.get(.random()) == nil)
+        }
+    }
+
+    @Test func failedStatementLeavesTheConnectionUsable() async throws {
+        try await StoreFixture.with(maxConnections: 1) { fixture in
+            let token = randomBytes(32)
+            let id = try await fixture.createTenant("A", tokenHash: token).id
+            for _ in 0..<3 {
+                await #expect {
+                    try await fixture.runtime.withSession { session in
+                        try session.execute("SELECT * FROM no_such_table")
+                    }
+                } throws: { error in
+                    guard let error = error as? AerieError, error.code == .internalError else { return false }
+                    // Details stay in the debug description; the message shows nothing of the SQL.
+                    return !error.message.contains("no_such_table")
+                        && String(reflecting: error).contains("no_such_table")
+                }
+                #expect(try await fixture.runtime.tenants.isActive(id, tokenHash: token))
+            }
+        }
+    }
+
+    @Test func sessionCannotOutliveItsTransaction() async throws {
+        final class Box: @unchecked Sendable { var session: DatabaseSession? }
+        try await StoreFixture.with { fixture in
+            let box = Box()
+            try await fixture.runtime.withSession { session in box.session = session }
+            await #expect(throws: AerieError.self) {
+                try await fixture.runtime.withSession { _ in _ = try box.session?.query("SELECT 1") }
+            }
+        }
+    }
+}

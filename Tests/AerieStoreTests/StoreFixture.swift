@@ -1,0 +1,73 @@
+import AerieCore
+import AerieStore
+import AerieTesting
+import Foundation
+import Logging
+
+/// A fresh migrated database and a runtime pool on it, torn down after the body.
+struct StoreFixture {
+    let database: TestDatabase
+    let runtime: AerieDatabase
+
+    static func with(
+        maxConnections: Int = 4, acquireTimeout: Duration = .seconds(10),
+        _ body: (StoreFixture) async throws -> Void
+    ) async throws {
+        let database = try await TestPostgres.shared.freshDatabase()
+        let runtime = database.runtime(maxConnections: maxConnections, acquireTimeout: acquireTimeout)
+        let fixture = StoreFixture(database: database, runtime: runtime)
+        do {
+            try await body(fixture)
+        } catch {
+            await runtime.shutdown()
+            try? await database.drop()
+            throw error
+        }
+        await runtime.shutdown()
+        try await database.drop()
+    }
+
+    /// Creates an active tenant with a random token hash.
+    @discardableResult
+    func createTenant(_ label: String, tokenHash: [UInt8] = randomBytes(32)) async throws -> TenantRecord {
+        try await runtime.tenants.create(
+            id: .random(), label: label, tokenHash: tokenHash, wrappedDataKey: randomBytes(72),
+            masterKeyFingerprint: "test-master")
+    }
+
+    /// Runs `body` in one transaction as the cluster superuser on this database (RLS does not
+    /// apply to it): for inspecting what the runtime role cannot see.
+    func asSuperuser<T: Sendable>(_ body: @escaping @Sendable (DatabaseSession) throws -> T) async throws -> T {
+        try await withPool(database.superuserConninfo) { try await $0.withSession(body) }
+    }
+
+    /// A fresh database, unmigrated unless asked, dropped after the body.
+    static func withDatabase(migrate: Bool, _ body: (TestDatabase) async throws -> Void) async throws {
+        let database = try await TestPostgres.shared.freshDatabase(migrate: migrate)
+        do {
+            try await body(database)
+        } catch {
+            try? await database.drop()
+            throw error
+        }
+        try await database.drop()
+    }
+}
+
+/// Runs `body` with a one-connection pool on `conninfo`, shut down afterwards.
+func withPool<T: Sendable>(_ conninfo: String, _ body: (AerieDatabase) async throws -> T) async throws -> T {
+    let pool = AerieDatabase(
+        configuration: DatabaseConfiguration(conninfo: conninfo, maxConnections: 1), logger: Logger(label: "test"))
+    do {
+        let result = try await body(pool)
+        await pool.shutdown()
+        return result
+    } catch {
+        await pool.shutdown()
+        throw error
+    }
+}
+
+func randomBytes(_ count: Int) -> [UInt8] {
+    (0..<count).map { _ in UInt8.random(in: 0...255) }
+}
