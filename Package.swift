@@ -35,6 +35,16 @@ let package = Package(
             ]
         ),
         .target(
+            name: "AerieTransport",
+            dependencies: [
+                "AerieCore", "CCurl",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
             name: "AerieRPC",
             dependencies: [
                 "AerieCore",
@@ -76,6 +86,7 @@ let package = Package(
 
         // Protocol plugins: AerieCore and AerieCrypto only.
         .target(name: "SystemPlugin", dependencies: ["AerieCore"], path: "Plugins/SystemPlugin"),
+        .target(name: "ConnectionsPlugin", dependencies: ["AerieCore", "AerieCrypto"], path: "Plugins/ConnectionsPlugin"),
 
         .executableTarget(
             name: "aerie-server",
@@ -108,7 +119,19 @@ let package = Package(
             name: "AerieStoreTests",
             dependencies: ["AerieStore", "AerieTesting", .product(name: "Logging", package: "swift-log")]
         ),
-        .testTarget(name: "AerieRPCTests", dependencies: ["AerieRPC", "AerieCore"]),
-        .testTarget(name: "AerieServerTests", dependencies: ["AerieTesting", "AerieClient", "AerieServer"]),
+        .testTarget(
+            name: "AerieRPCTests",
+            dependencies: [
+                "AerieRPC", "AerieCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(name: "AerieTransportTests", dependencies: ["AerieTransport", "AerieCore", "AerieTesting"]),
+        .testTarget(name: "ConnectionsPluginTests", dependencies: ["ConnectionsPlugin", "AerieCore", "AerieCrypto"]),
+        .testTarget(
+            name: "AerieServerTests",
+            dependencies: ["AerieTesting", "AerieClient", "AerieServer", "AerieCrypto", "AerieStore", "AerieCore"]
+        ),
     ]
 )

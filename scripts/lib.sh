@@ -1,7 +1,7 @@
 # Shared by scripts/run and scripts/test: install what is missing, quietly.
 set -euo pipefail
 
-APT_PACKAGES=(libsodium-dev libpq-dev libcurl4-openssl-dev postgresql)
+APT_PACKAGES=(libsodium-dev libpq-dev libcurl4-openssl-dev postgresql netcat-openbsd)
 
 ensure_apt_packages() {
     local missing=()

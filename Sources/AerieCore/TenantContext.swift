@@ -5,12 +5,29 @@ import Logging
 public struct TenantContext: Sendable {
     public let tenantID: TenantID
     public let database: any TenantDatabase
+    /// The tenant's data key, for the key wallet (`tenant.keys` in AerieCrypto).
+    public let keyring: any TenantKeyring
     public var logger: Logger
 
-    public init(tenantID: TenantID, database: any TenantDatabase, logger: Logger) {
+    public init(tenantID: TenantID, database: any TenantDatabase, keyring: any TenantKeyring, logger: Logger) {
         precondition(database.tenantID == tenantID, "a tenant context must wrap its own tenant's database")
+        precondition(keyring.tenantID == tenantID, "a tenant context must hold its own tenant's keyring")
         self.tenantID = tenantID
         self.database = database
+        self.keyring = keyring
         self.logger = logger
+    }
+
+    /// A context without keys (its keyring throws): for code and tests that never use them.
+    public init(tenantID: TenantID, database: any TenantDatabase, logger: Logger) {
+        self.init(tenantID: tenantID, database: database, keyring: NoKeyring(tenantID: tenantID), logger: logger)
+    }
+}
+
+/// The keyring of a context built without one.
+private struct NoKeyring: TenantKeyring {
+    let tenantID: TenantID
+    func dataKey() async throws -> any TenantDataKey {
+        throw AerieError.internalError(details: "this tenant context was built without a keyring")
     }
 }

@@ -12,6 +12,8 @@ public protocol TenantDatabase: Sendable {
 /// The repositories available inside one tenant transaction.
 public protocol TenantTransaction {
     var settings: any TenantSettingsRepository { get }
+    /// Sealed private keys; use the key wallet (`tenant.keys`, AerieCrypto) instead.
+    var keys: any TenantKeyRepository { get }
 }
 
 /// Free-form per-tenant settings: the first tenant-owned table, and the one the isolation tests

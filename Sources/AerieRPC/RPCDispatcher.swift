@@ -10,9 +10,31 @@ struct RPCDispatcher: Sendable {
     let logger: Logger
     let serverVersion: String
 
-    /// The response line (without `\n`), or nil when nothing is to be sent.
+    func parse(_ line: some Collection<UInt8>) -> RPCIncoming {
+        RPCEnvelope.parse(line, maxBatchEntries: configuration.maxBatchEntries)
+    }
+
+    /// Whether later lines must wait for this one: `session.authenticate` changes who the
+    /// session is, so a client may pipeline it with the calls that need it.
+    static func isBarrier(_ incoming: RPCIncoming) -> Bool {
+        func authenticates(_ entry: Result<RPCRequest, RPCInvalidRequest>) -> Bool {
+            if case .success(let request) = entry { return request.method == "session.authenticate" }
+            return false
+        }
+        switch incoming {
+        case .single(let entry): return authenticates(entry)
+        case .batch(let entries): return entries.contains(where: authenticates)
+        case .parseError, .invalidBatch: return false
+        }
+    }
+
+    /// The response (to be sent as one line), or nil when nothing is to be sent.
     func handle(line: some Collection<UInt8>, session: RPCSession) async -> JSONValue? {
-        switch RPCEnvelope.parse(line, maxBatchEntries: configuration.maxBatchEntries) {
+        await handle(parse(line), session: session)
+    }
+
+    func handle(_ incoming: RPCIncoming, session: RPCSession) async -> JSONValue? {
+        switch incoming {
         case .parseError(let reason):
             return RPCEnvelope.error(id: .null, AerieError(.parseError, "parse error: \(reason)"))
         case .invalidBatch(let reason):

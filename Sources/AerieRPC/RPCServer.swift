@@ -139,10 +139,18 @@ public final class RPCServer: Service, Sendable {
                                     return
                                 case .line(let line):
                                     if line.readableBytesView.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
+                                    let incoming = dispatcher.parse(line.readableBytesView)
+                                    if RPCDispatcher.isBarrier(incoming) {
+                                        // Authentication completes before the next line is read.
+                                        if let response = await dispatcher.handle(incoming, session: session) {
+                                            try? await outbound.write(Self.frame(response, allocator: channel.allocator))
+                                        }
+                                        continue
+                                    }
                                     await limiter.acquire()
                                     requests.addTask {
                                         defer { limiter.release() }
-                                        guard let response = await dispatcher.handle(line: line.readableBytesView, session: session) else { return }
+                                        guard let response = await dispatcher.handle(incoming, session: session) else { return }
                                         try? await outbound.write(Self.frame(response, allocator: channel.allocator))
                                     }
                                 }

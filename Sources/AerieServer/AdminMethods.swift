@@ -9,7 +9,7 @@ struct AdminMethods: AeriePlugin {
     static let tenantTokenPrefix = "aerie_t_"
 
     let database: AerieDatabase
-    let masterKey: MasterKey
+    let masterKeys: MasterKeyring
 
     struct CreateParams: Codable, Sendable, DocumentedParams {
         var label: String
@@ -91,7 +91,7 @@ struct AdminMethods: AeriePlugin {
 
     func register(with router: inout MethodRouter) throws {
         let database = self.database
-        let masterKey = self.masterKey
+        let masterKeys = self.masterKeys
         let tenants = database.tenants
 
         try router.register(
@@ -101,10 +101,30 @@ struct AdminMethods: AeriePlugin {
             let id = TenantID.random()
             let token = TokenHasher.generate(prefix: Self.tenantTokenPrefix)
             let dataKey = DataKey.generate()
-            let record = try await tenants.create(
-                id: id, label: label, tokenHash: TokenHasher.hash(token),
-                wrappedDataKey: masterKey.wrap(dataKey, tenantID: id.rawValue),
-                masterKeyFingerprint: masterKey.fingerprint)
+            func create(wrappedBy masterKey: MasterKey) async throws -> TenantRecord {
+                try await tenants.create(
+                    id: id, label: label, tokenHash: TokenHasher.hash(token),
+                    wrappedDataKey: masterKey.wrap(dataKey, tenantID: id.rawValue),
+                    masterKeyFingerprint: masterKey.fingerprint)
+            }
+            let record: TenantRecord
+            do {
+                record = try await create(wrappedBy: masterKeys.current)
+            } catch let mismatch as MasterKeyMismatch {
+                // The master key was rotated under this server: follow it if the key is at hand.
+                guard let rotated = masterKeys.adopt(fingerprint: mismatch.inUse) else {
+                    throw AerieError(
+                        .unavailable, "this server's master key is out of date; restart it with the current master key",
+                        details: mismatch.description)
+                }
+                do {
+                    record = try await create(wrappedBy: rotated)
+                } catch let again as MasterKeyMismatch {
+                    throw AerieError(
+                        .unavailable, "tenants' data keys are wrapped by more than one master key; finish the rotation",
+                        details: again.description)
+                }
+            }
             return CreatedTenant(tenantId: record.id, label: record.label, status: record.status.rawValue, token: token)
         }
 

@@ -56,15 +56,22 @@ public enum AerieApplication {
                 logger: logger)
             try await database.verifyRuntimeRole()
 
-            let masterKey = try loadMasterKey(configuration)
+            let masterKeys = try MasterKeyring.load(configuration, logger: logger)
+            do {
+                try await checkMasterKeys(masterKeys, database: database, logger: logger)
+            } catch {
+                await database.shutdown()
+                throw error
+            }
             let adminTokenFile = configuration.home.appendingPathComponent("admin-token")
             try await initializeAdminToken(database: database, file: adminTokenFile, logger: logger)
 
-            let authenticator = TenantAuthenticator(database: database)
+            let contexts = TenantContexts(database: database, masterKeys: masterKeys)
+            let authenticator = TenantAuthenticator(database: database, contexts: contexts)
             var router = MethodRouter()
             try router.install(SystemPlugin(version: version))
             try router.install(SessionMethods(authenticator: authenticator))
-            try router.install(AdminMethods(database: database, masterKey: masterKey))
+            try router.install(AdminMethods(database: database, masterKeys: masterKeys))
             for name in try selectedPlugins(configuration) {
                 logger.info("plugin enabled", metadata: ["plugin": "\(name)"])
             }
@@ -112,25 +119,28 @@ public enum AerieApplication {
         return requested.filter { $0 != "system" }
     }
 
-    static func loadMasterKey(_ configuration: AerieConfiguration) throws -> MasterKey {
-        if let base64 = configuration.masterKeyBase64 {
-            do {
-                return try MasterKey(base64: base64)
-            } catch {
-                throw AerieConfiguration.Invalid(description: "AERIE_MASTER_KEY must be the base64 of 32 bytes")
-            }
+    /// Refuses to start with master keys that open none of the tenants' data keys (a wrong
+    /// `AERIE_MASTER_KEY`, or a rotation the server was not told about); warns when some tenants
+    /// are out of reach. When every tenant uses a key the server holds besides its current one
+    /// (an unfinished rotation that already committed), new tenants use that key too.
+    static func checkMasterKeys(_ masterKeys: MasterKeyring, database: AerieDatabase, logger: Logger) async throws {
+        let inUse = try await database.tenants.masterKeyFingerprints()
+        guard !inUse.isEmpty else { return }
+        let unknown = inUse.filter { masterKeys.key(fingerprint: $0.key) == nil }
+        if unknown.count == inUse.count {
+            throw AerieConfiguration.Invalid(
+                description: "the master key (\(masterKeys.current.fingerprint)) does not match the database: tenants' data keys are "
+                    + "wrapped by \(unknown.keys.sorted().joined(separator: ", ")). Set AERIE_MASTER_KEY (or AERIE_HOME/master-key) "
+                    + "to the key `aerie-admin keys rotate-master` last wrote.")
         }
-        let file = configuration.home.appendingPathComponent("master-key")
-        if let stored = try SecretFile.read(file) {
-            do {
-                return try MasterKey(base64: stored)
-            } catch {
-                throw AerieConfiguration.Invalid(description: "\(file.path) does not hold a base64 32-byte master key")
-            }
+        if !unknown.isEmpty {
+            logger.error(
+                "some tenants' data keys are wrapped by master keys this server does not have; their keys cannot be used",
+                metadata: ["masterKeys": "\(unknown.keys.sorted())", "tenants": "\(unknown.values.reduce(0, +))"])
         }
-        let key = MasterKey.generate()
-        try SecretFile.create(file, contents: key.base64)
-        return key
+        if inUse.count == 1, let only = inUse.keys.first, only != masterKeys.current.fingerprint {
+            _ = masterKeys.adopt(fingerprint: only)
+        }
     }
 
     /// On the first start against a database, creates the admin token and writes it to a 0600 file.
@@ -162,7 +172,6 @@ struct DatabaseService: Service {
         if let embedded {
             do {
                 try await embedded.stop()
-                logger.info("embedded PostgreSQL stopped")
             } catch {
                 logger.error("could not stop embedded PostgreSQL", metadata: ["error": "\(error)"])
             }

@@ -47,3 +47,25 @@ enum SecretFile {
         }
     }
 }
+
+extension SecretFile {
+    /// Renames `source` over `destination` (atomic on one file system).
+    static func move(_ source: URL, to destination: URL) throws {
+        guard rename(source.path, destination.path) == 0 else {
+            throw Failure(description: "cannot rename \(source.path) to \(destination.path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Makes the creation or renaming of `file` durable (fsync of its directory).
+    static func syncDirectory(of file: URL) throws {
+        let directory = file.deletingLastPathComponent().path
+        let fd = open(directory, O_RDONLY | O_DIRECTORY)
+        guard fd >= 0 else {
+            throw Failure(description: "cannot open \(directory): \(String(cString: strerror(errno)))")
+        }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else {
+            throw Failure(description: "cannot sync \(directory): \(String(cString: strerror(errno)))")
+        }
+    }
+}

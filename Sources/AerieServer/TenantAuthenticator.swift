@@ -8,6 +8,7 @@ import Logging
 /// is compared in constant time, tenant hashes are looked up by their (unique, indexed) hash.
 struct TenantAuthenticator: SessionAuthenticator {
     let database: AerieDatabase
+    let contexts: TenantContexts
 
     func authenticate(token: String) async throws -> SessionCredential {
         let hash = TokenHasher.hash(token)
@@ -28,12 +29,10 @@ struct TenantAuthenticator: SessionAuthenticator {
             else { throw AerieError(.unauthenticated, "the admin token is no longer valid") }
             return .admin
         case .tenant(let id):
-            guard try await database.tenants.isActive(id, tokenHash: credential.tokenHash) else {
+            guard let context = try await contexts.context(for: id, tokenHash: credential.tokenHash, logger: logger) else {
                 throw AerieError(.unauthenticated, "the token is no longer valid (tenant suspended, deleted or token rotated)")
             }
-            var tenantLogger = logger
-            tenantLogger[metadataKey: "tenant"] = "\(id)"
-            return .tenant(TenantContext(tenantID: id, database: database.tenant(id), logger: tenantLogger))
+            return .tenant(context)
         }
     }
 }

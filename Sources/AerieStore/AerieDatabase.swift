@@ -20,6 +20,16 @@ public struct AerieDatabase: Sendable {
         PostgresTenantDatabase(tenantID: id, pool: pool)
     }
 
+    /// The tenant holding the private key of `verkey` (base58), if any: how the inbound DIDComm
+    /// endpoint finds the tenant of a message before any tenant is set. Goes through
+    /// `aerie.tenant_for_verkey`, which reveals only the tenant id.
+    public func tenantOwning(verkey: String) async throws -> TenantID? {
+        try await pool.read { session in
+            let result = try session.query("SELECT aerie.tenant_for_verkey($1)::text", [.text(verkey)])
+            return result.rowCount == 1 ? result.string(0, 0).flatMap(TenantID.init) : nil
+        }
+    }
+
     /// Refuses to run with a login that would defeat row-level security: a superuser, a role
     /// with BYPASSRLS, or one that owns (directly or through membership) schema `aerie` or any
     /// relation in it, since owners can alter or disable policies. Call at start-up; doubles as

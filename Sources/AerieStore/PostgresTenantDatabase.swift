@@ -24,4 +24,8 @@ struct PostgresTenantTransaction: TenantTransaction {
     var settings: any TenantSettingsRepository {
         PostgresSettingsRepository(tenantID: tenantID, session: session)
     }
+
+    var keys: any TenantKeyRepository {
+        PostgresKeyRepository(tenantID: tenantID, session: session)
+    }
 }

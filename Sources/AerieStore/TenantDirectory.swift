@@ -10,6 +10,11 @@ public struct TenantDirectory: Sendable {
     init(pool: ConnectionPool) { self.pool = pool }
 
     /// Inserts an active tenant. A duplicate id or token hash throws `AerieError(.conflict)`.
+    ///
+    /// Throws `MasterKeyMismatch` (and inserts nothing) when existing tenants' data keys are
+    /// wrapped by another master key: after a rotation, a server still holding the old key must
+    /// not create tenants under it. `rewrapDataKeys` locks the table against inserts, and an
+    /// insert's snapshot is taken after its lock, so the check cannot miss a rotation.
     public func create(
         id: TenantID, label: String, tokenHash: [UInt8], wrappedDataKey: [UInt8], masterKeyFingerprint: String
     ) async throws -> TenantRecord {
@@ -17,10 +22,17 @@ public struct TenantDirectory: Sendable {
             let result = try session.query(
                 """
                 INSERT INTO aerie.tenants (id, label, token_hash, data_key_wrapped, master_key_fingerprint)
-                VALUES ($1::uuid, $2, $3, $4, $5)
+                SELECT $1::uuid, $2::text, $3::bytea, $4::bytea, $5::text
+                WHERE NOT EXISTS (SELECT 1 FROM aerie.tenants WHERE master_key_fingerprint <> $5::text)
                 RETURNING \(TenantRecord.columns)
                 """,
                 [.text(id.rawValue), .text(label), .bytes(tokenHash), .bytes(wrappedDataKey), .text(masterKeyFingerprint)])
+            guard result.rowCount == 1 else {
+                let other = try session.query(
+                    "SELECT master_key_fingerprint FROM aerie.tenants WHERE master_key_fingerprint <> $1 LIMIT 1",
+                    [.text(masterKeyFingerprint)])
+                throw MasterKeyMismatch(offered: masterKeyFingerprint, inUse: other.string(0, 0) ?? "?")
+            }
             return try TenantRecord(row: 0, of: result)
         }
     }
@@ -86,6 +98,93 @@ public struct TenantDirectory: Sendable {
             ).rowCount == 1
         }
     }
+
+    /// The wrapped data key of an active tenant, nil when the tenant is missing or suspended
+    /// or (given `tokenHash`) its token changed: the per-call check of a tenant session, which
+    /// also hands the call its tenant's key, in one primary-key lookup.
+    public func activeWrappedDataKey(_ id: TenantID, tokenHash: [UInt8]?) async throws -> [UInt8]? {
+        try await pool.read { session in
+            let result: PostgresResult
+            if let tokenHash {
+                result = try session.query(
+                    "SELECT data_key_wrapped FROM aerie.tenants WHERE id = $1::uuid AND token_hash = $2 AND status = 'active'",
+                    [.text(id.rawValue), .bytes(tokenHash)])
+            } else {
+                result = try session.query(
+                    "SELECT data_key_wrapped FROM aerie.tenants WHERE id = $1::uuid AND status = 'active'",
+                    [.text(id.rawValue)])
+            }
+            return result.rowCount == 1 ? result.bytes(0, 0) : nil
+        }
+    }
+
+    /// How many tenants' data keys each master key (by fingerprint) wraps.
+    public func masterKeyFingerprints() async throws -> [String: Int] {
+        try await pool.read { session in
+            let result = try session.query(
+                "SELECT master_key_fingerprint, count(*) FROM aerie.tenants GROUP BY 1")
+            var counts: [String: Int] = [:]
+            for row in 0..<result.rowCount {
+                if let fingerprint = result.string(row, 0) { counts[fingerprint] = result.int(row, 1) ?? 0 }
+            }
+            return counts
+        }
+    }
+
+    /// Master-key rotation: offers every tenant's wrapped data key to `rewrap` and stores what
+    /// it returns (nil: already under the new key, leave it) with `newFingerprint`, all in ONE
+    /// transaction, so the database is either entirely before or entirely after the rotation.
+    /// The table is locked against inserts and updates meanwhile (reads go on); tenant-owned
+    /// tables such as the sealed keys are not touched. `rewrap` runs on a store thread and may
+    /// run again for every tenant if the connection is lost before `COMMIT`; throwing from it
+    /// rolls everything back.
+    public func rewrapDataKeys(
+        newFingerprint: String,
+        _ rewrap: @escaping @Sendable (TenantID, [UInt8]) throws -> [UInt8]?
+    ) async throws -> DataKeyRewrapCount {
+        try await pool.transaction(tenant: nil) { session in
+            try session.execute("LOCK TABLE aerie.tenants IN SHARE ROW EXCLUSIVE MODE")
+            var count = DataKeyRewrapCount(rewrapped: 0, unchanged: 0)
+            var after: TenantID? = nil
+            while true {
+                let page = try session.query(
+                    """
+                    SELECT id::text, data_key_wrapped FROM aerie.tenants
+                    WHERE $1::uuid IS NULL OR id > $1::uuid ORDER BY id LIMIT $2
+                    """,
+                    [.optionalText(after?.rawValue), .int(Self.rewrapBatch)])
+                var updates: [(TenantID, [UInt8])] = []
+                for row in 0..<page.rowCount {
+                    guard let id = page.string(row, 0).flatMap(TenantID.init), let wrapped = page.bytes(row, 1) else {
+                        throw AerieError.internalError(details: "malformed row in aerie.tenants")
+                    }
+                    after = id
+                    if let rewrapped = try rewrap(id, wrapped) {
+                        updates.append((id, rewrapped))
+                    } else {
+                        count.unchanged += 1
+                    }
+                }
+                if !updates.isEmpty {
+                    let rows = updates.indices.map { "($\(2 * $0 + 2)::uuid, $\(2 * $0 + 3)::bytea)" }
+                    let updated = try session.execute(
+                        """
+                        UPDATE aerie.tenants t SET data_key_wrapped = v.wrapped, master_key_fingerprint = $1,
+                            updated_at = now()
+                        FROM (VALUES \(rows.joined(separator: ", "))) AS v (id, wrapped) WHERE t.id = v.id
+                        """,
+                        [.text(newFingerprint)] + updates.flatMap { [SQLValue.text($0.0.rawValue), .bytes($0.1)] })
+                    guard updated == updates.count else {
+                        throw AerieError.internalError(details: "rewrapped \(updated) of \(updates.count) tenants")
+                    }
+                    count.rewrapped += updated
+                }
+                if page.rowCount < Self.rewrapBatch { return count }
+            }
+        }
+    }
+
+    static let rewrapBatch = 500
 
     /// The tenant's data key, wrapped by the master key.
     public func wrappedDataKey(_ id: TenantID) async throws -> [UInt8]? {

@@ -81,3 +81,25 @@ func expectCode(_ code: String, sourceLocation: SourceLocation = #_sourceLocatio
         Issue.record("expected \(code), got \(error)", sourceLocation: sourceLocation)
     }
 }
+
+@Suite struct PipelinedAuthenticationTests {
+    @Test func callsPipelinedBehindAuthenticateSeeTheNewSession() async throws {
+        try await LiveServer.with { server in
+            let admin = try await server.adminClient()
+            defer { Task { await admin.close() } }
+            let created = try await admin.call("admin.tenants.create", params: ["label": "pipeliner"])
+            let token = try #require(created["token"]?.stringValue)
+            let raw = try await RawLineClient.connect(port: server.port)
+            defer { Task { await raw.close() } }
+            try await raw.send(
+                #"{"jsonrpc":"2.0","id":1,"method":"session.authenticate","params":{"token":"\#(token)"}}"# + "\n"
+                    + #"{"jsonrpc":"2.0","id":2,"method":"settings.set","params":{"key":"k","value":1}}"# + "\n"
+                    + #"{"jsonrpc":"2.0","id":3,"method":"settings.list"}"# + "\n")
+            var replies: [JSONValue] = []
+            for _ in 0..<3 { replies.append(try JSONValue(parsing: try #require(await raw.readLine()))) }
+            for reply in replies {
+                #expect(reply["error"] == nil, "\(reply.jsonString)")
+            }
+        }
+    }
+}

@@ -100,7 +100,7 @@ import Testing
                 for key in ["1", "2"] { try transaction.settings.set(key, to: .string(key)) }
             }
 
-            #expect(try await directory.delete(a) == ["tenant_settings": 3])
+            #expect(try await directory.delete(a) == ["tenant_keys": 0, "tenant_settings": 3])
             #expect(try await directory.get(a) == nil)
             #expect(try await !directory.isActive(a, tokenHash: tokenA))
             #expect(try await directory.delete(a) == nil)
@@ -182,7 +182,8 @@ import Testing
                 }
             }
             #expect(
-                try await fixture.runtime.tenants.delete(a) == ["connections": 1, "messages": 3, "tenant_settings": 1])
+                try await fixture.runtime.tenants.delete(a)
+                    == ["connections": 1, "messages": 3, "tenant_keys": 0, "tenant_settings": 1])
             let left = try await fixture.runtime.withSession(tenant: b) { session in
                 try session.query(
                     "SELECT (SELECT count(*) FROM aerie.connections), (SELECT count(*) FROM aerie.messages)"

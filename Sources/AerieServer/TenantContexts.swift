@@ -1,0 +1,25 @@
+import AerieCore
+import AerieStore
+import Logging
+
+/// Builds the `TenantContext` a handler gets: the tenant's database and keyring, after checking
+/// in one primary-key lookup that the tenant exists, is active and (for a session) still has
+/// the session's token. Sessions use it per call; the inbound DIDComm endpoint uses it without
+/// a token, for the tenant `AerieDatabase.tenantOwning(verkey:)` names.
+struct TenantContexts: Sendable {
+    let database: AerieDatabase
+    let masterKeys: MasterKeyring
+
+    /// Nil when the tenant is missing or suspended, or its token is no longer `tokenHash`.
+    func context(for id: TenantID, tokenHash: [UInt8]?, logger: Logger) async throws -> TenantContext? {
+        guard let wrapped = try await database.tenants.activeWrappedDataKey(id, tokenHash: tokenHash) else {
+            return nil
+        }
+        var tenantLogger = logger
+        tenantLogger[metadataKey: "tenant"] = "\(id)"
+        return TenantContext(
+            tenantID: id, database: database.tenant(id),
+            keyring: ServerTenantKeyring(tenantID: id, wrappedDataKey: wrapped, masterKeys: masterKeys),
+            logger: tenantLogger)
+    }
+}

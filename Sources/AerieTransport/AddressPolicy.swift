@@ -1,0 +1,76 @@
+/// Which peer addresses an outbound fetch may connect to.
+///
+/// Checked on the socket address curl is about to connect, after DNS, so a host name that
+/// resolves to a private address (or a redirect to one) is refused like the literal address.
+package struct AddressPolicy: Sendable, Hashable {
+    /// Allow every address (tests, `AERIE_ALLOW_PRIVATE_URLS=1`).
+    package var allowPrivateAddresses: Bool
+    /// Addresses allowed even when not public, as 4 or 16 raw bytes. For tests that need one
+    /// local server reachable while every other local address stays refused.
+    package var exceptions: Set<[UInt8]>
+
+    package init(allowPrivateAddresses: Bool, exceptions: Set<[UInt8]> = []) {
+        self.allowPrivateAddresses = allowPrivateAddresses
+        self.exceptions = exceptions
+    }
+
+    /// Whether connecting to `address` (4 bytes IPv4 or 16 bytes IPv6) is allowed.
+    package func permits(_ address: [UInt8]) -> Bool {
+        allowPrivateAddresses || exceptions.contains(address) || Self.isPublic(address)
+    }
+
+    /// True for a globally routable unicast address. Refused: unspecified, loopback, private
+    /// (RFC 1918, ULA), CGNAT, link-local, multicast, broadcast, documentation, benchmarking and
+    /// reserved ranges, and IPv6 forms that embed any of those IPv4 addresses (mapped,
+    /// compatible, NAT64, 6to4).
+    package static func isPublic(_ address: [UInt8]) -> Bool {
+        switch address.count {
+        case 4: return isPublicIPv4(address[0], address[1], address[2], address[3])
+        case 16: return isPublicIPv6(address)
+        default: return false
+        }
+    }
+
+    private static func isPublicIPv4(_ a: UInt8, _ b: UInt8, _ c: UInt8, _ d: UInt8) -> Bool {
+        switch (a, b, c) {
+        case (0, _, _): return false  // "this network", 0.0.0.0
+        case (10, _, _): return false  // private
+        case (100, 64...127, _): return false  // CGNAT 100.64/10
+        case (127, _, _): return false  // loopback
+        case (169, 254, _): return false  // link-local
+        case (172, 16...31, _): return false  // private
+        case (192, 0, 0), (192, 0, 2): return false  // IETF protocol assignments, TEST-NET-1
+        case (192, 88, 99): return false  // deprecated 6to4 relay anycast
+        case (192, 168, _): return false  // private
+        case (198, 18...19, _): return false  // benchmarking
+        case (198, 51, 100), (203, 0, 113): return false  // TEST-NET-2, TEST-NET-3
+        case (224...255, _, _): return false  // multicast, reserved, broadcast
+        default: return true
+        }
+    }
+
+    private static func isPublicIPv6(_ bytes: [UInt8]) -> Bool {
+        let first10Zero = bytes[0..<10].allSatisfy { $0 == 0 }
+        // ::ffff:a.b.c.d (mapped) and ::a.b.c.d (compatible, includes :: and ::1).
+        if first10Zero, (bytes[10] == 0xFF && bytes[11] == 0xFF) || (bytes[10] == 0 && bytes[11] == 0) {
+            return isPublicIPv4(bytes[12], bytes[13], bytes[14], bytes[15])
+        }
+        // 64:ff9b::/96 NAT64 and 64:ff9b:1::/48 local-use NAT64.
+        if bytes[0] == 0x00, bytes[1] == 0x64, bytes[2] == 0xFF, bytes[3] == 0x9B {
+            if bytes[4] == 0, bytes[5] == 1 { return false }
+            return isPublicIPv4(bytes[12], bytes[13], bytes[14], bytes[15])
+        }
+        // 2002::/16 6to4 embeds an IPv4 address.
+        if bytes[0] == 0x20, bytes[1] == 0x02 {
+            return isPublicIPv4(bytes[2], bytes[3], bytes[4], bytes[5])
+        }
+        if bytes[0] == 0xFF { return false }  // multicast ff00::/8
+        if bytes[0] & 0xFE == 0xFC { return false }  // unique local fc00::/7
+        if bytes[0] == 0xFE, bytes[1] & 0xC0 == 0x80 { return false }  // link-local fe80::/10
+        if bytes[0] == 0xFE, bytes[1] & 0xC0 == 0xC0 { return false }  // site-local fec0::/10 (deprecated)
+        if bytes[0] == 0x20, bytes[1] == 0x01, bytes[2] == 0x0D, bytes[3] == 0xB8 { return false }  // documentation
+        if bytes[0] == 0x01, bytes[1] == 0x00, bytes[2...7].allSatisfy({ $0 == 0 }) { return false }  // discard 100::/64
+        // Only global unicast 2000::/3 is routable on the Internet.
+        return bytes[0] & 0xE0 == 0x20
+    }
+}

@@ -1,0 +1,45 @@
+extension URLResolver {
+    /// Limits of URL fetching. The defaults are the ones DESIGN.md sets for invitation URLs.
+    public struct Configuration: Sendable {
+        /// Allow loopback, private, link-local and other non-public peer addresses
+        /// (`AERIE_ALLOW_PRIVATE_URLS=1`; tests and closed networks only).
+        public var allowPrivateAddresses: Bool
+        /// Redirects followed at most; one more is an error.
+        public var maxRedirects: Int
+        /// Largest response body accepted.
+        public var maxBodyBytes: Int
+        /// For the whole fetch, redirects included.
+        public var totalTimeout: Duration
+        /// For each TCP (and TLS) connect.
+        public var connectTimeout: Duration
+        /// Blocking threads running transfers; fetches beyond them wait.
+        public var threads: Int
+        /// Fetches running or waiting at most; more fail with `busy`.
+        public var maxPendingFetches: Int
+        /// Longest URL fetched (short URLs are short).
+        public var maxURLBytes: Int
+        public var userAgent: String
+
+        public init(
+            allowPrivateAddresses: Bool = false,
+            maxRedirects: Int = 5,
+            maxBodyBytes: Int = 64 * 1024,
+            totalTimeout: Duration = .seconds(10),
+            connectTimeout: Duration = .seconds(5),
+            threads: Int = 2,
+            maxPendingFetches: Int = 64,
+            maxURLBytes: Int = 8 * 1024,
+            userAgent: String = "aerie"
+        ) {
+            self.allowPrivateAddresses = allowPrivateAddresses
+            self.maxRedirects = maxRedirects
+            self.maxBodyBytes = maxBodyBytes
+            self.totalTimeout = totalTimeout
+            self.connectTimeout = connectTimeout
+            self.threads = threads
+            self.maxPendingFetches = maxPendingFetches
+            self.maxURLBytes = maxURLBytes
+            self.userAgent = userAgent
+        }
+    }
+}

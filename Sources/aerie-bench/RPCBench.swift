@@ -1,0 +1,194 @@
+import AerieClient
+import AerieCore
+import AerieTesting
+import Foundation
+import NIOCore
+import NIOExtras
+import NIOPosix
+import Synchronization
+
+/// `aerie-bench rpc`: closed-loop load over N sessions (each sends a request, waits for the
+/// answer, sends the next) against three targets in one run:
+///   - a bare SwiftNIO line-echo server (the ceiling: framing and sockets only),
+///   - `system.ping` on a live Aerie server,
+///   - `settings.get` on an authenticated tenant session (a real row-level-secured store read).
+/// Client and servers share this machine's cores, as they would on a 2-core box.
+struct RPCBench {
+    var sessions: Int
+    var seconds: Double
+    var warmup: Double
+
+    struct Outcome {
+        var name: String
+        var requests: Int
+        var seconds: Double
+        var p50: Double  // microseconds
+        var p99: Double
+        var rate: Double { Double(requests) / seconds }
+    }
+
+    func run() async throws -> String {
+        let echo = try await EchoServer.start()
+        let echoOutcome = try await measure(name: "echo (bare NIO)", port: echo.port, setup: nil, line: Self.pingLine)
+        try await echo.channel.close()
+
+        let server = try await LiveServer.start()
+        let token = try await benchTenantToken(server)
+        let pingOutcome = try await measure(name: "system.ping", port: server.port, setup: nil, line: Self.pingLine)
+        let authLine = #"{"jsonrpc":"2.0","id":0,"method":"session.authenticate","params":{"token":"\#(token)"}}"#
+        let readLine = #"{"jsonrpc":"2.0","id":1,"method":"settings.get","params":{"key":"bench"}}"#
+        let readOutcome = try await measure(name: "settings.get (auth, RLS read)", port: server.port, setup: authLine, line: readLine)
+        try await server.stop()
+
+        var lines = ["rpc: \(sessions) sessions, closed loop, \(String(format: "%.0f", seconds)) s each after \(String(format: "%.0f", warmup)) s warm-up"]
+        lines.append("  target                          req/s      p50 µs   p99 µs")
+        for outcome in [echoOutcome, pingOutcome, readOutcome] {
+            lines.append(
+                "  " + outcome.name.padding(toLength: 30, withPad: " ", startingAt: 0)
+                    + String(format: "%9.0f  %8.0f %8.0f", outcome.rate, outcome.p50, outcome.p99))
+        }
+        let ratio = pingOutcome.rate / echoOutcome.rate
+        lines.append(String(format: "  ping / echo ratio: %.2f (target >= 0.50)", ratio))
+        lines.append(String(format: "  ping p99: %.2f ms (target < 2 ms at 100 sessions)", pingOutcome.p99 / 1000))
+        return lines.joined(separator: "\n")
+    }
+
+    static let pingLine = #"{"jsonrpc":"2.0","id":1,"method":"system.ping"}"#
+
+    /// Creates the tenant whose sessions read, with one setting to read.
+    private func benchTenantToken(_ server: LiveServer) async throws -> String {
+        let admin = try await server.adminClient()
+        defer { Task { await admin.close() } }
+        let created = try await admin.call("admin.tenants.create", params: ["label": "bench"])
+        let token = created["token"]?.stringValue ?? ""
+        let client = try await server.client()
+        try await client.authenticate(token: token)
+        _ = try await client.call("settings.set", params: ["key": "bench", "value": ["theme": "dark", "n": 42]])
+        await client.close()
+        return token
+    }
+
+    private func measure(name: String, port: Int, setup: String?, line: String) async throws -> Outcome {
+        let phase = LoadPhase()
+        var channels: [any Channel] = []
+        for _ in 0..<sessions {
+            let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineBasedFrameDecoder()))
+                        try channel.pipeline.syncOperations.addHandler(ClosedLoopHandler(setup: setup, request: line, phase: phase))
+                    }
+                }
+                .connect(host: "127.0.0.1", port: port).get()
+            channels.append(channel)
+        }
+        try await Task.sleep(for: .seconds(warmup))
+        phase.value.store(1, ordering: .relaxed)
+        let started = ContinuousClock.now
+        try await Task.sleep(for: .seconds(seconds))
+        phase.value.store(2, ordering: .relaxed)
+        let elapsed = ContinuousClock.now - started
+        var latencies: [UInt64] = []
+        for channel in channels {
+            let collected = try await channel.eventLoop.submit {
+                try channel.pipeline.syncOperations.handler(type: ClosedLoopHandler.self).latencies
+            }.get()
+            latencies += collected
+            try? await channel.close()
+        }
+        latencies.sort()
+        func percentile(_ p: Double) -> Double {
+            guard !latencies.isEmpty else { return .nan }
+            return Double(latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))]) / 1000
+        }
+        let secondsElapsed = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return Outcome(name: name, requests: latencies.count, seconds: secondsElapsed, p50: percentile(0.50), p99: percentile(0.99))
+    }
+}
+
+/// 0 warm-up (not recorded), 1 measuring, 2 stop.
+final class LoadPhase: Sendable {
+    let value = Atomic<Int>(0)
+}
+
+/// Sends a request, records the latency of its answer, sends the next: one in flight per session.
+final class ClosedLoopHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private let setup: String?
+    private let request: String
+    private let phase: LoadPhase
+    private var awaitingSetup: Bool
+    private var sentAt: UInt64 = 0
+    var latencies: [UInt64] = []
+
+    init(setup: String?, request: String, phase: LoadPhase) {
+        self.setup = setup
+        self.request = request + "\n"
+        self.phase = phase
+        self.awaitingSetup = setup != nil
+        latencies.reserveCapacity(200_000)
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        if let setup {
+            context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(string: setup + "\n")), promise: nil)
+        } else {
+            send(context)
+        }
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        if awaitingSetup {
+            awaitingSetup = false
+            send(context)
+            return
+        }
+        switch phase.value.load(ordering: .relaxed) {
+        case 0: send(context)
+        case 1:
+            latencies.append(now - sentAt)
+            send(context)
+        default: break
+        }
+    }
+
+    private func send(_ context: ChannelHandlerContext) {
+        sentAt = DispatchTime.now().uptimeNanoseconds
+        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(string: request)), promise: nil)
+    }
+}
+
+/// The ceiling: reads lines and writes each straight back.
+enum EchoServer {
+    final class EchoHandler: ChannelInboundHandler {
+        typealias InboundIn = ByteBuffer
+        typealias OutboundOut = ByteBuffer
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            var line = unwrapInboundIn(data)
+            var out = context.channel.allocator.buffer(capacity: line.readableBytes + 1)
+            out.writeBuffer(&line)
+            out.writeInteger(UInt8(ascii: "\n"))
+            context.writeAndFlush(wrapOutboundOut(out), promise: nil)
+        }
+    }
+
+    static func start() async throws -> (channel: any Channel, port: Int) {
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.backlog, value: 256)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineBasedFrameDecoder()))
+                    try channel.pipeline.syncOperations.addHandler(EchoHandler())
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+        return (channel, channel.localAddress?.port ?? 0)
+    }
+}

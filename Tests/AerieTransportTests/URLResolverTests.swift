@@ -1,0 +1,244 @@
+import AerieCore
+import AerieTransport
+import Logging
+import Testing
+
+/// The resolver against a live local HTTP server: SSRF guard on the connected address, schemes,
+/// redirects, size and time limits.
+@Suite struct URLResolverTests {
+    static let logger = Logger(label: "test.url-resolver")
+
+    /// Runs `body` with a fresh server and a resolver, shutting both down afterwards.
+    func withServer(
+        allowPrivate: Bool = true, policy: AddressPolicy? = nil, totalTimeout: Duration = .seconds(10),
+        threads: Int = 2, maxPendingFetches: Int = 64, _ body: (TestHTTPServer, URLResolver) async throws -> Void
+    ) async throws {
+        let server = try await TestHTTPServer.start()
+        let configuration = URLResolver.Configuration(
+            allowPrivateAddresses: allowPrivate, totalTimeout: totalTimeout, threads: threads,
+            maxPendingFetches: maxPendingFetches)
+        let resolver =
+            if let policy { URLResolver(configuration: configuration, policy: policy, logger: Self.logger) }
+            else { URLResolver(configuration: configuration, logger: Self.logger) }
+        do {
+            try await body(server, resolver)
+        } catch {
+            await resolver.shutdown()
+            await server.shutdown()
+            throw error
+        }
+        await resolver.shutdown()
+        await server.shutdown()
+    }
+
+    @discardableResult
+    func expectFetchError(
+        _ code: URLFetchError.Code, sourceLocation: SourceLocation = #_sourceLocation,
+        _ body: () async throws -> FetchedURL
+    ) async -> URLFetchError? {
+        do {
+            let fetched = try await body()
+            Issue.record("expected \(code), fetched \(fetched.url) status \(fetched.status)", sourceLocation: sourceLocation)
+        } catch let error as URLFetchError {
+            #expect(error.code == code, "\(String(reflecting: error))", sourceLocation: sourceLocation)
+            return error
+        } catch {
+            Issue.record("expected URLFetchError \(code), got \(String(reflecting: error))", sourceLocation: sourceLocation)
+        }
+        return nil
+    }
+
+    @Test func fetchesJSONWithAcceptHeader() async throws {
+        try await withServer { server, resolver in
+            let fetched = try await resolver.fetch(server.url("/json"))
+            #expect(fetched.status == 200)
+            #expect(fetched.contentType == "application/json")
+            #expect(String(decoding: fetched.body, as: UTF8.self) == TestHTTPServer.invitationJSON)
+            #expect(fetched.url == server.url("/json"))
+            #expect(fetched.redirectLocation == nil)
+            let other = try await resolver.fetch(URLFetchRequest(url: server.url("/json"), accept: "text/html"))
+            #expect(other.status == 406)
+        }
+    }
+
+    @Test func loopbackIsRefusedByDefault() async throws {
+        try await withServer(allowPrivate: false) { server, resolver in
+            let error = await expectFetchError(.forbiddenAddress) { try await resolver.fetch(server.url("/json")) }
+            #expect(error?.message.contains("127.0.0.1") == false)
+            #expect(error.map { String(reflecting: $0) }?.contains("127.0.0.1") == true)
+            #expect(server.requests.isEmpty)
+        }
+    }
+
+    /// Host names are checked on the address they resolve to, not on their spelling.
+    @Test func namesAndSpellingsOfLocalAddressesAreRefused() async throws {
+        try await withServer(allowPrivate: false) { server, resolver in
+            for host in ["localhost", "LOCALHOST", "[::1]", "[::ffff:127.0.0.1]", "2130706433", "0x7f000001", "127.1", "0.0.0.0"] {
+                do {
+                    let fetched = try await resolver.fetch(server.url("/json", host: host))
+                    Issue.record("\(host) was fetched: \(fetched.status)")
+                } catch let error as URLFetchError {
+                    // A spelling curl cannot even parse or resolve is refused too.
+                    #expect([.forbiddenAddress, .unreachable, .invalidURL].contains(error.code), "\(host): \(String(reflecting: error))")
+                    if ["localhost", "[::1]", "[::ffff:127.0.0.1]", "0.0.0.0"].contains(host) {
+                        #expect(error.code == .forbiddenAddress, "\(host): \(String(reflecting: error))")
+                    }
+                }
+            }
+            #expect(server.requests.isEmpty)
+        }
+    }
+
+    @Test func privateAddressesAllowedWhenConfigured() async throws {
+        try await withServer(allowPrivate: true) { server, resolver in
+            let fetched1 = try await resolver.fetch(server.url("/json"))
+            #expect(fetched1.status == 200)
+            let fetched2 = try await resolver.fetch(server.url("/json", host: "localhost"))
+            #expect(fetched2.status == 200)
+        }
+    }
+
+    @Test func redirectToARefusedAddressIsRefused() async throws {
+        // The test server is the one local address allowed; everything else stays refused.
+        let policy = AddressPolicy(allowPrivateAddresses: false, exceptions: [[127, 0, 0, 1]])
+        try await withServer(policy: policy) { server, resolver in
+            let fetched3 = try await resolver.fetch(server.url("/json"))
+            #expect(fetched3.status == 200)
+            let target = "http://127.0.0.2:\(server.port)/json"
+            await expectFetchError(.forbiddenAddress) { try await resolver.fetch(server.url("/to?url=\(target)")) }
+            let metadata = "http://169.254.169.254/latest/meta-data/"
+            await expectFetchError(.forbiddenAddress) { try await resolver.fetch(server.url("/to?url=\(metadata)")) }
+        }
+    }
+
+    @Test(arguments: [
+        "file:///etc/passwd", "ftp://127.0.0.1/pub", "gopher://127.0.0.1:70/1", "dict://127.0.0.1:2628/d:x",
+        "ldap://127.0.0.1/", "telnet://127.0.0.1:23", "scp://127.0.0.1/x", "javascript:alert(1)", "127.0.0.1:80/json",
+        "//127.0.0.1/json",
+    ])
+    func nonHTTPSchemesAreRefused(url: String) async throws {
+        let resolver = URLResolver(configuration: .init(allowPrivateAddresses: true), logger: Self.logger)
+        await expectFetchError(.forbiddenScheme) { try await resolver.fetch(url) }
+        await resolver.shutdown()
+    }
+
+    @Test func malformedURLsAreRefused() async throws {
+        let resolver = URLResolver(configuration: .init(allowPrivateAddresses: true), logger: Self.logger)
+        for url in ["", "http://a b/", "http://x/\u{0}", "https://x.example/\n", "http://" + String(repeating: "a", count: 9000)] {
+            await expectFetchError(.invalidURL) { try await resolver.fetch(url) }
+        }
+        await resolver.shutdown()
+    }
+
+    @Test func redirectToOtherSchemesIsRefused() async throws {
+        try await withServer { server, resolver in
+            for target in ["file:///etc/passwd", "ftp://127.0.0.1/x", "gopher://127.0.0.1:70/1"] {
+                await expectFetchError(.forbiddenScheme) { try await resolver.fetch(server.url("/to?url=\(target)")) }
+            }
+        }
+    }
+
+    @Test func followsFiveRedirectsNotSix() async throws {
+        try await withServer { server, resolver in
+            let fetched = try await resolver.fetch(server.url("/redirect/5"))
+            #expect(fetched.status == 200)
+            #expect(fetched.url == server.url("/json"))
+            #expect(String(decoding: fetched.body, as: UTF8.self) == TestHTTPServer.invitationJSON)
+            await expectFetchError(.tooManyRedirects) { try await resolver.fetch(server.url("/redirect/6")) }
+        }
+    }
+
+    /// An invitation URL needs no request to its host: the redirect to it is the answer.
+    @Test func redirectToAnInvitationURLIsReturnedUnfollowed() async throws {
+        try await withServer { server, resolver in
+            let request = URLFetchRequest(
+                url: server.url("/invite-redirect"), stopAtRedirectsWithQueryItems: ["c_i", "oob", "d_m"])
+            let fetched = try await resolver.fetch(request)
+            #expect(fetched.status == 302)
+            #expect(fetched.redirectLocation == TestHTTPServer.inviteLocation)
+            #expect(fetched.body.isEmpty)
+            #expect(server.requests == ["/invite-redirect"])
+        }
+        // Followed, the target (a documentation-range address) would be refused.
+        let policy = AddressPolicy(allowPrivateAddresses: false, exceptions: [[127, 0, 0, 1]])
+        try await withServer(policy: policy) { server, resolver in
+            await expectFetchError(.forbiddenAddress) { try await resolver.fetch(server.url("/invite-redirect")) }
+        }
+    }
+
+    @Test func bodiesOver64KiBAreCutOff() async throws {
+        try await withServer { server, resolver in
+            let fetched4 = try await resolver.fetch(server.url("/bytes/65536"))
+            #expect(fetched4.body.count == 65536)
+            await expectFetchError(.tooLarge) { try await resolver.fetch(server.url("/bytes/65537")) }
+            await expectFetchError(.tooLarge) { try await resolver.fetch(server.url("/bytes/1000000")) }
+            // Without a Content-Length the write callback stops it.
+            let fetched5 = try await resolver.fetch(server.url("/chunked/65536"))
+            #expect(fetched5.body.count == 65536)
+            await expectFetchError(.tooLarge) { try await resolver.fetch(server.url("/chunked/70000")) }
+            await expectFetchError(.tooLarge) { try await resolver.fetch(server.url("/chunked/5000000")) }
+        }
+    }
+
+    @Test func slowServerTimesOut() async throws {
+        try await withServer(totalTimeout: .milliseconds(500)) { server, resolver in
+            let clock = ContinuousClock()
+            let start = clock.now
+            await expectFetchError(.timeout) { try await resolver.fetch(server.url("/slow")) }
+            #expect(start.duration(to: clock.now) < .seconds(3))
+        }
+    }
+
+    @Test func timeoutCoversTheWholeRedirectChain() async throws {
+        try await withServer(totalTimeout: .milliseconds(700)) { server, resolver in
+            let clock = ContinuousClock()
+            let start = clock.now
+            await expectFetchError(.timeout) { try await resolver.fetch(server.url("/to?url=/slow")) }
+            #expect(start.duration(to: clock.now) < .seconds(3))
+        }
+    }
+
+    @Test func cancellationStopsATransfer() async throws {
+        try await withServer { server, resolver in
+            let clock = ContinuousClock()
+            let start = clock.now
+            let task = Task { try await resolver.fetch(server.url("/slow")) }
+            try await Task.sleep(for: .milliseconds(300))
+            task.cancel()
+            let result = await task.result
+            #expect(throws: CancellationError.self) { try result.get() }
+            #expect(start.duration(to: clock.now) < .seconds(4))
+        }
+    }
+
+    @Test func tooManyWaitingFetchesAreBusy() async throws {
+        try await withServer(totalTimeout: .seconds(2), threads: 1, maxPendingFetches: 1) { server, resolver in
+            let slow = Task { try? await resolver.fetch(server.url("/slow")) }
+            try await Task.sleep(for: .milliseconds(200))
+            await expectFetchError(.busy) { try await resolver.fetch(server.url("/json")) }
+            slow.cancel()
+            _ = await slow.value
+        }
+    }
+
+    @Test func unreachableServer() async throws {
+        let resolver = URLResolver(
+            configuration: .init(allowPrivateAddresses: true, totalTimeout: .seconds(3)), logger: Self.logger)
+        await expectFetchError(.unreachable) { try await resolver.fetch("http://127.0.0.1:1/") }
+        await resolver.shutdown()
+    }
+
+    @Test func shutDownResolverAnswersUnreachable() async throws {
+        let resolver = URLResolver(configuration: .init(allowPrivateAddresses: true), logger: Self.logger)
+        await resolver.shutdown()
+        await expectFetchError(.unreachable) { try await resolver.fetch("http://127.0.0.1:1/") }
+    }
+
+    @Test func queryItemNames() {
+        #expect(URLResolver.queryItemNames("https://x/p?a=1&c%5Fi=2&oob#frag?d_m=3") == ["a", "c_i", "oob"])
+        #expect(URLResolver.queryItemNames("https://x/p") == [])
+        #expect(URLResolver.hasHTTPScheme("HTTPS://x"))
+        #expect(!URLResolver.hasHTTPScheme("httpx://x"))
+        #expect(!URLResolver.hasHTTPScheme("http:x"))
+    }
+}
