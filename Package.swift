@@ -68,7 +68,8 @@ let package = Package(
         .target(
             name: "AerieServer",
             dependencies: [
-                "AerieCore", "AerieCrypto", "AerieStore", "AerieRPC", "SystemPlugin",
+                "AerieCore", "AerieCrypto", "AerieStore", "AerieRPC", "AerieTransport", "SystemPlugin",
+                "ConnectionsPlugin",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]

@@ -2,6 +2,8 @@ import AerieCore
 import AerieCrypto
 import AerieRPC
 import AerieStore
+import AerieTransport
+import ConnectionsPlugin
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -13,7 +15,7 @@ public enum AerieApplication {
     public static let version = "0.1.0"
 
     /// Protocol plugins that can be named in `AERIE_PLUGINS`. `system` and `session` are always on.
-    static let availablePlugins: [String] = []
+    static let availablePlugins: [String] = ["connections"]
 
     /// Everything started and ready to run under a `ServiceGroup`.
     public struct Prepared: Sendable {
@@ -72,7 +74,13 @@ public enum AerieApplication {
             try router.install(SystemPlugin(version: version))
             try router.install(SessionMethods(authenticator: authenticator))
             try router.install(AdminMethods(database: database, masterKeys: masterKeys))
+            let resolver = URLResolver(
+                configuration: URLResolver.Configuration(allowPrivateAddresses: configuration.allowPrivateURLs), logger: logger)
             for name in try selectedPlugins(configuration) {
+                switch name {
+                case "connections": try router.install(ConnectionsPlugin(fetcher: resolver))
+                default: break
+                }
                 logger.info("plugin enabled", metadata: ["plugin": "\(name)"])
             }
             for plugin in extraPlugins { try router.install(plugin) }
@@ -81,8 +89,9 @@ public enum AerieApplication {
                 configuration: configuration.rpc, router: router, authenticator: authenticator,
                 serverVersion: version, logger: logger)
             let databaseService = DatabaseService(database: database, embedded: embedded, logger: logger)
+            let transportService = TransportService(resolver: resolver)
             return Prepared(
-                rpcServer: rpcServer, services: [databaseService, rpcServer], database: database,
+                rpcServer: rpcServer, services: [databaseService, transportService, rpcServer], database: database,
                 adminTokenFile: adminTokenFile)
         } catch {
             if let embedded { try? await embedded.stop() }
@@ -156,6 +165,16 @@ public enum AerieApplication {
         try? FileManager.default.removeItem(at: file)
         try SecretFile.create(file, contents: token)
         logger.notice("admin token created", metadata: ["file": "\(file.path)"])
+    }
+}
+
+/// Owns the outbound HTTP machinery; stops its threads after the RPC server drained.
+struct TransportService: Service {
+    let resolver: URLResolver
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        await resolver.shutdown()
     }
 }
 

@@ -21,6 +21,8 @@ public struct AerieConfiguration: Sendable {
     public var masterKeyBase64: String?
     /// `AERIE_LOG_LEVEL`: trace, debug, info, notice, warning, error, critical. Default info.
     public var logLevel: Logger.Level
+    /// `AERIE_ALLOW_PRIVATE_URLS=1`: let invitation URLs reach loopback/private addresses (tests only).
+    public var allowPrivateURLs: Bool
 
     public init(
         home: URL = URL(fileURLWithPath: ".aerie"),
@@ -31,7 +33,8 @@ public struct AerieConfiguration: Sendable {
         rpc: RPCServerConfiguration = RPCServerConfiguration(),
         plugins: [String]? = nil,
         masterKeyBase64: String? = nil,
-        logLevel: Logger.Level = .info
+        logLevel: Logger.Level = .info,
+        allowPrivateURLs: Bool = false
     ) {
         self.home = home
         self.databaseURL = databaseURL
@@ -42,6 +45,7 @@ public struct AerieConfiguration: Sendable {
         self.plugins = plugins
         self.masterKeyBase64 = masterKeyBase64
         self.logLevel = logLevel
+        self.allowPrivateURLs = allowPrivateURLs
     }
 
     public struct Invalid: Error, CustomStringConvertible {
@@ -89,6 +93,11 @@ public struct AerieConfiguration: Sendable {
             }
             config.logLevel = parsed
         }
+        switch nonEmpty("AERIE_ALLOW_PRIVATE_URLS") {
+        case nil, "0": config.allowPrivateURLs = false
+        case "1": config.allowPrivateURLs = true
+        case let other?: throw Invalid(description: "AERIE_ALLOW_PRIVATE_URLS must be 0 or 1, got '\(other)'")
+        }
         return config
     }
 
@@ -123,5 +132,6 @@ public struct AerieConfiguration: Sendable {
           AERIE_PLUGINS                comma-separated protocol plugins to load (all)
           AERIE_MASTER_KEY             base64 32-byte master key; unset = AERIE_HOME/master-key (created 0600)
           AERIE_LOG_LEVEL              trace|debug|info|notice|warning|error|critical (info)
+          AERIE_ALLOW_PRIVATE_URLS     1 lets invitation URLs reach loopback/private addresses; tests only (0)
         """
 }
