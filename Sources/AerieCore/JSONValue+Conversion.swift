@@ -3,9 +3,14 @@ import Foundation
 extension JSONValue {
     /// Encodes any Encodable into a JSONValue (through JSON text; results are small).
     public init<T: Encodable>(encoding value: T) throws {
-        if let direct = value as? JSONValue {
-            self = direct
-            return
+        // Hot paths: results that already are JSON scalars or values need no encoder.
+        switch value {
+        case let direct as JSONValue: self = direct; return
+        case let string as String: self = .string(string); return
+        case let bool as Bool: self = .bool(bool); return
+        case let int as Int: self = .int(Int64(int)); return
+        case let int as Int64: self = .int(int); return
+        default: break
         }
         let data = try JSONEncoder.aerie.encode(value)
         self = try JSONValue(parsing: data)

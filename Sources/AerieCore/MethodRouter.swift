@@ -112,6 +112,14 @@ public struct MethodRouter: Sendable {
     public func inboundRoute(for type: String) -> InboundRoute? { inbound[InboundMessage.normalizedType(type)] }
 
     static func decodeParams<Params: Decodable>(_ type: Params.Type, from raw: JSONValue?) throws -> Params {
+        // Hot path: methods without params skip the Codable round trip entirely.
+        if Params.self == NoParams.self {
+            switch raw {
+            case nil, .null?: return NoParams() as! Params
+            case .object(let fields)? where fields.isEmpty: return NoParams() as! Params
+            default: break
+            }
+        }
         let value: JSONValue
         switch raw {
         case nil, .null?: value = .object([:])

@@ -57,18 +57,12 @@ struct Keys: AsyncParsableCommand {
 
         func run() async throws {
             try await reporting {
-                let configuration: AerieConfiguration
-                do {
-                    configuration = try AerieConfiguration.fromEnvironment()
-                } catch {
-                    throw AdminFailure(exitCode: 2, message: "\(error)")
-                }
+                let configuration = try DirectDatabaseAccess.configuration()
                 var newKey: MasterKey? = nil
                 if let newKeyFile {
                     newKey = try Self.readKey(newKeyFile)
                 }
-                var logger = Logger(label: "aerie-admin")
-                logger.logLevel = .warning
+                let logger = DirectDatabaseAccess.logger
                 let rotation: AerieApplication.MasterKeyRotation
                 do {
                     rotation = try await AerieApplication.rotateMasterKey(

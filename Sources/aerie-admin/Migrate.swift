@@ -19,14 +19,8 @@ struct Migrate: AsyncParsableCommand {
 
     func run() async throws {
         try await reporting {
-            let configuration: AerieConfiguration
-            do {
-                configuration = try AerieConfiguration.fromEnvironment()
-            } catch {
-                throw AdminFailure(exitCode: 2, message: "\(error)")
-            }
-            var logger = Logger(label: "aerie-admin")
-            logger.logLevel = .warning
+            let configuration = try DirectDatabaseAccess.configuration()
+            let logger = DirectDatabaseAccess.logger
             let schema = configuration.schemaDirectory ?? SchemaLocator.defaultDirectory()
             let applied: [Int]
             do {

@@ -17,6 +17,8 @@ struct RPCBench {
     var sessions: Int
     var seconds: Double
     var warmup: Double
+    /// Requests per second each session sends in the paced (latency) runs.
+    var pacedRatePerSession: Double
 
     struct Outcome {
         var name: String
@@ -38,6 +40,12 @@ struct RPCBench {
         let authLine = #"{"jsonrpc":"2.0","id":0,"method":"session.authenticate","params":{"token":"\#(token)"}}"#
         let readLine = #"{"jsonrpc":"2.0","id":1,"method":"settings.get","params":{"key":"bench"}}"#
         let readOutcome = try await measure(name: "settings.get (auth, RLS read)", port: server.port, setup: authLine, line: readLine)
+        let interval = TimeAmount.nanoseconds(Int64(1e9 / pacedRatePerSession))
+        let pacedPing = try await measure(name: "system.ping", port: server.port, setup: nil, line: Self.pingLine, interval: interval)
+        let pacedRead = try await measure(name: "settings.get", port: server.port, setup: authLine, line: readLine, interval: interval)
+        let pacedEcho = try await EchoServer.start()
+        let pacedEchoOutcome = try await measure(name: "echo (bare NIO)", port: pacedEcho.port, setup: nil, line: Self.pingLine, interval: interval)
+        try await pacedEcho.channel.close()
         try await server.stop()
 
         var lines = ["rpc: \(sessions) sessions, closed loop, \(String(format: "%.0f", seconds)) s each after \(String(format: "%.0f", warmup)) s warm-up"]
@@ -49,7 +57,15 @@ struct RPCBench {
         }
         let ratio = pingOutcome.rate / echoOutcome.rate
         lines.append(String(format: "  ping / echo ratio: %.2f (target >= 0.50)", ratio))
-        lines.append(String(format: "  ping p99: %.2f ms (target < 2 ms at 100 sessions)", pingOutcome.p99 / 1000))
+        lines.append(
+            String(format: "paced latency: %d sessions x %.0f req/s (%.0f req/s offered)", sessions, pacedRatePerSession, Double(sessions) * pacedRatePerSession))
+        lines.append("  target                          req/s      p50 µs   p99 µs")
+        for outcome in [pacedEchoOutcome, pacedPing, pacedRead] {
+            lines.append(
+                "  " + outcome.name.padding(toLength: 30, withPad: " ", startingAt: 0)
+                    + String(format: "%9.0f  %8.0f %8.0f", outcome.rate, outcome.p50, outcome.p99))
+        }
+        lines.append(String(format: "  ping p99 at %d sessions: %.2f ms (target < 2 ms)", sessions, pacedPing.p99 / 1000))
         return lines.joined(separator: "\n")
     }
 
@@ -68,7 +84,7 @@ struct RPCBench {
         return token
     }
 
-    private func measure(name: String, port: Int, setup: String?, line: String) async throws -> Outcome {
+    private func measure(name: String, port: Int, setup: String?, line: String, interval: TimeAmount? = nil) async throws -> Outcome {
         let phase = LoadPhase()
         var channels: [any Channel] = []
         for _ in 0..<sessions {
@@ -77,7 +93,7 @@ struct RPCBench {
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineBasedFrameDecoder()))
-                        try channel.pipeline.syncOperations.addHandler(ClosedLoopHandler(setup: setup, request: line, phase: phase))
+                        try channel.pipeline.syncOperations.addHandler(ClosedLoopHandler(setup: setup, request: line, phase: phase, interval: interval))
                     }
                 }
                 .connect(host: "127.0.0.1", port: port).get()
@@ -121,13 +137,16 @@ final class ClosedLoopHandler: ChannelInboundHandler {
     private let request: String
     private let phase: LoadPhase
     private var awaitingSetup: Bool
+    private let interval: TimeAmount?
     private var sentAt: UInt64 = 0
+    private var nextSendAt = NIODeadline.now()
     var latencies: [UInt64] = []
 
-    init(setup: String?, request: String, phase: LoadPhase) {
+    init(setup: String?, request: String, phase: LoadPhase, interval: TimeAmount?) {
         self.setup = setup
         self.request = request + "\n"
         self.phase = phase
+        self.interval = interval
         self.awaitingSetup = setup != nil
         latencies.reserveCapacity(200_000)
     }
@@ -157,7 +176,19 @@ final class ClosedLoopHandler: ChannelInboundHandler {
         }
     }
 
+    /// Closed loop: send at once. Paced: send at the session's next slot (latency excludes the wait).
     private func send(_ context: ChannelHandlerContext) {
+        guard let interval else { return sendNow(context) }
+        nextSendAt = max(nextSendAt + interval, .now())
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        context.eventLoop.scheduleTask(deadline: nextSendAt) {
+            let (handler, context) = loopBound.value
+            handler.sendNow(context)
+        }
+    }
+
+    private func sendNow(_ context: ChannelHandlerContext) {
+        guard context.channel.isActive else { return }
         sentAt = DispatchTime.now().uptimeNanoseconds
         context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(string: request)), promise: nil)
     }

@@ -1,8 +1,13 @@
 import Foundation
+import NIOCore
+import NIOPosix
 
 /// aerie-bench: benchmarks that print numbers. `aerie-bench rpc [--sessions N] [--seconds S]`,
 /// `aerie-bench crypto [--iterations N]`, or `aerie-bench all`.
 let arguments = Array(CommandLine.arguments.dropFirst())
+// Same executor set-up as aerie-server: async code runs on the NIO event loops.
+let takeOver = !arguments.contains("--no-executor-takeover")
+    && NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
 
 func option(_ name: String, default value: Double) -> Double {
     guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count, let parsed = Double(arguments[index + 1]) else {
@@ -14,8 +19,10 @@ func option(_ name: String, default value: Double) -> Double {
 let usage = """
     USAGE: aerie-bench <rpc|crypto|all> [options]
 
-      rpc      closed-loop JSON-RPC load: bare NIO echo ceiling, system.ping, authenticated settings.get
+      rpc      JSON-RPC load: bare NIO echo ceiling, system.ping, authenticated settings.get;
+               closed loop (throughput) then paced (latency at a fixed offered load)
                --sessions N (100)  --seconds S (5)  --warmup S (1)
+               --paced-rate R (100): per-session req/s of the paced latency runs
                Needs PostgreSQL: AERIE_TEST_PG (superuser conninfo) or it starts a throwaway cluster.
       crypto   DIDComm v1 authcrypt pack+unpack vs the raw libsodium calls it needs
                --iterations N (3000)
@@ -32,9 +39,10 @@ if command == "crypto" || command == "all" {
     print(runCryptoBench(iterations: Int(option("--iterations", default: 3000))))
 }
 if command == "rpc" || command == "all" {
+    print("executor: \(takeOver ? "NIO event loops run Swift concurrency" : "default cooperative pool")")
     let bench = RPCBench(
         sessions: Int(option("--sessions", default: 100)), seconds: option("--seconds", default: 5),
-        warmup: option("--warmup", default: 1))
+        warmup: option("--warmup", default: 1), pacedRatePerSession: option("--paced-rate", default: 100))
     do {
         print(try await bench.run())
     } catch {
