@@ -1,18 +1,24 @@
 import AerieCore
 
-/// `connections.*`: reading invitations now; creating, connecting and listing connections come
-/// with the connection store.
+/// `connections.*`: reading invitations, and the invitee side of RFC 0160 (create, connect,
+/// Response handling, state queries).
 public struct ConnectionsPlugin: AeriePlugin {
     public static let name = "connections"
 
     public let reader: InvitationReader
     public let lookup: any ConnectionLookup
+    public let service: ConnectionService
 
     /// `fetcher` resolves short URLs (AerieTransport's `URLResolver` in the server);
-    /// `lookup` finds an existing connection for an invitation.
-    public init(fetcher: any URLFetcher, lookup: any ConnectionLookup = NoConnectionLookup()) {
+    /// `lookup` finds an existing connection for an invitation; `endpoint` is where peers reach
+    /// us (`AERIE_PUBLIC_ENDPOINT`).
+    public init(
+        fetcher: any URLFetcher, lookup: any ConnectionLookup = StoreConnectionLookup(),
+        endpoint: @escaping @Sendable () -> String = { "http://127.0.0.1:7401" }, label: String = "Aerie"
+    ) {
         self.reader = InvitationReader(fetcher: fetcher)
         self.lookup = lookup
+        self.service = ConnectionService(endpoint: endpoint, defaultLabel: label)
     }
 
     public func register(with router: inout MethodRouter) throws {
@@ -32,6 +38,7 @@ public struct ConnectionsPlugin: AeriePlugin {
             return ResolvedInvitation(
                 invitation: invitation.json, summary: try await plugin.summary(of: invitation, tenant: tenant))
         }
+        try registerConnectionMethods(with: &router)
     }
 
     func read(_ params: ParseInvitationParams) async throws -> Invitation {

@@ -14,6 +14,9 @@ public protocol TenantTransaction {
     var settings: any TenantSettingsRepository { get }
     /// Sealed private keys; use the key wallet (`tenant.keys`, AerieCrypto) instead.
     var keys: any TenantKeyRepository { get }
+    var connections: any ConnectionRepository { get }
+    var mailbox: any MailboxRepository { get }
+    var outbox: any OutboxRepository { get }
 }
 
 /// Free-form per-tenant settings: the first tenant-owned table, and the one the isolation tests

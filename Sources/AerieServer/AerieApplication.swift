@@ -7,6 +7,7 @@ import ConnectionsPlugin
 import Foundation
 import Logging
 import ServiceLifecycle
+import Synchronization
 import SystemPlugin
 
 /// Wires a running Aerie: database (embedded or external), migrations, secrets, plugins, router
@@ -20,6 +21,8 @@ public enum AerieApplication {
     /// Everything started and ready to run under a `ServiceGroup`.
     public struct Prepared: Sendable {
         public let rpcServer: RPCServer
+        /// The inbound DIDComm endpoint (`listeningPort()` reads back port 0).
+        public let didcommServer: DIDCommHTTPServer
         /// Run these in this order; the group stops them in reverse (RPC drains before the database closes).
         public let services: [any Service]
         public let database: AerieDatabase
@@ -68,7 +71,10 @@ public enum AerieApplication {
             let adminTokenFile = configuration.home.appendingPathComponent("admin-token")
             try await initializeAdminToken(database: database, file: adminTokenFile, logger: logger)
 
-            let contexts = TenantContexts(database: database, masterKeys: masterKeys)
+            let wakeup = OutboxWakeup()
+            var contexts = TenantContexts(database: database, masterKeys: masterKeys)
+            contexts.outboxSignal = wakeup
+            let endpoint = PublicEndpoint(configuration.publicEndpoint)
             let authenticator = TenantAuthenticator(database: database, contexts: contexts)
             var router = MethodRouter()
             try router.install(SystemPlugin(version: version))
@@ -76,9 +82,10 @@ public enum AerieApplication {
             try router.install(AdminMethods(database: database, masterKeys: masterKeys))
             let resolver = URLResolver(
                 configuration: URLResolver.Configuration(allowPrivateAddresses: configuration.allowPrivateURLs), logger: logger)
+            let connectionsPlugin = ConnectionsPlugin(fetcher: resolver, endpoint: { endpoint.value })
             for name in try selectedPlugins(configuration) {
                 switch name {
-                case "connections": try router.install(ConnectionsPlugin(fetcher: resolver))
+                case "connections": try router.install(connectionsPlugin)
                 default: break
                 }
                 logger.info("plugin enabled", metadata: ["plugin": "\(name)"])
@@ -90,8 +97,28 @@ public enum AerieApplication {
                 serverVersion: version, logger: logger)
             let databaseService = DatabaseService(database: database, embedded: embedded, logger: logger)
             let transportService = TransportService(resolver: resolver)
+            let inbound = InboundProcessor(database: database, contexts: contexts, router: router, logger: logger)
+            let didcommServer = DIDCommHTTPServer(
+                configuration: DIDCommHTTPServer.Configuration(
+                    host: configuration.didcommHost, port: configuration.didcommPort,
+                    maxBodyBytes: configuration.didcommMaxBodyBytes),
+                logger: logger,
+                onBound: { port in endpoint.bound(host: configuration.didcommHost, port: port) }
+            ) { body in
+                (await inbound.process(body).httpStatus, nil)
+            }
+            var services: [any Service] = [databaseService, transportService]
+            if configuration.deliveryEnabled {
+                services.append(OutboxDeliveryService(
+                database: database, contexts: contexts,
+                delivery: HTTPDelivery(configuration: HTTPDelivery.Configuration(allowPrivateAddresses: configuration.allowPrivateURLs)),
+                inbound: inbound, connections: connectionsPlugin.service, wakeup: wakeup,
+                maxAttempts: configuration.deliveryMaxAttempts, backoff: configuration.deliveryBackoff,
+                pollInterval: configuration.deliveryPollInterval, logger: logger))
+            }
+            services += [didcommServer, rpcServer]
             return Prepared(
-                rpcServer: rpcServer, services: [databaseService, transportService, rpcServer], database: database,
+                rpcServer: rpcServer, didcommServer: didcommServer, services: services, database: database,
                 adminTokenFile: adminTokenFile)
         } catch {
             if let embedded { try? await embedded.stop() }
@@ -166,6 +193,21 @@ public enum AerieApplication {
         try SecretFile.create(file, contents: token)
         logger.notice("admin token created", metadata: ["file": "\(file.path)"])
     }
+}
+
+/// The endpoint peers are told: configured, or `http://<listen host>:<bound port>` once bound.
+final class PublicEndpoint: Sendable {
+    private let configured: String?
+    private let boundValue = Mutex<String?>(nil)
+
+    init(_ configured: String?) { self.configured = configured }
+
+    func bound(host: String, port: Int) {
+        let shown = host.contains(":") ? "[\(host)]" : host
+        boundValue.withLock { $0 = "http://\(shown):\(port)" }
+    }
+
+    var value: String { configured ?? boundValue.withLock { $0 } ?? "http://127.0.0.1:7401" }
 }
 
 /// Owns the outbound HTTP machinery; stops its threads after the RPC server drained.

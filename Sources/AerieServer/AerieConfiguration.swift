@@ -23,6 +23,21 @@ public struct AerieConfiguration: Sendable {
     public var logLevel: Logger.Level
     /// `AERIE_ALLOW_PRIVATE_URLS=1`: let invitation URLs reach loopback/private addresses (tests only).
     public var allowPrivateURLs: Bool
+    /// `AERIE_DIDCOMM_LISTEN`: inbound DIDComm HTTP `HOST:PORT`. Default 127.0.0.1:7401.
+    public var didcommHost: String
+    public var didcommPort: Int
+    /// `AERIE_PUBLIC_ENDPOINT`: the endpoint peers are told; default `http://<didcomm listen>`.
+    public var publicEndpoint: String?
+    /// `AERIE_DIDCOMM_MAX_BODY_BYTES`: largest inbound message (1 MiB).
+    public var didcommMaxBodyBytes: Int
+    /// Outbound delivery: attempts before a message (and a connection still being set up) fails.
+    public var deliveryMaxAttempts: Int
+    /// Outbound delivery: first retry delay, doubled each attempt (capped at 5 minutes).
+    public var deliveryBackoff: Duration
+    /// Outbound delivery: how often the outbox is polled besides the in-process wake-up.
+    public var deliveryPollInterval: Duration
+    /// Whether this process delivers the outbox (tests turn it off to hold messages back).
+    public var deliveryEnabled: Bool
 
     public init(
         home: URL = URL(fileURLWithPath: ".aerie"),
@@ -34,7 +49,15 @@ public struct AerieConfiguration: Sendable {
         plugins: [String]? = nil,
         masterKeyBase64: String? = nil,
         logLevel: Logger.Level = .info,
-        allowPrivateURLs: Bool = false
+        allowPrivateURLs: Bool = false,
+        didcommHost: String = "127.0.0.1",
+        didcommPort: Int = 7401,
+        publicEndpoint: String? = nil,
+        didcommMaxBodyBytes: Int = 1 << 20,
+        deliveryMaxAttempts: Int = 6,
+        deliveryBackoff: Duration = .seconds(2),
+        deliveryPollInterval: Duration = .seconds(1),
+        deliveryEnabled: Bool = true
     ) {
         self.home = home
         self.databaseURL = databaseURL
@@ -46,6 +69,14 @@ public struct AerieConfiguration: Sendable {
         self.masterKeyBase64 = masterKeyBase64
         self.logLevel = logLevel
         self.allowPrivateURLs = allowPrivateURLs
+        self.didcommHost = didcommHost
+        self.didcommPort = didcommPort
+        self.publicEndpoint = publicEndpoint
+        self.didcommMaxBodyBytes = didcommMaxBodyBytes
+        self.deliveryMaxAttempts = deliveryMaxAttempts
+        self.deliveryBackoff = deliveryBackoff
+        self.deliveryPollInterval = deliveryPollInterval
+        self.deliveryEnabled = deliveryEnabled
     }
 
     public struct Invalid: Error, CustomStringConvertible {
@@ -98,6 +129,17 @@ public struct AerieConfiguration: Sendable {
         case "1": config.allowPrivateURLs = true
         case let other?: throw Invalid(description: "AERIE_ALLOW_PRIVATE_URLS must be 0 or 1, got '\(other)'")
         }
+        if let listen = nonEmpty("AERIE_DIDCOMM_LISTEN") {
+            (config.didcommHost, config.didcommPort) = try parseListen(listen, variable: "AERIE_DIDCOMM_LISTEN")
+        }
+        if let endpoint = nonEmpty("AERIE_PUBLIC_ENDPOINT") {
+            guard endpoint.hasPrefix("http://") || endpoint.hasPrefix("https://") else {
+                throw Invalid(description: "AERIE_PUBLIC_ENDPOINT must be an http(s) URL, got '\(endpoint)'")
+            }
+            config.publicEndpoint = endpoint
+        }
+        if let v = try integer("AERIE_DIDCOMM_MAX_BODY_BYTES", 1024...(64 << 20)) { config.didcommMaxBodyBytes = v }
+        if let v = try integer("AERIE_DELIVERY_MAX_ATTEMPTS", 1...100) { config.deliveryMaxAttempts = v }
         return config
     }
 
@@ -132,6 +174,10 @@ public struct AerieConfiguration: Sendable {
           AERIE_PLUGINS                comma-separated protocol plugins to load (all)
           AERIE_MASTER_KEY             base64 32-byte master key; unset = AERIE_HOME/master-key (created 0600)
           AERIE_LOG_LEVEL              trace|debug|info|notice|warning|error|critical (info)
-          AERIE_ALLOW_PRIVATE_URLS     1 lets invitation URLs reach loopback/private addresses; tests only (0)
+          AERIE_ALLOW_PRIVATE_URLS     1 lets invitation URLs and peer endpoints be loopback/private addresses; tests only (0)
+          AERIE_DIDCOMM_LISTEN         inbound DIDComm HTTP HOST:PORT (127.0.0.1:7401)
+          AERIE_PUBLIC_ENDPOINT        the endpoint peers are told (http://<AERIE_DIDCOMM_LISTEN>)
+          AERIE_DIDCOMM_MAX_BODY_BYTES largest inbound DIDComm message; larger answers 413 (1048576)
+          AERIE_DELIVERY_MAX_ATTEMPTS  delivery attempts before a message fails (6)
         """
 }

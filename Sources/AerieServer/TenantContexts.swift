@@ -9,6 +9,7 @@ import Logging
 struct TenantContexts: Sendable {
     let database: AerieDatabase
     let masterKeys: MasterKeyring
+    var outboxSignal: any OutboxSignal = NoOutboxSignal()
 
     /// Nil when the tenant is missing or suspended, or its token is no longer `tokenHash`.
     func context(for id: TenantID, tokenHash: [UInt8]?, logger: Logger) async throws -> TenantContext? {
@@ -20,6 +21,6 @@ struct TenantContexts: Sendable {
         return TenantContext(
             tenantID: id, database: database.tenant(id),
             keyring: ServerTenantKeyring(tenantID: id, wrappedDataKey: wrapped, masterKeys: masterKeys),
-            logger: tenantLogger)
+            logger: tenantLogger, outboxSignal: outboxSignal)
     }
 }

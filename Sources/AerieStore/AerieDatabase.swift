@@ -1,4 +1,5 @@
 import AerieCore
+import Foundation
 import Logging
 
 /// The server's runtime access to PostgreSQL, as the runtime login role: the tenant directory,
@@ -27,6 +28,21 @@ public struct AerieDatabase: Sendable {
         try await pool.read { session in
             let result = try session.query("SELECT aerie.tenant_for_verkey($1)::text", [.text(verkey)])
             return result.rowCount == 1 ? result.string(0, 0).flatMap(TenantID.init) : nil
+        }
+    }
+
+    /// Outbox rows due for delivery across all tenants, as (tenant, row id) only: the delivery
+    /// service then reads and updates each row under its tenant. Goes through `aerie.due_outbox`.
+    public func dueOutbox(limit: Int) async throws -> [(tenant: TenantID, id: UUID)] {
+        try await pool.read { session in
+            let result = try session.query(
+                "SELECT tenant_id::text, id::text FROM aerie.due_outbox($1::int4)", [.int(max(1, min(limit, 1000)))])
+            return (0..<result.rowCount).compactMap { row in
+                guard let tenant = result.string(row, 0).flatMap(TenantID.init),
+                    let id = result.string(row, 1).flatMap(UUID.init(uuidString:))
+                else { return nil }
+                return (tenant, id)
+            }
         }
     }
 

@@ -28,4 +28,16 @@ struct PostgresTenantTransaction: TenantTransaction {
     var keys: any TenantKeyRepository {
         PostgresKeyRepository(tenantID: tenantID, session: session)
     }
+
+    var connections: any ConnectionRepository {
+        PostgresConnectionRepository(tenantID: tenantID, session: session)
+    }
+
+    var mailbox: any MailboxRepository {
+        PostgresMailboxRepository(tenantID: tenantID, session: session)
+    }
+
+    var outbox: any OutboxRepository {
+        PostgresOutboxRepository(tenantID: tenantID, session: session)
+    }
 }

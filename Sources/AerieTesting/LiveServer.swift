@@ -10,14 +10,25 @@ import ServiceLifecycle
 /// free port (port 0, read back), run under a `ServiceGroup` exactly as `aerie-server` runs.
 public final class LiveServer: Sendable {
     public let port: Int
+    /// The inbound DIDComm HTTP port (bound as port 0, read back).
+    public let didcommPort: Int
     public let adminToken: String
     public let home: URL
     public let database: TestDatabase
+    /// What it was started with, for `restarted(_:)`.
+    public let configuration: AerieConfiguration
+    private let extraPlugins: [any AeriePlugin]
     private let group: ServiceGroup
     private let running: Task<Void, any Error>
 
-    private init(port: Int, adminToken: String, home: URL, database: TestDatabase, group: ServiceGroup, running: Task<Void, any Error>) {
+    private init(
+        port: Int, didcommPort: Int, adminToken: String, home: URL, database: TestDatabase, group: ServiceGroup,
+        running: Task<Void, any Error>, configuration: AerieConfiguration, extraPlugins: [any AeriePlugin]
+    ) {
+        self.configuration = configuration
+        self.extraPlugins = extraPlugins
         self.port = port
+        self.didcommPort = didcommPort
         self.adminToken = adminToken
         self.home = home
         self.database = database
@@ -28,15 +39,24 @@ public final class LiveServer: Sendable {
     public static func start(
         extraPlugins: [any AeriePlugin] = [],
         plugins: [String]? = nil,
-        rpc configure: (inout RPCServerConfiguration) -> Void = { _ in }
+        rpc configure: (inout RPCServerConfiguration) -> Void = { _ in },
+        server configureServer: (inout AerieConfiguration) -> Void = { _ in }
     ) async throws -> LiveServer {
         let database = try await TestPostgres.shared.freshDatabase()
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("aerie-live-\(UUID().uuidString)")
         var rpc = RPCServerConfiguration(host: "127.0.0.1", port: 0)
         configure(&rpc)
-        let configuration = AerieConfiguration(
+        var configuration = AerieConfiguration(
             home: home, databaseURL: database.runtimeConninfo, ownerDatabaseURL: database.ownerConninfo,
-            databasePoolSize: 4, rpc: rpc, plugins: plugins, logLevel: .warning)
+            databasePoolSize: 4, rpc: rpc, plugins: plugins, logLevel: .warning, didcommPort: 0)
+        configureServer(&configuration)
+        return try await launch(configuration: configuration, database: database, extraPlugins: extraPlugins)
+    }
+
+    private static func launch(
+        configuration: AerieConfiguration, database: TestDatabase, extraPlugins: [any AeriePlugin]
+    ) async throws -> LiveServer {
+        let home = configuration.home
         var logger = Logger(label: "aerie-test")
         logger.logLevel = .warning
         let prepared = try await AerieApplication.prepare(configuration: configuration, logger: logger, extraPlugins: extraPlugins)
@@ -45,8 +65,23 @@ public final class LiveServer: Sendable {
                 services: prepared.services.map { .init(service: $0) }, gracefulShutdownSignals: [], logger: logger))
         let running = Task { try await group.run() }
         let port = try await prepared.rpcServer.listeningPort()
+        let didcommPort = try await prepared.didcommServer.listeningPort()
         let token = try String(contentsOf: prepared.adminTokenFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-        return LiveServer(port: port, adminToken: token, home: home, database: database, group: group, running: running)
+        return LiveServer(
+            port: port, didcommPort: didcommPort, adminToken: token, home: home, database: database, group: group,
+            running: running, configuration: configuration, extraPlugins: extraPlugins)
+    }
+
+    /// Stops this server gracefully, keeping its database and state directory, and starts a new
+    /// one on them with the same DIDComm port (peers were told it), as a process restart would.
+    /// Stop only the returned server afterwards.
+    public func restarted(_ change: (inout AerieConfiguration) -> Void = { _ in }) async throws -> LiveServer {
+        await group.triggerGracefulShutdown()
+        try await running.value
+        var next = configuration
+        next.didcommPort = didcommPort
+        change(&next)
+        return try await Self.launch(configuration: next, database: database, extraPlugins: extraPlugins)
     }
 
     /// Starts a server, runs `body`, and always stops it and drops its database.
@@ -54,9 +89,10 @@ public final class LiveServer: Sendable {
         extraPlugins: [any AeriePlugin] = [],
         plugins: [String]? = nil,
         rpc configure: (inout RPCServerConfiguration) -> Void = { _ in },
+        server configureServer: (inout AerieConfiguration) -> Void = { _ in },
         _ body: (LiveServer) async throws -> Void
     ) async throws {
-        let server = try await start(extraPlugins: extraPlugins, plugins: plugins, rpc: configure)
+        let server = try await start(extraPlugins: extraPlugins, plugins: plugins, rpc: configure, server: configureServer)
         do {
             try await body(server)
         } catch {

@@ -61,7 +61,14 @@ public final class RawLineClient: Sendable {
     }
 
     public func close() async {
+        channel.outbound.finish()
         try? await channel.channel.close()
         reader.cancel()
+    }
+
+    /// A client dropped without `close()` must still finish its writer (NIO traps otherwise).
+    deinit {
+        channel.outbound.finish()
+        channel.channel.close(promise: nil)
     }
 }

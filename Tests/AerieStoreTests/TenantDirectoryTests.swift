@@ -100,7 +100,7 @@ import Testing
                 for key in ["1", "2"] { try transaction.settings.set(key, to: .string(key)) }
             }
 
-            #expect(try await directory.delete(a) == ["tenant_keys": 0, "tenant_settings": 3])
+            #expect(try await directory.delete(a) == ["connections": 0, "mailbox": 0, "outbox": 0, "tenant_keys": 0, "tenant_settings": 3])
             #expect(try await directory.get(a) == nil)
             #expect(try await !directory.isActive(a, tokenHash: tokenA))
             #expect(try await directory.delete(a) == nil)
@@ -148,34 +148,34 @@ import Testing
                 fixture.database.ownerConninfo,
                 """
                 DO $$ BEGIN
-                CREATE TABLE aerie.connections (
+                CREATE TABLE aerie.later_parents (
                     tenant_id uuid NOT NULL REFERENCES aerie.tenants (id), id int,
                     PRIMARY KEY (tenant_id, id));
-                CREATE TABLE aerie.messages (
+                CREATE TABLE aerie.later_children (
                     tenant_id uuid NOT NULL, connection_id int, uid int,
                     PRIMARY KEY (tenant_id, uid),
-                    FOREIGN KEY (tenant_id, connection_id) REFERENCES aerie.connections (tenant_id, id));
-                ALTER TABLE aerie.connections ENABLE ROW LEVEL SECURITY;
-                ALTER TABLE aerie.connections FORCE ROW LEVEL SECURITY;
-                ALTER TABLE aerie.messages ENABLE ROW LEVEL SECURITY;
-                ALTER TABLE aerie.messages FORCE ROW LEVEL SECURITY;
-                CREATE POLICY tenant_isolation ON aerie.connections
+                    FOREIGN KEY (tenant_id, connection_id) REFERENCES aerie.later_parents (tenant_id, id));
+                ALTER TABLE aerie.later_parents ENABLE ROW LEVEL SECURITY;
+                ALTER TABLE aerie.later_parents FORCE ROW LEVEL SECURITY;
+                ALTER TABLE aerie.later_children ENABLE ROW LEVEL SECURITY;
+                ALTER TABLE aerie.later_children FORCE ROW LEVEL SECURITY;
+                CREATE POLICY tenant_isolation ON aerie.later_parents
                     USING (tenant_id = NULLIF(current_setting('aerie.tenant_id', true), '')::uuid)
                     WITH CHECK (tenant_id = NULLIF(current_setting('aerie.tenant_id', true), '')::uuid);
-                CREATE POLICY tenant_isolation ON aerie.messages
+                CREATE POLICY tenant_isolation ON aerie.later_children
                     USING (tenant_id = NULLIF(current_setting('aerie.tenant_id', true), '')::uuid)
                     WITH CHECK (tenant_id = NULLIF(current_setting('aerie.tenant_id', true), '')::uuid);
-                GRANT SELECT, INSERT, DELETE ON aerie.connections, aerie.messages TO aerie_runtime;
+                GRANT SELECT, INSERT, DELETE ON aerie.later_parents, aerie.later_children TO aerie_runtime;
                 END $$
                 """)
             let a = try await fixture.createTenant("A").id
             let b = try await fixture.createTenant("B").id
             for (tenant, messages) in [(a, 3), (b, 1)] {
                 try await fixture.runtime.withSession(tenant: tenant) { session in
-                    try session.execute("INSERT INTO aerie.connections VALUES ($1::uuid, 1)", [.text(tenant.rawValue)])
+                    try session.execute("INSERT INTO aerie.later_parents VALUES ($1::uuid, 1)", [.text(tenant.rawValue)])
                     for uid in 0..<messages {
                         try session.execute(
-                            "INSERT INTO aerie.messages VALUES ($1::uuid, 1, $2::int)", [.text(tenant.rawValue), .int(uid)])
+                            "INSERT INTO aerie.later_children VALUES ($1::uuid, 1, $2::int)", [.text(tenant.rawValue), .int(uid)])
                     }
                     try session.execute(
                         "INSERT INTO aerie.tenant_settings VALUES ($1::uuid, 'k', '1')", [.text(tenant.rawValue)])
@@ -183,10 +183,10 @@ import Testing
             }
             #expect(
                 try await fixture.runtime.tenants.delete(a)
-                    == ["connections": 1, "messages": 3, "tenant_keys": 0, "tenant_settings": 1])
+                    == ["connections": 0, "later_children": 3, "later_parents": 1, "mailbox": 0, "outbox": 0, "tenant_keys": 0, "tenant_settings": 1])
             let left = try await fixture.runtime.withSession(tenant: b) { session in
                 try session.query(
-                    "SELECT (SELECT count(*) FROM aerie.connections), (SELECT count(*) FROM aerie.messages)"
+                    "SELECT (SELECT count(*) FROM aerie.later_parents), (SELECT count(*) FROM aerie.later_children)"
                 ).allRows()
             }
             #expect(left == [["1", "1"]])

@@ -1,0 +1,140 @@
+import AerieCore
+import AerieCrypto
+import Foundation
+
+/// The RFC 0160 messages Aerie writes and reads, in the legacy DIDDoc format ACA-Py parses
+/// (`acapy_agent/connections/models/diddoc`).
+public enum ConnectionMessages {
+    public static let requestType = "https://didcomm.org/connections/1.0/request"
+    public static let responseType = "https://didcomm.org/connections/1.0/response"
+    public static let problemReportType = "https://didcomm.org/connections/1.0/problem_report"
+    public static let notificationProblemReportType = "https://didcomm.org/notification/1.0/problem-report"
+    public static let trustPingType = "https://didcomm.org/trust_ping/1.0/ping"
+    public static let trustPingResponseType = "https://didcomm.org/trust_ping/1.0/ping_response"
+
+    /// The legacy DIDDoc of an unqualified DID with one Ed25519 key and one IndyAgent service.
+    public static func didDoc(did: String, verkey: String, endpoint: String) -> JSONValue {
+        let qualified = "did:sov:\(did)"
+        let keyId = "\(qualified)#1"
+        return .object([
+            "@context": .string("https://w3id.org/did/v1"),
+            "id": .string(qualified),
+            "publicKey": .array([
+                .object([
+                    "id": .string(keyId), "type": .string("Ed25519VerificationKey2018"),
+                    "controller": .string(qualified), "publicKeyBase58": .string(verkey),
+                ])
+            ]),
+            "authentication": .array([
+                .object(["type": .string("Ed25519SignatureAuthentication2018"), "publicKey": .string(keyId)])
+            ]),
+            "service": .array([
+                .object([
+                    "id": .string("\(qualified);indy"), "type": .string("IndyAgent"), "priority": .int(0),
+                    "recipientKeys": .array([.string(verkey)]), "routingKeys": .array([]),
+                    "serviceEndpoint": .string(endpoint),
+                ])
+            ]),
+        ])
+    }
+
+    /// A Connection Request; its `@id` becomes the thread id, `pthid` is the invitation's `@id`.
+    /// With `returnRoute`, asks the inviter to answer on the same HTTP response
+    /// (`~transport.return_route: all`), for an invitee whose endpoint the inviter cannot reach.
+    public static func request(
+        id: String, label: String, did: String, verkey: String, endpoint: String, invitationId: String,
+        returnRoute: Bool = false
+    ) -> JSONValue {
+        var fields: [String: JSONValue] = [
+            "@type": .string(requestType),
+            "@id": .string(id),
+            "label": .string(label),
+            "connection": .object(["DID": .string(did), "DIDDoc": didDoc(did: did, verkey: verkey, endpoint: endpoint)]),
+            "~thread": .object(["thid": .string(id), "pthid": .string(invitationId)]),
+        ]
+        if returnRoute { fields["~transport"] = .object(["return_route": .string("all")]) }
+        return .object(fields)
+    }
+
+    public static func trustPing(id: String = UUID().uuidString.lowercased(), threadId: String?) -> JSONValue {
+        var fields: [String: JSONValue] = [
+            "@type": .string(trustPingType), "@id": .string(id), "response_requested": .bool(false),
+        ]
+        if let threadId { fields["~thread"] = .object(["thid": .string(threadId)]) }
+        return .object(fields)
+    }
+
+    /// The peer's side of a verified Response.
+    public struct PeerConnection: Sendable, Hashable {
+        public var did: String
+        public var verkey: String
+        public var endpoint: String
+        public var routingKeys: [String]
+    }
+
+    /// Verifies a Response's `connection~sig` against `invitationKey` and reads the peer's DID,
+    /// key and endpoint from its DIDDoc. Throws `CryptoError` for a bad signature and
+    /// `AerieError(.invalidParams)` for a malformed message.
+    public static func readResponse(_ message: JSONValue, invitationKey: String) throws -> PeerConnection {
+        guard let sig = message["connection~sig"] else {
+            throw AerieError.invalidParams("the response has no connection~sig", field: "message")
+        }
+        let verified = try SignatureDecorator(json: sig).verify(expectedSigner: invitationKey)
+        let connection = verified.value
+        guard let did = connection["DID"]?.stringValue ?? connection["did"]?.stringValue,
+            let doc = connection["DIDDoc"] ?? connection["did_doc"]
+        else { throw AerieError.invalidParams("the signed connection has no DID and DIDDoc", field: "message") }
+        return try peer(did: InvitationMatchKeys.normalizedDID(did), doc: doc)
+    }
+
+    /// The first usable service of a legacy DIDDoc (lowest priority first).
+    static func peer(did: String, doc: JSONValue) throws -> PeerConnection {
+        var keysById: [String: String] = [:]
+        if case .array(let keys)? = doc["publicKey"] {
+            for key in keys {
+                if let id = key["id"]?.stringValue, let b58 = key["publicKeyBase58"]?.stringValue { keysById[id] = b58 }
+            }
+        }
+        func resolve(_ ref: String) throws -> String {
+            if let found = keysById[ref] { return found }
+            if ref.contains("#"), !ref.hasPrefix("did:key:") {
+                if let found = keysById.first(where: { $0.key.hasSuffix("#" + (ref.split(separator: "#").last ?? "")) })?.value {
+                    return found
+                }
+            }
+            return try KeyReference.verkeyBase58(from: ref)
+        }
+        guard case .array(let services)? = doc["service"], !services.isEmpty else {
+            throw AerieError.invalidParams("the DIDDoc has no service", field: "message")
+        }
+        let sorted = services.prefix(20).sorted { ($0["priority"]?.intValue ?? 0) < ($1["priority"]?.intValue ?? 0) }
+        for service in sorted {
+            guard let endpoint = service["serviceEndpoint"]?.stringValue,
+                case .array(let recipients)? = service["recipientKeys"], let first = recipients.first?.stringValue
+            else { continue }
+            var routing: [String] = []
+            if case .array(let keys)? = service["routingKeys"] {
+                for key in keys.prefix(10) { if let ref = key.stringValue { routing.append(try resolve(ref)) } }
+            }
+            return PeerConnection(did: did, verkey: try resolve(first), endpoint: endpoint, routingKeys: routing)
+        }
+        throw AerieError.invalidParams("the DIDDoc has no service with an endpoint and a recipient key", field: "message")
+    }
+
+    /// A human-readable reason from a problem report (either protocol).
+    public static func problemReason(_ message: JSONValue) -> String {
+        if let text = message["explain"]?.stringValue ?? message["explain_ltxt"]?.stringValue { return String(text.prefix(500)) }
+        if let description = message["description"] {
+            if let en = description["en"]?.stringValue { return String(en.prefix(500)) }
+            if let code = description["code"]?.stringValue { return String(code.prefix(200)) }
+            if let text = description.stringValue { return String(text.prefix(500)) }
+        }
+        if let code = message["problem-code"]?.stringValue { return String(code.prefix(200)) }
+        return "the peer sent a problem report"
+    }
+
+    /// `~thread.thid` or nil.
+    public static func threadId(_ message: JSONValue) -> String? {
+        message["~thread"]?["thid"]?.stringValue
+    }
+}

@@ -1,0 +1,230 @@
+import AerieCore
+import AerieCrypto
+import Foundation
+
+/// The driver of `ConnectionStateMachine`: reads and writes the store, packs with the tenant's
+/// key wallet, and enqueues envelopes in the outbox in the same transaction as the state change.
+public struct ConnectionService: Sendable {
+    /// Where peers reach us (`AERIE_PUBLIC_ENDPOINT`); a function because a server listening on
+    /// port 0 knows it only once bound.
+    public var endpoint: @Sendable () -> String
+    /// The label sent in Requests when the caller gives none.
+    public var defaultLabel: String
+
+    public init(endpoint: @escaping @Sendable () -> String, defaultLabel: String = "Aerie") {
+        self.endpoint = endpoint
+        self.defaultLabel = defaultLabel
+    }
+
+    // MARK: - Create and connect
+
+    public func create(_ invitation: Invitation, tenant: TenantContext) async throws -> ConnectionRecord {
+        let keys = InvitationMatchKeys(invitation)
+        let record = ConnectionRecord(
+            invitation: invitation.json, invitationKind: invitation.kind.rawValue, invitationId: keys.id,
+            publicDid: keys.publicDid, firstRecipientKey: keys.firstRecipientKey,
+            invitationEndpoint: invitation.serviceEndpoint, invitationRoutingKeys: invitation.routingKeys,
+            label: invitation.label, logoUrl: invitation.logoUrl, goal: invitation.goal, goalCode: invitation.goalCode)
+        try await tenant.database.transaction { try $0.connections.insert(record) }
+        return record
+    }
+
+    /// Makes the pairwise key and DID, packs the Request and enqueues it with the state change to
+    /// `requested`.
+    public func connect(_ id: UUID, label: String?, returnRoute: Bool = false, tenant: TenantContext) async throws
+        -> ConnectionRecord
+    {
+        let record = try await load(id, tenant: tenant)
+        try Self.checkConnectable(record)
+        _ = try ConnectionStateMachine.apply(.connect, in: record.state)
+        guard let invitationKey = record.firstRecipientKey, let destination = record.invitationEndpoint else {
+            throw AerieError(.unsupportedInvitation, "the invitation names no endpoint and recipient key to connect to")
+        }
+        let verkey = try await Self.crypto { try await tenant.keys.createKey() }
+        let did = try Self.crypto { KeyReference.unqualifiedDID(verkey: try Base58.decode(verkey)) }
+        let requestId = UUID().uuidString.lowercased()
+        let request = ConnectionMessages.request(
+            id: requestId, label: label ?? defaultLabel, did: did, verkey: verkey, endpoint: endpoint(),
+            invitationId: record.invitationId ?? "", returnRoute: returnRoute)
+        let envelope = try await pack(
+            request, to: invitationKey, routingKeys: record.invitationRoutingKeys, from: verkey, tenant: tenant)
+        let updated = try await tenant.database.transaction { tx -> ConnectionRecord in
+            guard var current = try tx.connections.getForUpdate(id) else { throw AerieError.notFound("no connection \(id)") }
+            let transition = try ConnectionStateMachine.apply(.connect, in: current.state)
+            current.state = transition.state
+            current.myDid = did
+            current.myVerkey = verkey
+            current.threadId = requestId
+            try tx.connections.update(current)
+            try tx.outbox.enqueue(OutboxItem(connectionId: id, endpoint: destination, envelope: envelope))
+            return current
+        }
+        tenant.outboxSignal.outboxChanged()
+        return updated
+    }
+
+    static func checkConnectable(_ record: ConnectionRecord) throws {
+        switch Invitation.Kind(rawValue: record.invitationKind) {
+        case .aries?: return
+        case .outOfBand?:
+            let protocols = (record.invitation["handshake_protocols"].flatMap { value -> [String]? in
+                guard case .array(let items) = value else { return nil }
+                return items.compactMap(\.stringValue)
+            }) ?? []
+            guard protocols.contains(where: { $0.hasSuffix("connections/1.0") }) else {
+                throw AerieError(
+                    .unsupportedInvitation,
+                    "this out-of-band invitation offers no connections/1.0 handshake (didexchange is not supported yet)")
+            }
+        case .proprietary?, .proprietaryAbbreviated?:
+            throw AerieError(
+                .unsupportedInvitation, "proprietary (Evernym agency) invitations cannot be connected: their agency protocol is retired")
+        case nil:
+            throw AerieError(.unsupportedInvitation, "unknown invitation kind \(record.invitationKind)")
+        }
+    }
+
+    // MARK: - Inbound
+
+    /// Applies a Response or problem report to the connection it belongs to. Returns the
+    /// connection after the event, or nil when no connection of the tenant matches.
+    @discardableResult
+    public func apply(_ message: JSONValue, recipientVerkey: String?, connectionId: UUID?, mailboxUid: UUID?,
+                      tenant: TenantContext) async throws -> ConnectionRecord? {
+        guard let type = message["@type"]?.stringValue.map(InboundMessage.normalizedType) else {
+            throw AerieError.invalidParams("the message has no @type", field: "message")
+        }
+        let found: ConnectionRecord? = try await tenant.database.transaction { tx in
+            if let connectionId { return try tx.connections.get(connectionId) }
+            if let recipientVerkey { return try tx.connections.findByMyVerkey(recipientVerkey) }
+            return nil
+        }
+        guard let record = found else { return nil }
+        if let thid = ConnectionMessages.threadId(message), let mine = record.threadId, thid != mine {
+            throw AerieError(.conflict, "the message belongs to another thread than this connection's request")
+        }
+        switch type {
+        case ConnectionMessages.responseType:
+            guard let invitationKey = record.firstRecipientKey, let myVerkey = record.myVerkey else {
+                throw AerieError(.conflict, "the connection has not sent a request")
+            }
+            _ = try ConnectionStateMachine.apply(.responseVerified, in: record.state)
+            let peer: ConnectionMessages.PeerConnection
+            do {
+                peer = try ConnectionMessages.readResponse(message, invitationKey: invitationKey)
+            } catch let error as CryptoError {
+                return try await fail(record.id, event: .problem(reason: "the response's connection~sig is invalid: \(error.message)"),
+                                      report: nil, mailboxUid: mailboxUid, tenant: tenant)
+            }
+            let ping = ConnectionMessages.trustPing(threadId: nil)
+            let envelope = try await pack(ping, to: peer.verkey, routingKeys: peer.routingKeys, from: myVerkey, tenant: tenant)
+            let updated = try await tenant.database.transaction { tx -> ConnectionRecord in
+                guard var current = try tx.connections.getForUpdate(record.id) else {
+                    throw AerieError.notFound("no connection \(record.id)")
+                }
+                let transition = try ConnectionStateMachine.apply(.responseVerified, in: current.state)
+                current.state = transition.state
+                current.theirDid = peer.did
+                current.theirVerkey = peer.verkey
+                current.theirEndpoint = peer.endpoint
+                current.theirRoutingKeys = peer.routingKeys
+                try tx.connections.update(current)
+                if transition.actions.contains(.sendTrustPing) {
+                    try tx.outbox.enqueue(OutboxItem(connectionId: current.id, endpoint: peer.endpoint, envelope: envelope))
+                }
+                if let mailboxUid { try tx.mailbox.updateStatus(mailboxUid, to: MailboxMessage.reviewed) }
+                return current
+            }
+            tenant.outboxSignal.outboxChanged()
+            return updated
+        case ConnectionMessages.problemReportType, ConnectionMessages.notificationProblemReportType:
+            return try await fail(
+                record.id, event: .problem(reason: ConnectionMessages.problemReason(message)), report: message,
+                mailboxUid: mailboxUid, tenant: tenant)
+        default:
+            throw AerieError.invalidParams("a \(type) message does not change a connection's state", field: "message")
+        }
+    }
+
+    /// Moves the connection to `failed` (problem report, bad response, undeliverable request).
+    @discardableResult
+    public func fail(_ id: UUID, event: ConnectionStateMachine.Event, report: JSONValue?, mailboxUid: UUID?,
+                     tenant: TenantContext) async throws -> ConnectionRecord {
+        try await tenant.database.transaction { tx -> ConnectionRecord in
+            guard var current = try tx.connections.getForUpdate(id) else { throw AerieError.notFound("no connection \(id)") }
+            let transition = try ConnectionStateMachine.apply(event, in: current.state)
+            current.state = transition.state
+            for case .recordFailure(let reason) in transition.actions { current.failureReason = reason }
+            if let report { current.problemReport = report }
+            try tx.connections.update(current)
+            if let mailboxUid { try tx.mailbox.updateStatus(mailboxUid, to: MailboxMessage.reviewed) }
+            return current
+        }
+    }
+
+    /// `connections.updateState`: applies Responses or problem reports waiting in the mailbox.
+    public func updateState(_ id: UUID, tenant: TenantContext) async throws -> ConnectionRecord {
+        var record = try await load(id, tenant: tenant)
+        guard record.state == .requested || record.state == .responded else { return record }
+        let waiting = try await tenant.database.transaction { tx in
+            try tx.mailbox.list(connectionId: id, status: MailboxMessage.received, type: nil, limit: 50)
+        }
+        for message in waiting where [
+            ConnectionMessages.responseType, ConnectionMessages.problemReportType,
+            ConnectionMessages.notificationProblemReportType,
+        ].contains(message.type) {
+            if let updated = try? await apply(
+                message.payload, recipientVerkey: nil, connectionId: id, mailboxUid: message.uid, tenant: tenant)
+            {
+                record = updated
+                if record.state != .requested { break }
+            }
+        }
+        return record
+    }
+
+    public func load(_ id: UUID, tenant: TenantContext) async throws -> ConnectionRecord {
+        guard let record = try await tenant.database.transaction({ try $0.connections.get(id) }) else {
+            throw AerieError.notFound("no connection \(id.uuidString.lowercased())")
+        }
+        return record
+    }
+
+    // MARK: - Packing
+
+    func pack(_ message: JSONValue, to recipientKey: String, routingKeys: [String], from sender: String,
+              tenant: TenantContext) async throws -> [UInt8] {
+        try await Self.crypto {
+            let packed = try await tenant.keys.pack(message.serialized(), to: [recipientKey], from: sender)
+            return try Forward.wrap(packed, recipientKey: recipientKey, routingKeys: routingKeys)
+        }
+    }
+
+    /// CryptoError as AerieError, once, here.
+    static func crypto<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as CryptoError {
+            throw aerieError(error)
+        }
+    }
+
+    static func crypto<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as CryptoError {
+            throw aerieError(error)
+        }
+    }
+
+    static func aerieError(_ error: CryptoError) -> AerieError {
+        switch error.code {
+        case .invalidKey, .invalidDID, .invalidEncoding:
+            AerieError(.invalidInvitation, error.message, details: String(reflecting: error))
+        case .invalidSignature, .malformedSignature, .invalidMessage, .malformedEnvelope:
+            AerieError(.invalidParams, error.message, field: "message", details: String(reflecting: error))
+        default:
+            AerieError.internalError(details: String(reflecting: error))
+        }
+    }
+}

@@ -1,0 +1,56 @@
+import AerieCore
+
+/// The invitee side of RFC 0160 as a pure function: an event and the current state in, the new
+/// state and the actions to take out. The driver (`ConnectionService`) does the I/O.
+public enum ConnectionStateMachine {
+    public enum Event: Sendable, Hashable {
+        /// `connections.connect`: a Request is to be sent.
+        case connect
+        /// A Response whose `connection~sig` verified against the invitation key and whose
+        /// `~thread.thid` is our Request's `@id`.
+        case responseVerified
+        /// A problem report from the peer, or a Response that failed verification.
+        case problem(reason: String)
+        /// The outbox gave up delivering a message of this connection.
+        case deliveryFailed(reason: String)
+    }
+
+    public enum Action: Sendable, Hashable {
+        case sendRequest
+        /// A trust ping so the inviter moves its side to `active`.
+        case sendTrustPing
+        case recordFailure(reason: String)
+    }
+
+    public struct Transition: Sendable, Hashable {
+        public var state: ConnectionRecord.State
+        public var actions: [Action]
+    }
+
+    /// Throws `conflict` when the event does not apply in `state`.
+    public static func apply(_ event: Event, in state: ConnectionRecord.State) throws -> Transition {
+        switch (state, event) {
+        case (.initialized, .connect):
+            return Transition(state: .requested, actions: [.sendRequest])
+        case (.requested, .responseVerified), (.responded, .responseVerified):
+            return Transition(state: .accepted, actions: [.sendTrustPing])
+        case (.initialized, .problem(let reason)), (.requested, .problem(let reason)), (.responded, .problem(let reason)),
+            (.initialized, .deliveryFailed(let reason)), (.requested, .deliveryFailed(let reason)),
+            (.responded, .deliveryFailed(let reason)):
+            return Transition(state: .failed, actions: [.recordFailure(reason: reason)])
+        default:
+            throw AerieError(
+                .conflict, "the connection is \(state.rawValue); \(name(event)) does not apply",
+                data: ["state": .int(Int64(state.number)), "stateName": .string(state.rawValue)])
+        }
+    }
+
+    static func name(_ event: Event) -> String {
+        switch event {
+        case .connect: "connecting"
+        case .responseVerified: "a response"
+        case .problem: "a problem report"
+        case .deliveryFailed: "a delivery failure"
+        }
+    }
+}

@@ -1,0 +1,324 @@
+import AerieCore
+import Foundation
+
+extension ConnectionsPlugin {
+    func registerConnectionMethods(with router: inout MethodRouter) throws {
+        let plugin = self
+        let service = self.service
+        try router.register(
+            "connections.createWithInvite", summary: "Stores a connection for an invitation (state 1, initialized)."
+        ) { (params: InvitationParams, tenant: TenantContext) in
+            let invitation = try await plugin.read(ParseInvitationParams(invitation: params.invitation, url: params.url))
+            return ConnectionView(try await service.create(invitation, tenant: tenant))
+        }
+        try router.register(
+            "connections.connect",
+            summary: "Makes a pairwise DID and key and sends the Connection Request (state 2, requested)."
+        ) { (params: ConnectParams, tenant: TenantContext) in
+            ConnectionView(
+                try await service.connect(try params.id(), label: params.label, returnRoute: params.returnRoute ?? false, tenant: tenant))
+        }
+        try router.register(
+            "connections.updateState", summary: "Applies a Response or problem report waiting in the mailbox; answers the state."
+        ) { (params: ConnectionIdParams, tenant: TenantContext) in
+            ConnectionView(try await service.updateState(try params.id(), tenant: tenant))
+        }
+        try router.register(
+            "connections.updateStateWithMessage",
+            summary: "Applies a pushed message (the decrypted payload, or a mailbox entry with decryptedPayload)."
+        ) { (params: UpdateWithMessageParams, tenant: TenantContext) in
+            let id = try ConnectionIdParams(connectionId: params.connectionId).id()
+            let payload = try params.payload()
+            guard let updated = try await service.apply(
+                payload, recipientVerkey: nil, connectionId: id, mailboxUid: nil, tenant: tenant)
+            else { throw AerieError.notFound("no connection \(params.connectionId)") }
+            return ConnectionView(updated)
+        }
+        try router.register("connections.get", summary: "A connection and its state.") {
+            (params: ConnectionIdParams, tenant: TenantContext) in
+            ConnectionView(try await service.load(try params.id(), tenant: tenant))
+        }
+        try router.register("connections.getPwDid", summary: "The pairwise DID of a connection (after connect).") {
+            (params: ConnectionIdParams, tenant: TenantContext) in
+            let record = try await service.load(try params.id(), tenant: tenant)
+            guard let did = record.myDid else { throw AerieError(.conflict, "the connection has no pairwise DID until connect") }
+            return PwDidResult(pwDid: did)
+        }
+        try router.register(
+            "connections.inviteDetails", summary: "The invitation a connection was made from, as received."
+        ) { (params: ConnectionIdParams, tenant: TenantContext) in
+            try await service.load(try params.id(), tenant: tenant).invitation
+        }
+        try router.register(
+            "connections.serialize", summary: "Exports a connection's state object (no private keys)."
+        ) { (params: ConnectionIdParams, tenant: TenantContext) in
+            let record = try await service.load(try params.id(), tenant: tenant)
+            return SerializedConnection(version: SerializedConnection.currentVersion, connection: try JSONValue(encoding: record))
+        }
+        try router.register(
+            "connections.deserialize",
+            summary: "Imports a serialized connection; its pairwise key must already be in this tenant's wallet."
+        ) { (params: DeserializeParams, tenant: TenantContext) in
+            let serialized = try params.serialized.decode(as: SerializedConnection.self)
+            guard serialized.version == SerializedConnection.currentVersion else {
+                throw AerieError.invalidParams("unsupported serialization version \(serialized.version)", field: "serialized")
+            }
+            let record: ConnectionRecord
+            do {
+                record = try serialized.connection.decode(as: ConnectionRecord.self)
+            } catch {
+                throw AerieError.invalidParams("serialized.connection is not a serialized connection", field: "serialized")
+            }
+            if let existing = try await tenant.database.transaction({ try $0.connections.get(record.id) }) {
+                var view = ConnectionView(existing)
+                view.existing = true
+                return view
+            }
+            if let verkey = record.myVerkey {
+                let held = try await ConnectionService.crypto { try await tenant.keys.holds(verkey) }
+                guard held else {
+                    throw AerieError.invalidParams(
+                        "the connection's pairwise key is not in this tenant's wallet", field: "serialized")
+                }
+            }
+            try await tenant.database.transaction { try $0.connections.insert(record) }
+            return ConnectionView(record)
+        }
+        try router.register("connections.list", summary: "Connections in id order, by keyset cursor; optionally in one state.") {
+            (params: ListParams, tenant: TenantContext) in
+            let limit = min(max(params.limit ?? 100, 1), 500)
+            let state = try params.stateFilter()
+            let after = try params.after.map { raw -> UUID in
+                guard let id = UUID(uuidString: raw) else { throw AerieError.invalidParams("after must be a connection id", field: "after") }
+                return id
+            }
+            let rows = try await tenant.database.transaction { try $0.connections.list(after: after, state: state, limit: limit) }
+            return ConnectionPage(
+                connections: rows.map(ConnectionView.init),
+                next: rows.count == limit ? rows.last?.id.uuidString.lowercased() : nil)
+        }
+        try router.register(
+            "connections.findExisting", summary: "The tenant's connection matching an invitation by @id, public DID or first key."
+        ) { (params: InvitationParams, tenant: TenantContext) in
+            let invitation = try await plugin.read(ParseInvitationParams(invitation: params.invitation, url: params.url))
+            let keys = InvitationMatchKeys(invitation)
+            let found = try await tenant.database.transaction {
+                try $0.connections.findMatching(invitationId: keys.id, publicDid: keys.publicDid, firstRecipientKey: keys.firstRecipientKey)
+            }
+            return ExistingResult(
+                connectionId: found?.id.uuidString.lowercased(),
+                match: found.map { InvitationMatchKeys(id: $0.invitationId, publicDid: $0.publicDid, firstRecipientKey: $0.firstRecipientKey) }
+                    .flatMap { $0.match(keys) }?.rawValue,
+                connection: found.map(ConnectionView.init))
+        }
+        try router.register(
+            "connections.accept",
+            summary: "The whole invitee flow: read, reuse an existing connection, or create and connect; with wait, until accepted (bounded)."
+        ) { (params: AcceptParams, tenant: TenantContext) in
+            let invitation = try await plugin.read(ParseInvitationParams(invitation: params.invitation, url: params.url))
+            let keys = InvitationMatchKeys(invitation)
+            if let existing = try await tenant.database.transaction({
+                try $0.connections.findMatching(invitationId: keys.id, publicDid: keys.publicDid, firstRecipientKey: keys.firstRecipientKey)
+            }) {
+                var view = ConnectionView(existing)
+                view.existing = true
+                return view
+            }
+            let created = try await service.create(invitation, tenant: tenant)
+            var record = try await service.connect(
+                created.id, label: params.label, returnRoute: params.returnRoute ?? false, tenant: tenant)
+            if params.wait == true {
+                let seconds = min(max(params.timeoutSeconds ?? 30, 1), 120)
+                let deadline = ContinuousClock.now + .seconds(seconds)
+                while record.state == .requested || record.state == .responded {
+                    guard ContinuousClock.now < deadline else {
+                        throw AerieError(
+                            .timeout, "the inviter did not answer within \(seconds) s",
+                            data: ["connectionId": .string(record.id.uuidString.lowercased()), "state": .int(Int64(record.state.number))])
+                    }
+                    try await Task.sleep(for: .milliseconds(100))
+                    record = try await service.load(record.id, tenant: tenant)
+                }
+            }
+            return ConnectionView(record)
+        }
+        try router.registerInbound(ConnectionMessages.responseType) { message, tenant in
+            try await service.apply(
+                message.body, recipientVerkey: message.recipientVerkey, connectionId: nil, mailboxUid: UUID(uuidString: message.uid),
+                tenant: tenant)
+        }
+        for type in [ConnectionMessages.problemReportType, ConnectionMessages.notificationProblemReportType] {
+            try router.registerInbound(type) { message, tenant in
+                try await service.apply(
+                    message.body, recipientVerkey: message.recipientVerkey, connectionId: nil,
+                    mailboxUid: UUID(uuidString: message.uid), tenant: tenant)
+            }
+        }
+        // Pings and their answers are kept in the mailbox; nothing else to do (we never ask for a response).
+        for type in [ConnectionMessages.trustPingType, ConnectionMessages.trustPingResponseType] {
+            try router.registerInbound(type) { _, _ in }
+        }
+    }
+}
+
+/// A connection as the methods answer it: state as number and name.
+public struct ConnectionView: Encodable, Sendable, Hashable {
+    public var connectionId: String
+    public var state: Int
+    public var stateName: String
+    public var pwDid: String?
+    public var pwVerkey: String?
+    public var theirDid: String?
+    public var theirVerkey: String?
+    public var theirEndpoint: String?
+    public var invitationKind: String
+    public var invitationId: String?
+    public var label: String?
+    public var logoUrl: String?
+    public var goal: String?
+    public var goalCode: String?
+    public var failureReason: String?
+    public var createdAt: String
+    public var updatedAt: String
+    /// Set by `connections.accept` when the invitation matched a stored connection.
+    public var existing: Bool?
+
+    public init(_ r: ConnectionRecord) {
+        connectionId = r.id.uuidString.lowercased()
+        state = r.state.number
+        stateName = r.state.rawValue
+        pwDid = r.myDid
+        pwVerkey = r.myVerkey
+        theirDid = r.theirDid
+        theirVerkey = r.theirVerkey
+        theirEndpoint = r.theirEndpoint
+        invitationKind = r.invitationKind
+        invitationId = r.invitationId
+        label = r.label
+        logoUrl = r.logoUrl
+        goal = r.goal
+        goalCode = r.goalCode
+        failureReason = r.failureReason
+        createdAt = ISO8601DateFormatter().string(from: r.createdAt)
+        updatedAt = ISO8601DateFormatter().string(from: r.updatedAt)
+    }
+}
+
+/// `connections.serialize`'s answer and `deserialize`'s input.
+struct SerializedConnection: Codable, Sendable {
+    static let currentVersion = 1
+    var version: Int
+    var connection: JSONValue
+}
+
+struct DeserializeParams: Decodable, Sendable, DocumentedParams {
+    var serialized: JSONValue
+    static let documentation = [ParamDoc("serialized", "object", "what connections.serialize answered")]
+}
+
+struct ConnectionPage: Encodable, Sendable {
+    var connections: [ConnectionView]
+    var next: String?
+}
+
+struct PwDidResult: Encodable, Sendable { var pwDid: String }
+
+struct ExistingResult: Encodable, Sendable {
+    var connectionId: String?
+    var match: String?
+    var connection: ConnectionView?
+}
+
+struct InvitationParams: Decodable, Sendable, DocumentedParams {
+    var invitation: JSONValue?
+    var url: String?
+    static let documentation = ParseInvitationParams.documentation
+}
+
+struct ConnectionIdParams: Decodable, Sendable, DocumentedParams {
+    var connectionId: String
+    static let documentation = [ParamDoc("connectionId", "string", "the connection id")]
+
+    func id() throws -> UUID {
+        guard let id = UUID(uuidString: connectionId) else {
+            throw AerieError.invalidParams("connectionId must be a connection id (UUID)", field: "connectionId")
+        }
+        return id
+    }
+}
+
+struct ConnectParams: Decodable, Sendable, DocumentedParams {
+    var connectionId: String
+    var label: String?
+    var returnRoute: Bool?
+    static let documentation = [
+        ParamDoc("connectionId", "string", "the connection id"),
+        ParamDoc("label", "string", required: false, "the label the inviter sees (default: the server's)"),
+        ParamDoc("returnRoute", "boolean", required: false, "ask the inviter to answer on the same HTTP response"),
+    ]
+    func id() throws -> UUID { try ConnectionIdParams(connectionId: connectionId).id() }
+}
+
+struct UpdateWithMessageParams: Decodable, Sendable, DocumentedParams {
+    var connectionId: String
+    var message: JSONValue
+    static let documentation = [
+        ParamDoc("connectionId", "string", "the connection id"),
+        ParamDoc("message", "object|string", "the decrypted message, or a mailbox entry with decryptedPayload"),
+    ]
+
+    func payload() throws -> JSONValue {
+        var value = message
+        if case .string(let text) = value { value = try parse(text) }
+        if let inner = value["decryptedPayload"] {
+            value = inner
+            if case .string(let text) = value { value = try parse(text) }
+        }
+        guard case .object = value else { throw AerieError.invalidParams("message must be a JSON object", field: "message") }
+        return value
+    }
+
+    private func parse(_ text: String) throws -> JSONValue {
+        guard text.utf8.count <= 256 * 1024, let value = try? JSONValue(parsing: text) else {
+            throw AerieError.invalidParams("message is not JSON (at most 256 KiB)", field: "message")
+        }
+        return value
+    }
+}
+
+struct ListParams: Decodable, Sendable, DocumentedParams {
+    var after: String?
+    var limit: Int?
+    var state: JSONValue?
+    static let documentation = [
+        ParamDoc("after", "string", required: false, "cursor: the last connectionId of the previous page"),
+        ParamDoc("limit", "integer", required: false, "1...500 (100)"),
+        ParamDoc("state", "integer|string", required: false, "only connections in this state (number or name)"),
+    ]
+
+    func stateFilter() throws -> ConnectionRecord.State? {
+        switch state {
+        case nil, .null?: return nil
+        case .string(let name)?:
+            if let s = ConnectionRecord.State(rawValue: name) { return s }
+        case let value?:
+            if let n = value.intValue, let s = ConnectionRecord.State.allCases.first(where: { Int64($0.number) == n }) { return s }
+        }
+        throw AerieError.invalidParams("state must be a state number or name", field: "state")
+    }
+}
+
+struct AcceptParams: Decodable, Sendable, DocumentedParams {
+    var invitation: JSONValue?
+    var url: String?
+    var wait: Bool?
+    var timeoutSeconds: Int?
+    var label: String?
+    var returnRoute: Bool?
+    static let documentation = ParseInvitationParams.documentation + [
+        ParamDoc("returnRoute", "boolean", required: false, "ask the inviter to answer on the same HTTP response"),
+        ParamDoc("wait", "boolean", required: false, "wait until the connection is accepted or failed"),
+        ParamDoc("timeoutSeconds", "integer", required: false, "how long to wait, 1...120 (30); then timeout"),
+        ParamDoc("label", "string", required: false, "the label the inviter sees"),
+    ]
+}

@@ -1,0 +1,107 @@
+import Foundation
+
+/// A stored connection (RFC 0160, invitee role): what the invitation said, our pairwise key,
+/// and the peer's key and endpoint once its Response arrived.
+public struct ConnectionRecord: Sendable, Hashable, Codable {
+    /// The connection states, with the SDK's numbers (DESIGN.md).
+    public enum State: String, Sendable, Hashable, Codable, CaseIterable {
+        case initialized, requested, responded, accepted, reused, failed, deleted
+
+        /// The SDK's number: 1 initialized, 2 requested, 3 responded, 4 accepted; others have none
+        /// in the SDK and get 5 (reused), 0 (failed), 6 (deleted).
+        public var number: Int {
+            switch self {
+            case .initialized: 1
+            case .requested: 2
+            case .responded: 3
+            case .accepted: 4
+            case .reused: 5
+            case .failed: 0
+            case .deleted: 6
+            }
+        }
+    }
+
+    public var id: UUID
+    public var state: State
+    /// The invitation JSON object as received.
+    public var invitation: JSONValue
+    public var invitationKind: String
+    public var invitationId: String?
+    public var publicDid: String?
+    /// The invitation's first recipient key (base58): the key the Response must be signed by.
+    public var firstRecipientKey: String?
+    public var invitationEndpoint: String?
+    public var invitationRoutingKeys: [String]
+    public var myDid: String?
+    public var myVerkey: String?
+    /// The Request's `@id`, which the Response carries as `~thread.thid`.
+    public var threadId: String?
+    public var theirDid: String?
+    public var theirVerkey: String?
+    public var theirEndpoint: String?
+    public var theirRoutingKeys: [String]
+    public var label: String?
+    public var logoUrl: String?
+    public var goal: String?
+    public var goalCode: String?
+    public var failureReason: String?
+    public var problemReport: JSONValue?
+    public var createdAt: Date
+    public var updatedAt: Date
+
+    public init(
+        id: UUID = UUID(), state: State = .initialized, invitation: JSONValue, invitationKind: String,
+        invitationId: String? = nil, publicDid: String? = nil, firstRecipientKey: String? = nil,
+        invitationEndpoint: String? = nil, invitationRoutingKeys: [String] = [], myDid: String? = nil,
+        myVerkey: String? = nil, threadId: String? = nil, theirDid: String? = nil, theirVerkey: String? = nil,
+        theirEndpoint: String? = nil, theirRoutingKeys: [String] = [], label: String? = nil, logoUrl: String? = nil,
+        goal: String? = nil, goalCode: String? = nil, failureReason: String? = nil, problemReport: JSONValue? = nil,
+        createdAt: Date = Date(), updatedAt: Date = Date()
+    ) {
+        self.id = id
+        self.state = state
+        self.invitation = invitation
+        self.invitationKind = invitationKind
+        self.invitationId = invitationId
+        self.publicDid = publicDid
+        self.firstRecipientKey = firstRecipientKey
+        self.invitationEndpoint = invitationEndpoint
+        self.invitationRoutingKeys = invitationRoutingKeys
+        self.myDid = myDid
+        self.myVerkey = myVerkey
+        self.threadId = threadId
+        self.theirDid = theirDid
+        self.theirVerkey = theirVerkey
+        self.theirEndpoint = theirEndpoint
+        self.theirRoutingKeys = theirRoutingKeys
+        self.label = label
+        self.logoUrl = logoUrl
+        self.goal = goal
+        self.goalCode = goalCode
+        self.failureReason = failureReason
+        self.problemReport = problemReport
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+}
+
+/// `aerie.connections` inside one tenant transaction.
+public protocol ConnectionRepository {
+    /// Throws `conflict` when the id (or our DID / verkey) is already used.
+    func insert(_ record: ConnectionRecord) throws
+    func get(_ id: UUID) throws -> ConnectionRecord?
+    /// Locks the row for the rest of the transaction (`FOR UPDATE`), for read-modify-write.
+    func getForUpdate(_ id: UUID) throws -> ConnectionRecord?
+    /// Writes every field but `id` and `createdAt`; sets `updatedAt`. Returns false when absent.
+    @discardableResult
+    func update(_ record: ConnectionRecord) throws -> Bool
+    /// Ascending id order after `afterId`, optionally in one state; at most `limit`.
+    func list(after afterId: UUID?, state: ConnectionRecord.State?, limit: Int) throws -> [ConnectionRecord]
+    /// The oldest connection (not deleted) whose invitation matches by `@id`, public DID or first
+    /// recipient key, all already normalised.
+    func findMatching(invitationId: String?, publicDid: String?, firstRecipientKey: String?) throws -> ConnectionRecord?
+    /// The connection whose pairwise verkey is `verkey` (locked for update).
+    func findByMyVerkey(_ verkey: String) throws -> ConnectionRecord?
+    func findByMyDid(_ did: String) throws -> ConnectionRecord?
+}

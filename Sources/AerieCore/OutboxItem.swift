@@ -1,0 +1,55 @@
+import Foundation
+
+/// A packed envelope waiting in the durable outbox.
+public struct OutboxItem: Sendable, Hashable {
+    public enum Status: String, Sendable, Hashable { case pending, sent, failed }
+
+    public var id: UUID
+    public var connectionId: UUID?
+    public var endpoint: String
+    public var envelope: [UInt8]
+    public var attempts: Int
+    public var nextAttemptAt: Date
+    public var status: Status
+    public var lastError: String?
+
+    public init(
+        id: UUID = UUID(), connectionId: UUID?, endpoint: String, envelope: [UInt8], attempts: Int = 0,
+        nextAttemptAt: Date = Date(), status: Status = .pending, lastError: String? = nil
+    ) {
+        self.id = id
+        self.connectionId = connectionId
+        self.endpoint = endpoint
+        self.envelope = envelope
+        self.attempts = attempts
+        self.nextAttemptAt = nextAttemptAt
+        self.status = status
+        self.lastError = lastError
+    }
+}
+
+/// `aerie.outbox` inside one tenant transaction.
+public protocol OutboxRepository {
+    func enqueue(_ item: OutboxItem) throws
+    /// The row, locked for update, if still pending.
+    func pendingForUpdate(_ id: UUID) throws -> OutboxItem?
+    /// Leases a due pending row for delivery: pushes its `nextAttemptAt` `leaseSeconds` ahead so
+    /// other pollers (other servers) skip it while it is sent. Nil when not pending or not due.
+    /// A sender that dies mid-send leaves the lease to expire, and the row is sent again.
+    func claim(_ id: UUID, leaseSeconds: Int) throws -> OutboxItem?
+    func markSent(_ id: UUID) throws
+    /// Records a failed attempt: either retried at `nextAttemptAt` or, when nil, failed for good.
+    func recordFailure(_ id: UUID, attempts: Int, nextAttemptAt: Date?, error: String) throws
+    func list(connectionId: UUID, limit: Int) throws -> [OutboxItem]
+}
+
+/// Wakes the delivery service right after a transaction enqueued something.
+public protocol OutboxSignal: Sendable {
+    func outboxChanged()
+}
+
+/// A signal nobody listens to (tests without delivery); the periodic poll still finds the rows.
+public struct NoOutboxSignal: OutboxSignal {
+    public init() {}
+    public func outboxChanged() {}
+}

@@ -1,0 +1,76 @@
+import AerieCore
+import Foundation
+
+/// `aerie.mailbox`: decrypted inbound messages, one row per (recipient verkey, `@id`).
+struct PostgresMailboxRepository: MailboxRepository {
+    let tenantID: TenantID
+    let session: DatabaseSession
+
+    private static let columns = """
+        uid::text, connection_id::text, recipient_verkey, sender_verkey, message_id, type, thread_id, status,
+        payload::text, (extract(epoch FROM received_at) * 1000000)::int8
+        """
+
+    func insert(_ m: MailboxMessage) throws -> (uid: UUID, inserted: Bool) {
+        let result = try session.query(
+            """
+            INSERT INTO aerie.mailbox (tenant_id, uid, connection_id, recipient_verkey, sender_verkey, message_id, type,
+                thread_id, status, payload)
+            VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6, $7, $8, $9, $10::jsonb)
+            ON CONFLICT (tenant_id, recipient_verkey, message_id) DO NOTHING
+            RETURNING uid::text
+            """,
+            [
+                .text(tenantID.rawValue), .text(m.uid.uuidString.lowercased()),
+                .optionalText(m.connectionId?.uuidString.lowercased()), .text(m.recipientVerkey),
+                .optionalText(m.senderVerkey), .text(m.messageId), .text(m.type), .optionalText(m.threadId),
+                .text(m.status), .text(try JSONColumn.encode(m.payload)),
+            ])
+        if result.rowCount == 1 { return (m.uid, true) }
+        let existing = try session.query(
+            "SELECT uid::text FROM aerie.mailbox WHERE tenant_id = $1::uuid AND recipient_verkey = $2 AND message_id = $3",
+            [.text(tenantID.rawValue), .text(m.recipientVerkey), .text(m.messageId)])
+        guard existing.rowCount == 1, let uid = existing.string(0, 0).flatMap(UUID.init(uuidString:)) else {
+            throw AerieError.internalError(details: "mailbox insert conflicted but no row was found")
+        }
+        return (uid, false)
+    }
+
+    func get(_ uid: UUID) throws -> MailboxMessage? {
+        let result = try session.query(
+            "SELECT \(Self.columns) FROM aerie.mailbox WHERE tenant_id = $1::uuid AND uid = $2::uuid",
+            [.text(tenantID.rawValue), .text(uid.uuidString.lowercased())])
+        return try (0..<result.rowCount).map { try Self.message(result, $0) }.first
+    }
+
+    func list(connectionId: UUID, status: String?, type: String?, limit: Int) throws -> [MailboxMessage] {
+        let result = try session.query(
+            """
+            SELECT \(Self.columns) FROM aerie.mailbox
+            WHERE tenant_id = $1::uuid AND connection_id = $2::uuid AND ($3::text IS NULL OR status = $3::text)
+              AND ($4::text IS NULL OR type = $4::text)
+            ORDER BY received_at, uid LIMIT $5
+            """,
+            [
+                .text(tenantID.rawValue), .text(connectionId.uuidString.lowercased()), .optionalText(status),
+                .optionalText(type), .int(max(0, limit)),
+            ])
+        return try (0..<result.rowCount).map { try Self.message(result, $0) }
+    }
+
+    func updateStatus(_ uid: UUID, to status: String) throws -> Bool {
+        try session.execute(
+            "UPDATE aerie.mailbox SET status = $3 WHERE tenant_id = $1::uuid AND uid = $2::uuid",
+            [.text(tenantID.rawValue), .text(uid.uuidString.lowercased()), .text(status)]) == 1
+    }
+
+    private static func message(_ r: PostgresResult, _ row: Int) throws -> MailboxMessage {
+        guard let uid = r.string(row, 0).flatMap(UUID.init(uuidString:)), let receivedAt = r.date(microseconds: row, 9)
+        else { throw AerieError.internalError(details: "malformed row in aerie.mailbox") }
+        return MailboxMessage(
+            uid: uid, connectionId: r.string(row, 1).flatMap(UUID.init(uuidString:)),
+            recipientVerkey: r.string(row, 2) ?? "", senderVerkey: r.string(row, 3), messageId: r.string(row, 4) ?? "",
+            type: r.string(row, 5) ?? "", threadId: r.string(row, 6), status: r.string(row, 7) ?? "",
+            payload: try JSONColumn.decode(r.string(row, 8) ?? "null"), receivedAt: receivedAt)
+    }
+}

@@ -1,0 +1,84 @@
+import AerieCore
+import Foundation
+
+/// `aerie.outbox`: packed envelopes waiting for delivery.
+struct PostgresOutboxRepository: OutboxRepository {
+    let tenantID: TenantID
+    let session: DatabaseSession
+
+    private static let columns = """
+        id::text, connection_id::text, endpoint, envelope, attempts, (extract(epoch FROM next_attempt_at) * 1000000)::int8,
+        status, last_error
+        """
+
+    func enqueue(_ item: OutboxItem) throws {
+        try session.execute(
+            """
+            INSERT INTO aerie.outbox (tenant_id, id, connection_id, endpoint, envelope, attempts, next_attempt_at, status)
+            VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6, to_timestamp($7::float8), $8)
+            """,
+            [
+                .text(tenantID.rawValue), .text(item.id.uuidString.lowercased()),
+                .optionalText(item.connectionId?.uuidString.lowercased()), .text(item.endpoint), .bytes(item.envelope),
+                .int(item.attempts), .text(String(item.nextAttemptAt.timeIntervalSince1970)), .text(item.status.rawValue),
+            ])
+    }
+
+    func pendingForUpdate(_ id: UUID) throws -> OutboxItem? {
+        let result = try session.query(
+            """
+            SELECT \(Self.columns) FROM aerie.outbox
+            WHERE tenant_id = $1::uuid AND id = $2::uuid AND status = 'pending' FOR UPDATE SKIP LOCKED
+            """,
+            [.text(tenantID.rawValue), .text(id.uuidString.lowercased())])
+        return try (0..<result.rowCount).map { try Self.item(result, $0) }.first
+    }
+
+    func claim(_ id: UUID, leaseSeconds: Int) throws -> OutboxItem? {
+        let result = try session.query(
+            """
+            UPDATE aerie.outbox SET next_attempt_at = now() + make_interval(secs => $3::int)
+            WHERE tenant_id = $1::uuid AND id = $2::uuid AND status = 'pending' AND next_attempt_at <= now()
+            RETURNING \(Self.columns)
+            """,
+            [.text(tenantID.rawValue), .text(id.uuidString.lowercased()), .int(max(1, leaseSeconds))])
+        return try (0..<result.rowCount).map { try Self.item(result, $0) }.first
+    }
+
+    func markSent(_ id: UUID) throws {
+        try session.execute(
+            "UPDATE aerie.outbox SET status = 'sent', attempts = attempts + 1, last_error = NULL WHERE tenant_id = $1::uuid AND id = $2::uuid",
+            [.text(tenantID.rawValue), .text(id.uuidString.lowercased())])
+    }
+
+    func recordFailure(_ id: UUID, attempts: Int, nextAttemptAt: Date?, error: String) throws {
+        try session.execute(
+            """
+            UPDATE aerie.outbox SET attempts = $3, last_error = $4,
+                status = CASE WHEN $5::float8 IS NULL THEN 'failed' ELSE 'pending' END,
+                next_attempt_at = COALESCE(to_timestamp($5::float8), next_attempt_at)
+            WHERE tenant_id = $1::uuid AND id = $2::uuid
+            """,
+            [
+                .text(tenantID.rawValue), .text(id.uuidString.lowercased()), .int(attempts), .text(String(error.prefix(500))),
+                .optionalText(nextAttemptAt.map { String($0.timeIntervalSince1970) }),
+            ])
+    }
+
+    func list(connectionId: UUID, limit: Int) throws -> [OutboxItem] {
+        let result = try session.query(
+            "SELECT \(Self.columns) FROM aerie.outbox WHERE tenant_id = $1::uuid AND connection_id = $2::uuid ORDER BY created_at, id LIMIT $3",
+            [.text(tenantID.rawValue), .text(connectionId.uuidString.lowercased()), .int(max(0, limit))])
+        return try (0..<result.rowCount).map { try Self.item(result, $0) }
+    }
+
+    private static func item(_ r: PostgresResult, _ row: Int) throws -> OutboxItem {
+        guard let id = r.string(row, 0).flatMap(UUID.init(uuidString:)), let endpoint = r.string(row, 2),
+            let envelope = r.bytes(row, 3), let next = r.date(microseconds: row, 5),
+            let status = r.string(row, 6).flatMap(OutboxItem.Status.init(rawValue:))
+        else { throw AerieError.internalError(details: "malformed row in aerie.outbox") }
+        return OutboxItem(
+            id: id, connectionId: r.string(row, 1).flatMap(UUID.init(uuidString:)), endpoint: endpoint, envelope: envelope,
+            attempts: r.int(row, 4) ?? 0, nextAttemptAt: next, status: status, lastError: r.string(row, 7))
+    }
+}

@@ -1,0 +1,177 @@
+import AerieCore
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An ACA-Py 1.2.7 agent for interop tests: started from the venv `./scripts/test` installs
+/// (`.interop/venv-1.2.7`), on loopback only, with an in-memory wallet, no ledger and auto-accept
+/// of connection requests; driven through its admin API. `stop()` ends it by its pid.
+public final class ACAPyAgent: @unchecked Sendable {
+    public struct Unavailable: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// `http://127.0.0.1:<admin port>`.
+    public let adminURL: String
+    /// Its DIDComm endpoint, `http://127.0.0.1:<inbound port>`.
+    public let endpoint: String
+    private let process: Process
+    private let home: URL
+    private let logFile: URL
+
+    private init(adminURL: String, endpoint: String, process: Process, home: URL, logFile: URL) {
+        self.adminURL = adminURL
+        self.endpoint = endpoint
+        self.process = process
+        self.home = home
+        self.logFile = logFile
+    }
+
+    /// The package checkout (Sources/AerieTesting/ACAPyAgent.swift -> root).
+    static var packageRoot: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    }
+
+    /// The `aca-py` console script; fails clearly when the venv is missing.
+    public static func executable() throws -> URL {
+        let path = ProcessInfo.processInfo.environment["AERIE_ACAPY"]
+            ?? packageRoot.appendingPathComponent(".interop/venv-1.2.7/bin/aca-py").path
+        guard FileManager.default.isExecutableFile(atPath: path) else {
+            throw Unavailable(
+                description:
+                    "ACA-Py missing at \(path): run ./scripts/test (it installs acapy-agent 1.2.7 into .interop/venv-1.2.7), or set AERIE_ACAPY")
+        }
+        return URL(fileURLWithPath: path)
+    }
+
+    /// Starts an agent and waits (at most `readyTimeout`) until `/status/ready` says so.
+    public static func start(label: String = "ACA-Py Inviter", readyTimeout: Duration = .seconds(60)) async throws -> ACAPyAgent {
+        let executable = try executable()
+        let inbound = try freePort()
+        let admin = try freePort()
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("aerie-acapy-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        let logFile = home.appendingPathComponent("acapy.log")
+        FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        let process = Process()
+        process.executableURL = executable
+        process.currentDirectoryURL = home
+        process.arguments = [
+            "start", "--inbound-transport", "http", "127.0.0.1", "\(inbound)", "--outbound-transport", "http",
+            "--endpoint", "http://127.0.0.1:\(inbound)", "--admin", "127.0.0.1", "\(admin)", "--admin-insecure-mode",
+            "--no-ledger", "--wallet-type", "askar", "--wallet-test", "--wallet-name", "w\(UInt32.random(in: 0...UInt32.max))",
+            "--wallet-key", "aerie-test-key", "--auto-provision", "--auto-accept-requests", "--auto-ping-connection",
+            "--label", label, "--log-level", "warning",
+        ]
+        var environment = ProcessInfo.processInfo.environment
+        environment["HOME"] = home.path
+        environment["PYTHONUNBUFFERED"] = "1"
+        for proxy in ["http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"] {
+            environment[proxy] = nil
+        }
+        process.environment = environment
+        let log = try FileHandle(forWritingTo: logFile)
+        process.standardOutput = log
+        process.standardError = log
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let agent = ACAPyAgent(
+            adminURL: "http://127.0.0.1:\(admin)", endpoint: "http://127.0.0.1:\(inbound)", process: process, home: home,
+            logFile: logFile)
+        let deadline = ContinuousClock.now + readyTimeout
+        while true {
+            if !process.isRunning {
+                let output = agent.log()
+                await agent.stop()
+                throw Unavailable(description: "ACA-Py exited during start-up:\n\(output.suffix(4000))")
+            }
+            if let ready = try? await agent.admin("GET", "/status/ready"), ready["ready"]?.boolValue == true { return agent }
+            guard ContinuousClock.now < deadline else {
+                let output = agent.log()
+                await agent.stop()
+                throw Unavailable(description: "ACA-Py was not ready within \(readyTimeout):\n\(output.suffix(4000))")
+            }
+            try await Task.sleep(for: .milliseconds(250))
+        }
+    }
+
+    /// Calls the admin API; answers its JSON.
+    public func admin(_ method: String, _ path: String, body: JSONValue? = nil) async throws -> JSONValue {
+        var request = URLRequest(url: URL(string: adminURL + path)!)
+        request.httpMethod = method
+        request.timeoutInterval = 20
+        if let body {
+            request.httpBody = Data(body.serialized())
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        guard (200..<300).contains(status) else {
+            throw Unavailable(description: "ACA-Py \(method) \(path) answered \(status): \(String(decoding: data, as: UTF8.self))")
+        }
+        return try JSONValue(parsing: [UInt8](data))
+    }
+
+    /// Polls `GET /connections/{id}` until its `state` is one of `states`.
+    public func waitForConnection(_ id: String, states: Set<String>, timeout: Duration = .seconds(30)) async throws -> JSONValue {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let record = try await admin("GET", "/connections/\(id)")
+            if let state = record["state"]?.stringValue, states.contains(state) { return record }
+            guard ContinuousClock.now < deadline else {
+                throw Unavailable(description: "ACA-Py connection \(id) is \(record["state"]?.stringValue ?? "?"), not \(states)\n\(log().suffix(3000))")
+            }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+    }
+
+    /// What the agent wrote so far.
+    public func log() -> String {
+        (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
+    }
+
+    /// Stops the agent (SIGINT, then SIGKILL after 3 s: it lingers on SIGTERM) by its pid, off the
+    /// concurrency pool.
+    public func stop() async {
+        let process = self.process
+        let home = self.home
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread {
+                if process.isRunning {
+                    process.interrupt()
+                    let deadline = Date().addingTimeInterval(3)
+                    while process.isRunning, Date() < deadline { usleep(50_000) }
+                    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+                    process.waitUntilExit()
+                }
+                try? FileManager.default.removeItem(at: home)
+                continuation.resume()
+            }
+        }
+    }
+
+    /// A loopback TCP port free right now (bound, read back and closed).
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Unavailable(description: "socket() failed") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
+        guard bound == 0 else { throw Unavailable(description: "bind() failed") }
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard named == 0 else { throw Unavailable(description: "getsockname() failed") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}

@@ -1,0 +1,134 @@
+import AerieCore
+import CCurl
+import Logging
+import NIOPosix
+
+/// POSTs packed DIDComm envelopes to peers' endpoints with libcurl, on its own threads (never
+/// the Swift concurrency pool), with the same address policy as URL fetching.
+public final class HTTPDelivery: Sendable {
+    public struct Configuration: Sendable {
+        public var allowPrivateAddresses: Bool
+        public var connectTimeout: Duration
+        public var totalTimeout: Duration
+        /// Largest answer body kept (a return-routed reply).
+        public var maxResponseBytes: Int
+        public var threads: Int
+        public var userAgent: String
+
+        public init(
+            allowPrivateAddresses: Bool = false, connectTimeout: Duration = .seconds(5), totalTimeout: Duration = .seconds(15),
+            maxResponseBytes: Int = 1 << 20, threads: Int = 2, userAgent: String = "aerie"
+        ) {
+            self.allowPrivateAddresses = allowPrivateAddresses
+            self.connectTimeout = connectTimeout
+            self.totalTimeout = totalTimeout
+            self.maxResponseBytes = maxResponseBytes
+            self.threads = threads
+            self.userAgent = userAgent
+        }
+    }
+
+    /// What the peer answered.
+    public struct Response: Sendable, Hashable {
+        public var status: Int
+        public var contentType: String?
+        public var body: [UInt8]
+    }
+
+    /// Why a delivery failed; the message is safe to store and show.
+    public struct Failure: Error, Sendable, CustomStringConvertible {
+        public var message: String
+        public var description: String { message }
+    }
+
+    public static let contentType = "application/didcomm-envelope-enc"
+
+    public let configuration: Configuration
+    private let policy: AddressPolicy
+    private let threads: NIOThreadPool
+
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        self.policy = AddressPolicy(allowPrivateAddresses: configuration.allowPrivateAddresses)
+        self.threads = NIOThreadPool(numberOfThreads: max(1, configuration.threads))
+        threads.start()
+    }
+
+    public func shutdown() async {
+        try? await threads.shutdownGracefully()
+    }
+
+    /// POSTs `envelope` to `endpoint`. Throws `Failure` when no HTTP answer came; any HTTP
+    /// status is returned for the caller to judge.
+    public func post(_ envelope: [UInt8], to endpoint: String) async throws -> Response {
+        do {
+            try URLResolver.checkFetchable(endpoint, maxBytes: 8 * 1024)
+        } catch let error as URLFetchError {
+            throw Failure(message: "the endpoint is not usable: \(error.message)")
+        }
+        let configuration = self.configuration
+        let transfer = CurlTransfer(policy: policy, maxBodyBytes: configuration.maxResponseBytes)
+        do {
+            return try await withTaskCancellationHandler {
+                try await threads.runIfActive {
+                    try Self.run(envelope, endpoint: endpoint, transfer: transfer, configuration: configuration)
+                }
+            } onCancel: {
+                transfer.cancelled.store(true, ordering: .relaxed)
+            }
+        } catch let failure as Failure {
+            throw failure
+        } catch let error as CancellationError {
+            throw error
+        } catch {
+            throw Failure(message: "delivery is not available: \(error)")
+        }
+    }
+
+    private static func run(_ envelope: [UInt8], endpoint: String, transfer: CurlTransfer, configuration: Configuration) throws
+        -> Response
+    {
+        let easy = try CurlEasy()
+        try easy.set(CURLOPT_NOSIGNAL, true)
+        try easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
+        try easy.set(CURLOPT_FOLLOWLOCATION, false)
+        try easy.set(CURLOPT_PROXY, "")
+        try easy.set(CURLOPT_URL, endpoint)
+        try easy.set(CURLOPT_USERAGENT, configuration.userAgent)
+        try easy.set(CURLOPT_TIMEOUT_MS, milliseconds(configuration.totalTimeout))
+        try easy.set(CURLOPT_CONNECTTIMEOUT_MS, milliseconds(configuration.connectTimeout))
+        try easy.set(CURLOPT_MAXFILESIZE_LARGE, largeValue: Int64(configuration.maxResponseBytes))
+        try easy.setHeaders(["Content-Type: \(contentType)", "Expect:"])
+        try transfer.install(on: easy)
+        let code: CURLcode = envelope.withUnsafeBytes { raw in
+            do {
+                try easy.set(CURLOPT_POST, true)
+                try easy.set(CURLOPT_POSTFIELDSIZE_LARGE, largeValue: Int64(raw.count))
+                try easy.set(CURLOPT_POSTFIELDS, pointer: UnsafeMutableRawPointer(mutating: raw.baseAddress))
+            } catch {
+                return CURLE_FAILED_INIT
+            }
+            return easy.perform()
+        }
+        guard code == CURLE_OK else {
+            switch code {
+            case CURLE_ABORTED_BY_CALLBACK where transfer.cancelled.load(ordering: .relaxed):
+                throw CancellationError()
+            case CURLE_OPERATION_TIMEDOUT:
+                throw Failure(message: "the endpoint did not answer in time")
+            case CURLE_COULDNT_CONNECT where !transfer.refusedAddresses.isEmpty:
+                throw Failure(message: "the endpoint is a loopback, private or otherwise non-public address")
+            default:
+                throw Failure(message: "the endpoint could not be reached: \(CurlEasy.describe(code))")
+            }
+        }
+        return Response(
+            status: easy.info(long: CURLINFO_RESPONSE_CODE) ?? 0, contentType: easy.info(string: CURLINFO_CONTENT_TYPE),
+            body: transfer.body)
+    }
+
+    private static func milliseconds(_ duration: Duration) -> Int {
+        let (seconds, attoseconds) = duration.components
+        return max(1, Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000))
+    }
+}

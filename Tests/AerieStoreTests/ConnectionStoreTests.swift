@@ -1,0 +1,150 @@
+import AerieCore
+import AerieStore
+import AerieTesting
+import Foundation
+import Testing
+
+/// `connections`, `mailbox` and `outbox` on a real PostgreSQL, always with two tenants.
+@Suite struct ConnectionStoreTests {
+    static func record(invitationId: String, key: String, publicDid: String? = nil) -> ConnectionRecord {
+        ConnectionRecord(
+            invitation: ["@id": .string(invitationId)], invitationKind: "aries", invitationId: invitationId,
+            publicDid: publicDid, firstRecipientKey: key, invitationEndpoint: "http://peer.example/in",
+            invitationRoutingKeys: ["R1"], label: "Faber")
+    }
+
+    @Test func connectionsRoundTripPageAndMatch() async throws {
+        try await StoreFixture.with { fixture in
+            let a = fixture.runtime.tenant(try await fixture.createTenant("A").id)
+            let b = fixture.runtime.tenant(try await fixture.createTenant("B").id)
+            let first = Self.record(invitationId: "inv-1", key: "KEY1", publicDid: "DIDX")
+            let second = Self.record(invitationId: "inv-2", key: "KEY2")
+            try await a.transaction { tx in
+                try tx.connections.insert(first)
+                try tx.connections.insert(second)
+            }
+            // Same invitation stored by B: a separate row, invisible to A.
+            let bCopy = Self.record(invitationId: "inv-1", key: "KEY1")
+            try await b.transaction { try $0.connections.insert(bCopy) }
+
+            let loaded = try #require(try await a.transaction { try $0.connections.get(first.id) })
+            #expect(loaded.invitation == ["@id": "inv-1"])
+            #expect(loaded.invitationRoutingKeys == ["R1"])
+            #expect(loaded.state == .initialized)
+
+            var changed = first
+            changed.state = .requested
+            changed.myDid = "MYDID"
+            changed.myVerkey = "MYVERKEY"
+            changed.threadId = "req-1"
+            changed.problemReport = ["explain": "x"]
+            let toWrite = changed
+            let updated = try await a.transaction { try $0.connections.update(toWrite) }
+            #expect(updated)
+            let byKey = try await a.transaction { try $0.connections.findByMyVerkey("MYVERKEY") }
+            #expect(byKey?.id == first.id && byKey?.threadId == "req-1" && byKey?.problemReport == ["explain": "x"])
+            #expect(try await a.transaction { try $0.connections.findByMyDid("MYDID") }?.id == first.id)
+            #expect(try await b.transaction { try $0.connections.findByMyVerkey("MYVERKEY") } == nil)
+
+            // Matching by @id, public DID, first key; B's own row for B.
+            #expect(try await a.transaction { try $0.connections.findMatching(invitationId: "inv-2", publicDid: nil, firstRecipientKey: nil) }?.id == second.id)
+            #expect(try await a.transaction { try $0.connections.findMatching(invitationId: "new", publicDid: "DIDX", firstRecipientKey: nil) }?.id == first.id)
+            #expect(try await a.transaction { try $0.connections.findMatching(invitationId: "new", publicDid: nil, firstRecipientKey: "KEY2") }?.id == second.id)
+            #expect(try await a.transaction { try $0.connections.findMatching(invitationId: "new", publicDid: nil, firstRecipientKey: "NONE") } == nil)
+            #expect(try await b.transaction { try $0.connections.findMatching(invitationId: "inv-1", publicDid: nil, firstRecipientKey: nil) }?.id == bCopy.id)
+
+            // Keyset paging and the state filter.
+            let page1 = try await a.transaction { try $0.connections.list(after: nil, state: nil, limit: 1) }
+            let page2 = try await a.transaction { try $0.connections.list(after: page1.last?.id, state: nil, limit: 1) }
+            let page3 = try await a.transaction { try $0.connections.list(after: page2.last?.id, state: nil, limit: 1) }
+            #expect(Set((page1 + page2).map(\.id)) == [first.id, second.id])
+            #expect(page3.isEmpty)
+            #expect(try await a.transaction { try $0.connections.list(after: nil, state: .requested, limit: 10) }.map(\.id) == [first.id])
+            #expect(try await b.transaction { try $0.connections.list(after: nil, state: nil, limit: 10) }.map(\.id) == [bCopy.id])
+        }
+    }
+
+    @Test func mailboxStoresADuplicateDeliveryOnce() async throws {
+        try await StoreFixture.with { fixture in
+            let a = fixture.runtime.tenant(try await fixture.createTenant("A").id)
+            let b = fixture.runtime.tenant(try await fixture.createTenant("B").id)
+            let connection = Self.record(invitationId: "inv", key: "K")
+            try await a.transaction { try $0.connections.insert(connection) }
+            let message = MailboxMessage(
+                connectionId: connection.id, recipientVerkey: "MINE", senderVerkey: "THEIRS", messageId: "m-1",
+                type: "https://didcomm.org/connections/1.0/response", threadId: "t", payload: ["@id": "m-1"])
+            var duplicate = message
+            duplicate.uid = UUID()
+            let first = try await a.transaction { try $0.mailbox.insert(message) }
+            let again = try await a.transaction { [duplicate] in try $0.mailbox.insert(duplicate) }
+            #expect(first.inserted && !again.inserted && first.uid == again.uid)
+            // Another tenant's mailbox is separate.
+            var forB = message
+            forB.uid = UUID()
+            let bMessage = forB
+            let bInserted = try await b.transaction { try $0.mailbox.insert(bMessage) }
+            #expect(bInserted.inserted)
+
+            let waiting = try await a.transaction {
+                try $0.mailbox.list(connectionId: connection.id, status: MailboxMessage.received, type: nil, limit: 10)
+            }
+            #expect(waiting.map(\.uid) == [first.uid])
+            #expect(waiting.first?.payload == ["@id": "m-1"])
+            #expect(try await a.transaction { try $0.mailbox.updateStatus(first.uid, to: MailboxMessage.reviewed) })
+            #expect(try await a.transaction { try $0.mailbox.get(first.uid) }?.status == "MS-106")
+            #expect(try await b.transaction { try $0.mailbox.get(first.uid) } == nil)
+        }
+    }
+
+    @Test func outboxDueRowsAcrossTenantsRevealOnlyIds() async throws {
+        try await StoreFixture.with { fixture in
+            let aID = try await fixture.createTenant("A").id
+            let bID = try await fixture.createTenant("B").id
+            let a = fixture.runtime.tenant(aID)
+            let b = fixture.runtime.tenant(bID)
+            let itemA = OutboxItem(connectionId: nil, endpoint: "http://peer.example/a", envelope: [1, 2, 3])
+            let itemB = OutboxItem(connectionId: nil, endpoint: "http://peer.example/b", envelope: [4, 5])
+            let later = OutboxItem(
+                connectionId: nil, endpoint: "http://peer.example/c", envelope: [6], nextAttemptAt: Date().addingTimeInterval(3600))
+            try await a.transaction { tx in
+                try tx.outbox.enqueue(itemA)
+                try tx.outbox.enqueue(later)
+            }
+            try await b.transaction { try $0.outbox.enqueue(itemB) }
+
+            let due = try await fixture.runtime.dueOutbox(limit: 10)
+            #expect(Set(due.map { "\($0.tenant.rawValue)/\($0.id)" }) == ["\(aID.rawValue)/\(itemA.id)", "\(bID.rawValue)/\(itemB.id)"])
+            // Rows themselves stay behind row-level security.
+            #expect(try await b.transaction { try $0.outbox.pendingForUpdate(itemA.id) } == nil)
+            let loaded = try #require(try await a.transaction { try $0.outbox.pendingForUpdate(itemA.id) })
+            #expect(loaded.envelope == [1, 2, 3] && loaded.endpoint == "http://peer.example/a")
+
+            // A claim leases the row: a second poller does not get it.
+            #expect(try await a.transaction { try $0.outbox.claim(itemA.id, leaseSeconds: 60) }?.envelope == [1, 2, 3])
+            #expect(try await a.transaction { try $0.outbox.claim(itemA.id, leaseSeconds: 60) } == nil)
+            #expect(try await a.transaction { try $0.outbox.claim(later.id, leaseSeconds: 60) } == nil)
+            try await a.transaction { try $0.outbox.markSent(itemA.id) }
+            try await b.transaction {
+                try $0.outbox.recordFailure(itemB.id, attempts: 1, nextAttemptAt: Date().addingTimeInterval(3600), error: "down")
+            }
+            #expect(try await fixture.runtime.dueOutbox(limit: 10).isEmpty)
+            try await b.transaction { try $0.outbox.recordFailure(itemB.id, attempts: 2, nextAttemptAt: nil, error: "gave up") }
+            #expect(try await b.transaction { try $0.outbox.pendingForUpdate(itemB.id) } == nil)
+        }
+    }
+
+    @Test func newTablesHaveForcedRowLevelSecurity() async throws {
+        try await StoreFixture.with { fixture in
+            let rows = try await fixture.asSuperuser { session in
+                try session.query(
+                    """
+                    SELECT relname, relrowsecurity, relforcerowsecurity FROM pg_class
+                    WHERE oid IN ('aerie.connections'::regclass, 'aerie.mailbox'::regclass, 'aerie.outbox'::regclass)
+                    ORDER BY relname
+                    """
+                ).allRows()
+            }
+            #expect(rows == [["connections", "t", "t"], ["mailbox", "t", "t"], ["outbox", "t", "t"]])
+        }
+    }
+}
