@@ -49,7 +49,10 @@ public final class ACAPyAgent: @unchecked Sendable {
     }
 
     /// Starts an agent and waits (at most `readyTimeout`) until `/status/ready` says so.
-    public static func start(label: String = "ACA-Py Inviter", readyTimeout: Duration = .seconds(60)) async throws -> ACAPyAgent {
+    /// `extraArguments` are appended to its command line (e.g. `--auto-accept-invites` for an invitee).
+    public static func start(
+        label: String = "ACA-Py Inviter", extraArguments: [String] = [], readyTimeout: Duration = .seconds(60)
+    ) async throws -> ACAPyAgent {
         let executable = try executable()
         let inbound = try freePort()
         let admin = try freePort()
@@ -66,7 +69,7 @@ public final class ACAPyAgent: @unchecked Sendable {
             "--no-ledger", "--wallet-type", "askar", "--wallet-test", "--wallet-name", "w\(UInt32.random(in: 0...UInt32.max))",
             "--wallet-key", "aerie-test-key", "--auto-provision", "--auto-accept-requests", "--auto-ping-connection",
             "--label", label, "--log-level", "warning",
-        ]
+        ] + extraArguments
         var environment = ProcessInfo.processInfo.environment
         environment["HOME"] = home.path
         environment["PYTHONUNBUFFERED"] = "1"
@@ -155,7 +158,11 @@ public final class ACAPyAgent: @unchecked Sendable {
     }
 
     /// A loopback TCP port free right now (bound, read back and closed).
-    static func freePort() throws -> Int {
+    /// The operating-system process id (for CPU accounting in benchmarks).
+    public var processIdentifier: Int32 { process.processIdentifier }
+
+    /// A TCP port that was free a moment ago on 127.0.0.1.
+    public static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Unavailable(description: "socket() failed") }
         defer { close(fd) }

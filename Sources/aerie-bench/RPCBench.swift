@@ -1,5 +1,6 @@
 import AerieClient
 import AerieCore
+import AerieServer
 import AerieTesting
 import Foundation
 import NIOCore
@@ -34,7 +35,8 @@ struct RPCBench {
         let echoOutcome = try await measure(name: "echo (bare NIO)", port: echo.port, setup: nil, line: Self.pingLine)
         try await echo.channel.close()
 
-        let server = try await LiveServer.start()
+        // The production defaults (LiveServer's test default is a smaller pool).
+        let server = try await LiveServer.start(server: { $0.databasePoolSize = AerieConfiguration().databasePoolSize })
         let token = try await benchTenantToken(server)
         let pingOutcome = try await measure(name: "system.ping", port: server.port, setup: nil, line: Self.pingLine)
         let authLine = #"{"jsonrpc":"2.0","id":0,"method":"session.authenticate","params":{"token":"\#(token)"}}"#

@@ -1,13 +1,8 @@
 import Foundation
-import NIOCore
-import NIOPosix
 
 /// aerie-bench: benchmarks that print numbers. `aerie-bench rpc [--sessions N] [--seconds S]`,
 /// `aerie-bench crypto [--iterations N]`, or `aerie-bench all`.
 let arguments = Array(CommandLine.arguments.dropFirst())
-// Same executor set-up as aerie-server: async code runs on the NIO event loops.
-let takeOver = !arguments.contains("--no-executor-takeover")
-    && NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
 
 func option(_ name: String, default value: Double) -> Double {
     guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count, let parsed = Double(arguments[index + 1]) else {
@@ -17,7 +12,7 @@ func option(_ name: String, default value: Double) -> Double {
 }
 
 let usage = """
-    USAGE: aerie-bench <rpc|crypto|all> [options]
+    USAGE: aerie-bench <rpc|crypto|connections|all> [options]
 
       rpc      JSON-RPC load: bare NIO echo ceiling, system.ping, authenticated settings.get;
                closed loop (throughput) then paced (latency at a fixed offered load)
@@ -26,11 +21,14 @@ let usage = """
                Needs PostgreSQL: AERIE_TEST_PG (superuser conninfo) or it starts a throwaway cluster.
       crypto   DIDComm v1 authcrypt pack+unpack vs the raw libsodium calls it needs
                --iterations N (3000)
+      connections  N connections from one ACA-Py 1.2.7 inviter, accepted by aerie-server (its own
+               process) and by an ACA-Py 1.2.7 invitee, sequentially and C at a time: wall and CPU
+               --count N (50)  --concurrency C (10). Needs the venv that ./scripts/test installs.
 
     Build with -c release for meaningful numbers: swift run -c release aerie-bench all
     """
 
-guard let command = arguments.first, ["rpc", "crypto", "all"].contains(command) else {
+guard let command = arguments.first, ["rpc", "crypto", "connections", "all"].contains(command) else {
     print(usage)
     exit(arguments.first == "--help" || arguments.first == "-h" ? 0 : 2)
 }
@@ -39,7 +37,6 @@ if command == "crypto" || command == "all" {
     print(runCryptoBench(iterations: Int(option("--iterations", default: 3000))))
 }
 if command == "rpc" || command == "all" {
-    print("executor: \(takeOver ? "NIO event loops run Swift concurrency" : "default cooperative pool")")
     let bench = RPCBench(
         sessions: Int(option("--sessions", default: 100)), seconds: option("--seconds", default: 5),
         warmup: option("--warmup", default: 1), pacedRatePerSession: option("--paced-rate", default: 100))
@@ -47,6 +44,15 @@ if command == "rpc" || command == "all" {
         print(try await bench.run())
     } catch {
         FileHandle.standardError.write(Data("aerie-bench rpc failed: \(error)\n".utf8))
+        exit(1)
+    }
+}
+if command == "connections" || command == "all" {
+    let bench = ConnectionsBench(count: Int(option("--count", default: 50)), concurrency: Int(option("--concurrency", default: 10)))
+    do {
+        print(try await bench.run())
+    } catch {
+        FileHandle.standardError.write(Data("aerie-bench connections failed: \(error)\n".utf8))
         exit(1)
     }
 }

@@ -1,0 +1,216 @@
+import AerieClient
+import AerieCore
+import AerieTesting
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `aerie-bench connections`: the same ACA-Py 1.2.7 inviter; 50 connections accepted by Aerie
+/// (a separate `aerie-server` process) and 50 by an ACA-Py 1.2.7 invitee, one after another and
+/// then 10 at a time. Prints wall time and the CPU seconds each invitee process used, with
+/// Aerie's PostgreSQL shown separately (ACA-Py keeps its wallet in-process).
+struct ConnectionsBench {
+    var count: Int
+    var concurrency: Int
+
+    struct Run {
+        var invitee: String
+        var mode: String
+        var wall: Double
+        var cpu: Double
+        var databaseCPU: Double?
+    }
+
+    func run() async throws -> String {
+        let inviter = try await ACAPyAgent.start(label: "Bench Inviter", extraArguments: ["--auto-respond-messages"])
+        let invitee = try await ACAPyAgent.start(label: "Bench Invitee", extraArguments: ["--auto-accept-invites"])
+        let aerie = try await AerieProcess.start()
+        var runs: [Run] = []
+        do {
+            let (tenant, _) = try await aerie.tenantClient()
+            for (mode, width) in [("sequential", 1), ("\(concurrency) at a time", concurrency)] {
+                runs.append(try await measure(invitee: "Aerie", mode: mode, width: width, pid: aerie.pid, postgres: true) {
+                    let invitation = try await inviter.admin("POST", "/connections/create-invitation", body: [:])
+                    let url = invitation["invitation_url"] ?? .null
+                    let result = try await tenant.call("connections.accept", params: ["url": url, "wait": true])
+                    guard result["state"]?.intValue == 4 else { throw BenchFailure("Aerie ended in \(result.jsonString)") }
+                })
+                runs.append(try await measure(invitee: "ACA-Py 1.2.7", mode: mode, width: width, pid: invitee.processIdentifier, postgres: false) {
+                    let invitation = try await inviter.admin("POST", "/connections/create-invitation", body: [:])
+                    let received = try await invitee.admin(
+                        "POST", "/connections/receive-invitation?auto_accept=true", body: invitation["invitation"] ?? .null)
+                    guard let id = received["connection_id"]?.stringValue else { throw BenchFailure("no connection_id") }
+                    _ = try await invitee.waitForConnection(id, states: ["response", "active", "completed"])
+                })
+            }
+            await tenant.close()
+        } catch {
+            await aerie.stop()
+            await invitee.stop()
+            await inviter.stop()
+            throw error
+        }
+        await aerie.stop()
+        await invitee.stop()
+        await inviter.stop()
+
+        var lines = ["connections: \(count) connections per run accepted from one ACA-Py 1.2.7 inviter (RFC 0160)"]
+        lines.append("  invitee        mode           wall s   conn/s   CPU s   CPU ms/conn   (+ PostgreSQL CPU s)")
+        for run in runs {
+            lines.append(
+                "  " + run.invitee.padding(toLength: 14, withPad: " ", startingAt: 0) + " "
+                    + run.mode.padding(toLength: 14, withPad: " ", startingAt: 0)
+                    + String(format: " %6.2f  %7.1f  %6.2f  %11.1f", run.wall, Double(count) / run.wall, run.cpu, run.cpu * 1000 / Double(count))
+                    + (run.databaseCPU.map { String(format: "   (+ %.2f)", $0) } ?? ""))
+        }
+        for mode in Set(runs.map(\.mode)).sorted() {
+            guard let a = runs.first(where: { $0.invitee == "Aerie" && $0.mode == mode }),
+                let b = runs.first(where: { $0.invitee != "Aerie" && $0.mode == mode })
+            else { continue }
+            lines.append(
+                String(
+                    format: "  %@: Aerie CPU/conn = %.3f of ACA-Py's (%.3f with its PostgreSQL); wall %.2fx faster (target CPU <= 0.100)",
+                    mode, a.cpu / b.cpu, (a.cpu + (a.databaseCPU ?? 0)) / b.cpu, b.wall / a.wall))
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    private func measure(
+        invitee: String, mode: String, width: Int, pid: Int32, postgres: Bool, _ one: @escaping @Sendable () async throws -> Void
+    ) async throws -> Run {
+        let cpuBefore = ProcessCPU.seconds(pid: pid)
+        let databaseBefore = postgres ? ProcessCPU.postgresSeconds() : 0
+        let started = ContinuousClock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            var launched = 0
+            while launched < min(width, count) {
+                group.addTask { try await one() }
+                launched += 1
+            }
+            while try await group.next() != nil {
+                if launched < count {
+                    group.addTask { try await one() }
+                    launched += 1
+                }
+            }
+        }
+        let elapsed = ContinuousClock.now - started
+        let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return Run(
+            invitee: invitee, mode: mode, wall: wall, cpu: ProcessCPU.seconds(pid: pid) - cpuBefore,
+            databaseCPU: postgres ? ProcessCPU.postgresSeconds() - databaseBefore : nil)
+    }
+}
+
+struct BenchFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// CPU time from /proc (user + system), in seconds.
+enum ProcessCPU {
+    static let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+
+    static func seconds(pid: Int32) -> Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return 0 }
+        // Fields after the command name: state is field 3; utime and stime are fields 14 and 15.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / ticks
+    }
+
+    /// All processes named `postgres` (the benchmark's cluster is the only busy one).
+    static func postgresSeconds() -> Double {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return 0 }
+        var total = 0.0
+        for entry in entries {
+            guard let pid = Int32(entry),
+                let comm = try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8),
+                comm.hasPrefix("postgres")
+            else { continue }
+            total += seconds(pid: pid)
+        }
+        return total
+    }
+}
+
+/// `aerie-server` (release build, next to this binary) as its own process on a fresh database.
+final class AerieProcess: @unchecked Sendable {
+    let process: Process
+    let port: Int
+    let home: URL
+    let database: TestDatabase
+    var pid: Int32 { process.processIdentifier }
+
+    private init(process: Process, port: Int, home: URL, database: TestDatabase) {
+        self.process = process
+        self.port = port
+        self.home = home
+        self.database = database
+    }
+
+    static func start() async throws -> AerieProcess {
+        let database = try await TestPostgres.shared.freshDatabase()
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("aerie-bench-\(UUID().uuidString)")
+        let rpcPort = try ACAPyAgent.freePort()
+        let didcommPort = try ACAPyAgent.freePort()
+        let process = Process()
+        process.executableURL = try BuiltProducts.executable("aerie-server")
+        var environment = ProcessInfo.processInfo.environment
+        environment["AERIE_HOME"] = home.path
+        environment["AERIE_DATABASE_URL"] = database.runtimeConninfo
+        environment["AERIE_OWNER_DATABASE_URL"] = database.ownerConninfo
+        environment["AERIE_RPC_LISTEN"] = "127.0.0.1:\(rpcPort)"
+        environment["AERIE_DIDCOMM_LISTEN"] = "127.0.0.1:\(didcommPort)"
+        environment["AERIE_ALLOW_PRIVATE_URLS"] = "1"
+        environment["AERIE_LOG_LEVEL"] = "warning"
+        process.environment = environment
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let server = AerieProcess(process: process, port: rpcPort, home: home, database: database)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            if let client = try? await AerieClient.connect(host: "127.0.0.1", port: rpcPort),
+                (try? await client.call("system.ping")) == "pong"
+            {
+                await client.close()
+                return server
+            }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        await server.stop()
+        throw BenchFailure("aerie-server did not start within 30 s")
+    }
+
+    func tenantClient() async throws -> (AerieClient, TenantID) {
+        let token = try String(contentsOf: home.appendingPathComponent("admin-token"), encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let admin = try await AerieClient.connect(host: "127.0.0.1", port: port)
+        try await admin.authenticate(token: token)
+        let created = try await admin.call("admin.tenants.create", params: ["label": "bench"])
+        await admin.close()
+        guard let tenantToken = created["token"]?.stringValue, let id = created["tenantId"]?.stringValue.flatMap(TenantID.init)
+        else { throw BenchFailure("admin.tenants.create answered \(created.jsonString)") }
+        let client = try await AerieClient.connect(host: "127.0.0.1", port: port)
+        try await client.authenticate(token: tenantToken)
+        return (client, id)
+    }
+
+    /// SIGTERM (graceful), waited for off the concurrency pool.
+    func stop() async {
+        let process = self.process
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread {
+                if process.isRunning { kill(process.processIdentifier, SIGTERM) }
+                process.waitUntilExit()
+                continuation.resume()
+            }
+        }
+        try? FileManager.default.removeItem(at: home)
+        try? await database.drop()
+    }
+}
