@@ -70,7 +70,7 @@ let package = Package(
             name: "AerieServer",
             dependencies: [
                 "AerieCore", "AerieCrypto", "AerieStore", "AerieRPC", "AerieTransport", "SystemPlugin",
-                "ConnectionsPlugin",
+                "ConnectionsPlugin", "DeletePlugin",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -89,6 +89,7 @@ let package = Package(
         // Protocol plugins: AerieCore and AerieCrypto only.
         .target(name: "SystemPlugin", dependencies: ["AerieCore"], path: "Plugins/SystemPlugin"),
         .target(name: "ConnectionsPlugin", dependencies: ["AerieCore", "AerieCrypto"], path: "Plugins/ConnectionsPlugin"),
+        .target(name: "DeletePlugin", dependencies: ["AerieCore", "AerieCrypto"], path: "Plugins/DeletePlugin"),
 
         .executableTarget(
             name: "aerie-server",
@@ -108,7 +109,7 @@ let package = Package(
         .executableTarget(
             name: "aerie-bench",
             dependencies: [
-                "AerieTesting", "AerieClient", "AerieCrypto",
+                "AerieTesting", "AerieClient", "AerieCrypto", "AerieServer",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
@@ -131,9 +132,10 @@ let package = Package(
         ),
         .testTarget(name: "AerieTransportTests", dependencies: ["AerieTransport", "AerieCore", "AerieTesting"]),
         .testTarget(name: "ConnectionsPluginTests", dependencies: ["ConnectionsPlugin", "AerieCore", "AerieCrypto"]),
+        .testTarget(name: "DeletePluginTests", dependencies: ["DeletePlugin", "AerieCore", "AerieCrypto"]),
         .testTarget(
             name: "AerieServerTests",
-            dependencies: ["AerieTesting", "AerieClient", "AerieServer", "AerieCrypto", "AerieStore", "AerieCore"]
+            dependencies: ["AerieTesting", "AerieClient", "AerieServer", "AerieCrypto", "AerieStore", "AerieCore", "DeletePlugin"]
         ),
     ]
 )

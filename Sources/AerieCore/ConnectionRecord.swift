@@ -104,4 +104,6 @@ public protocol ConnectionRepository {
     /// The connection whose pairwise verkey is `verkey` (locked for update).
     func findByMyVerkey(_ verkey: String) throws -> ConnectionRecord?
     func findByMyDid(_ did: String) throws -> ConnectionRecord?
+    /// Removes the row; returns whether there was one.
+    func delete(_ id: UUID) throws -> Bool
 }

@@ -46,4 +46,7 @@ public protocol MailboxRepository {
     func list(connectionId: UUID, status: String?, type: String?, limit: Int) throws -> [MailboxMessage]
     @discardableResult
     func updateStatus(_ uid: UUID, to status: String) throws -> Bool
+    /// Removes the messages of a connection: those linked to it, and those addressed to its
+    /// pairwise verkey (stored before the link was known). Returns how many.
+    func deleteAll(connectionId: UUID, recipientVerkey: String?) throws -> Int
 }

@@ -41,6 +41,8 @@ public protocol OutboxRepository {
     /// Records a failed attempt: either retried at `nextAttemptAt` or, when nil, failed for good.
     func recordFailure(_ id: UUID, attempts: Int, nextAttemptAt: Date?, error: String) throws
     func list(connectionId: UUID, limit: Int) throws -> [OutboxItem]
+    /// Removes every row of a connection, whatever its status. Returns how many.
+    func deleteAll(connectionId: UUID) throws -> Int
 }
 
 /// Wakes the delivery service right after a transaction enqueued something.

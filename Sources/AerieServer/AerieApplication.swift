@@ -4,6 +4,7 @@ import AerieRPC
 import AerieStore
 import AerieTransport
 import ConnectionsPlugin
+import DeletePlugin
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -16,7 +17,7 @@ public enum AerieApplication {
     public static let version = "0.1.0"
 
     /// Protocol plugins that can be named in `AERIE_PLUGINS`. `system` and `session` are always on.
-    static let availablePlugins: [String] = ["connections"]
+    static let availablePlugins: [String] = ["connections", "delete"]
 
     /// Everything started and ready to run under a `ServiceGroup`.
     public struct Prepared: Sendable {
@@ -86,6 +87,7 @@ public enum AerieApplication {
             for name in try selectedPlugins(configuration) {
                 switch name {
                 case "connections": try router.install(connectionsPlugin)
+                case "delete": try router.install(DeletePlugin())
                 default: break
                 }
                 logger.info("plugin enabled", metadata: ["plugin": "\(name)"])

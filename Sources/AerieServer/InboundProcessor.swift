@@ -90,13 +90,17 @@ struct InboundProcessor: Sendable {
         let threadId = message["~thread"]?["thid"]?.stringValue.map { String($0.prefix(256)) }
         let recipient = unpacked.recipientVerkey
         let sender = unpacked.senderVerkey
-        let stored = try await tenant.database.transaction { tx in
+        let stored = try await tenant.database.transaction { tx -> (uid: UUID, inserted: Bool)? in
             let connection = try tx.connections.findByMyVerkey(recipient)
+            // A connection deleted while this message was being opened: its key is gone too (the
+            // lookup above waited for the deleting transaction's lock), so the message is refused.
+            if connection == nil, try tx.keys.sealedSecret(verkey: recipient) == nil { return nil }
             return try tx.mailbox.insert(
                 MailboxMessage(
                     connectionId: connection?.id, recipientVerkey: recipient, senderVerkey: sender, messageId: messageId,
                     type: type, threadId: threadId, payload: message))
         }
+        guard let stored else { return .rejected(status: 404, reason: "no recipient of this message is known here") }
         guard stored.inserted else { return .duplicate }
         let inbound = InboundMessage(
             type: type, id: messageId, body: message, senderVerkey: sender, recipientVerkey: recipient,

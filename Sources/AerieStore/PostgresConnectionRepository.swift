@@ -76,6 +76,12 @@ struct PostgresConnectionRepository: ConnectionRepository {
         try one("WHERE tenant_id = $1::uuid AND my_did = $2", [.text(did)])
     }
 
+    func delete(_ id: UUID) throws -> Bool {
+        try session.execute(
+            "DELETE FROM aerie.connections WHERE tenant_id = $1::uuid AND id = $2::uuid",
+            [.text(tenantID.rawValue), .text(id.uuidString.lowercased())]) == 1
+    }
+
     // MARK: - Rows
 
     private func one(_ clause: String, _ parameters: [SQLValue]) throws -> ConnectionRecord? {

@@ -64,6 +64,15 @@ struct PostgresMailboxRepository: MailboxRepository {
             [.text(tenantID.rawValue), .text(uid.uuidString.lowercased()), .text(status)]) == 1
     }
 
+    func deleteAll(connectionId: UUID, recipientVerkey: String?) throws -> Int {
+        try session.execute(
+            """
+            DELETE FROM aerie.mailbox
+            WHERE tenant_id = $1::uuid AND (connection_id = $2::uuid OR recipient_verkey = $3::text)
+            """,
+            [.text(tenantID.rawValue), .text(connectionId.uuidString.lowercased()), .optionalText(recipientVerkey)])
+    }
+
     private static func message(_ r: PostgresResult, _ row: Int) throws -> MailboxMessage {
         guard let uid = r.string(row, 0).flatMap(UUID.init(uuidString:)), let receivedAt = r.date(microseconds: row, 9)
         else { throw AerieError.internalError(details: "malformed row in aerie.mailbox") }

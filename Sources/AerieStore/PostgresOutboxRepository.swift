@@ -72,6 +72,12 @@ struct PostgresOutboxRepository: OutboxRepository {
         return try (0..<result.rowCount).map { try Self.item(result, $0) }
     }
 
+    func deleteAll(connectionId: UUID) throws -> Int {
+        try session.execute(
+            "DELETE FROM aerie.outbox WHERE tenant_id = $1::uuid AND connection_id = $2::uuid",
+            [.text(tenantID.rawValue), .text(connectionId.uuidString.lowercased())])
+    }
+
     private static func item(_ r: PostgresResult, _ row: Int) throws -> OutboxItem {
         guard let id = r.string(row, 0).flatMap(UUID.init(uuidString:)), let endpoint = r.string(row, 2),
             let envelope = r.bytes(row, 3), let next = r.date(microseconds: row, 5),

@@ -1,0 +1,85 @@
+import AerieCore
+import AerieCrypto
+import Foundation
+
+/// Deletes a connection completely: its row and every `ConnectionData` kind, in one transaction.
+/// With `notify`, a notice to the peer is packed with the pairwise key while it still exists and
+/// enqueued in the same transaction as an outbox row linked to no connection, so delivery (and
+/// its retries) outlives the connection and a failed delivery has no connection to fail.
+public struct ConnectionDeletion: Sendable {
+    public var data: [ConnectionData]
+
+    public init(data: [ConnectionData] = ConnectionData.all) {
+        self.data = data
+    }
+
+    public func delete(_ id: UUID, notify: Bool, tenant: TenantContext) async throws -> DeletedConnection {
+        let notice: PackedNotice?
+        if notify {
+            guard let record = try await tenant.database.transaction({ try $0.connections.get(id) }) else {
+                throw Self.notFound(id)
+            }
+            notice = await packNotice(for: record, tenant: tenant)
+        } else {
+            notice = nil
+        }
+        let data = self.data
+        let (removed, queued) = try await tenant.database.transaction { tx -> ([String: Int], Bool) in
+            guard let record = try tx.connections.getForUpdate(id) else { throw Self.notFound(id) }
+            var removed: [String: Int] = [:]
+            for kind in data { removed[kind.kind, default: 0] += try kind.remove(tx, record) }
+            removed["connections"] = try tx.connections.delete(id) ? 1 : 0
+            // Only a notice packed with the key the connection still had (not one raced by a connect).
+            var queued = false
+            if let notice, notice.sender == record.myVerkey {
+                try tx.outbox.enqueue(OutboxItem(connectionId: nil, endpoint: notice.endpoint, envelope: notice.envelope))
+                queued = true
+            }
+            return (removed, queued)
+        }
+        if queued { tenant.outboxSignal.outboxChanged() }
+        tenant.logger.info(
+            "connection deleted", metadata: ["connection": "\(id)", "removed": "\(removed)", "notified": "\(queued)"])
+        return DeletedConnection(connectionId: id.uuidString.lowercased(), removed: removed, notified: queued)
+    }
+
+    /// The notice, packed; nil (and logged) when the connection has no peer to tell yet or packing
+    /// fails: telling the peer never stands in the way of the delete.
+    func packNotice(for record: ConnectionRecord, tenant: TenantContext) async -> PackedNotice? {
+        guard let sender = record.myVerkey, let recipient = record.theirVerkey, let endpoint = record.theirEndpoint else {
+            tenant.logger.info("no notice for a connection without a peer yet", metadata: ["connection": "\(record.id)"])
+            return nil
+        }
+        do {
+            let message = ClosedNotice.message(threadId: record.threadId)
+            let packed = try await tenant.keys.pack(message.serialized(), to: [recipient], from: sender)
+            let envelope = try Forward.wrap(packed, recipientKey: recipient, routingKeys: record.theirRoutingKeys)
+            return PackedNotice(envelope: envelope, endpoint: endpoint, sender: sender)
+        } catch {
+            tenant.logger.warning(
+                "could not pack the notice for a deleted connection",
+                metadata: ["connection": "\(record.id)", "error": "\(String(reflecting: error))"])
+            return nil
+        }
+    }
+
+    struct PackedNotice: Sendable {
+        var envelope: [UInt8]
+        var endpoint: String
+        /// The pairwise verkey it was packed with.
+        var sender: String
+    }
+
+    static func notFound(_ id: UUID) -> AerieError {
+        AerieError.notFound("no connection \(id.uuidString.lowercased())")
+    }
+}
+
+/// What `connections.delete` answers.
+public struct DeletedConnection: Encodable, Sendable, Hashable {
+    public var connectionId: String
+    /// Rows removed, by table: `connections`, `tenant_keys`, `mailbox`, `outbox`, ...
+    public var removed: [String: Int]
+    /// Whether a notice to the peer was enqueued.
+    public var notified: Bool
+}
