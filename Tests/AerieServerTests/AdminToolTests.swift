@@ -81,33 +81,12 @@ struct AdminTool {
         let stderr: String
     }
 
-    /// Runs the tool on a plain thread: waiting for a process must not block the (2-thread)
-    /// concurrency pool that the in-process server needs to answer it.
+    /// Runs the tool as a process (off the concurrency pool; see `runProcess`).
     func run(_ arguments: [String]) async throws -> Output {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread {
-                continuation.resume(with: Result { try runBlocking(arguments) })
-            }
-        }
-    }
-
-    private func runBlocking(_ arguments: [String]) throws -> Output {
-        let process = Process()
-        process.executableURL = try BuiltProducts.executable("aerie-admin")
-        process.arguments = arguments + ["--server", "127.0.0.1:\(port)"]
         var environment = ProcessInfo.processInfo.environment
         environment["AERIE_ADMIN_TOKEN"] = token
-        process.environment = environment
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Output(
-            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-            stderr: String(decoding: stderr, as: UTF8.self))
+        let result = try await runProcess(
+            try BuiltProducts.executable("aerie-admin"), arguments + ["--server", "127.0.0.1:\(port)"], environment: environment)
+        return Output(status: result.status, stdout: result.stdout, stderr: result.stderr)
     }
 }
