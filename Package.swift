@@ -70,7 +70,7 @@ let package = Package(
             name: "AerieServer",
             dependencies: [
                 "AerieCore", "AerieCrypto", "AerieStore", "AerieRPC", "AerieTransport", "SystemPlugin",
-                "ConnectionsPlugin", "DeletePlugin",
+                "ConnectionsPlugin", "DeletePlugin", "MessagesPlugin",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -90,6 +90,7 @@ let package = Package(
         .target(name: "SystemPlugin", dependencies: ["AerieCore"], path: "Plugins/SystemPlugin"),
         .target(name: "ConnectionsPlugin", dependencies: ["AerieCore", "AerieCrypto"], path: "Plugins/ConnectionsPlugin"),
         .target(name: "DeletePlugin", dependencies: ["AerieCore", "AerieCrypto"], path: "Plugins/DeletePlugin"),
+        .target(name: "MessagesPlugin", dependencies: ["AerieCore", "AerieCrypto"], path: "Plugins/MessagesPlugin"),
 
         .executableTarget(
             name: "aerie-server",
@@ -133,6 +134,7 @@ let package = Package(
         .testTarget(name: "AerieTransportTests", dependencies: ["AerieTransport", "AerieCore", "AerieTesting"]),
         .testTarget(name: "ConnectionsPluginTests", dependencies: ["ConnectionsPlugin", "AerieCore", "AerieCrypto"]),
         .testTarget(name: "DeletePluginTests", dependencies: ["DeletePlugin", "AerieCore", "AerieCrypto"]),
+        .testTarget(name: "MessagesPluginTests", dependencies: ["MessagesPlugin", "AerieCore"]),
         .testTarget(
             name: "AerieServerTests",
             dependencies: ["AerieTesting", "AerieClient", "AerieServer", "AerieCrypto", "AerieStore", "AerieCore", "DeletePlugin"]

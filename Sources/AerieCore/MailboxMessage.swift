@@ -49,4 +49,56 @@ public protocol MailboxRepository {
     /// Removes the messages of a connection: those linked to it, and those addressed to its
     /// pairwise verkey (stored before the link was known). Returns how many.
     func deleteAll(connectionId: UUID, recipientVerkey: String?) throws -> Int
+    /// Messages of connections that have a pairwise DID, in arrival order (then uid), at most
+    /// `query.limit`.
+    func download(_ query: MailboxQuery) throws -> [MailboxEntry]
+    /// Sets the status of those of `uids` that arrived on the connection whose pairwise DID is
+    /// `pairwiseDid`; returns the uids it matched (already at `status` included).
+    func updateStatus(_ uids: [UUID], pairwiseDid: String, to status: String) throws -> [UUID]
+    /// Removes reviewed (`MS-106`) messages received before `date`, at most `limit`; returns how many.
+    func purgeReviewed(receivedBefore date: Date, limit: Int) throws -> Int
+}
+
+/// What `MailboxRepository.download` selects: statuses always, the other filters when given.
+public struct MailboxQuery: Sendable, Hashable {
+    public var statuses: [String]
+    public var uids: [UUID]?
+    /// Our pairwise DIDs of the connections the messages arrived on.
+    public var pairwiseDids: [String]?
+    /// Resume after this position (arrival time in microseconds since 1970, then uid).
+    public var after: MailboxPosition?
+    public var limit: Int
+
+    public init(statuses: [String], uids: [UUID]? = nil, pairwiseDids: [String]? = nil, after: MailboxPosition? = nil, limit: Int) {
+        self.statuses = statuses
+        self.uids = uids
+        self.pairwiseDids = pairwiseDids
+        self.after = after
+        self.limit = limit
+    }
+}
+
+/// A place in the mailbox's arrival order.
+public struct MailboxPosition: Sendable, Hashable {
+    public var receivedAtMicros: Int64
+    public var uid: UUID
+    public init(receivedAtMicros: Int64, uid: UUID) {
+        self.receivedAtMicros = receivedAtMicros
+        self.uid = uid
+    }
+}
+
+/// A mailbox message with the connection it belongs to (our and their DID).
+public struct MailboxEntry: Sendable, Hashable {
+    public var message: MailboxMessage
+    public var pairwiseDid: String
+    public var theirDid: String?
+    public var position: MailboxPosition
+
+    public init(message: MailboxMessage, pairwiseDid: String, theirDid: String?, position: MailboxPosition) {
+        self.message = message
+        self.pairwiseDid = pairwiseDid
+        self.theirDid = theirDid
+        self.position = position
+    }
 }

@@ -7,6 +7,7 @@ import ConnectionsPlugin
 import DeletePlugin
 import Foundation
 import Logging
+import MessagesPlugin
 import ServiceLifecycle
 import Synchronization
 import SystemPlugin
@@ -17,7 +18,7 @@ public enum AerieApplication {
     public static let version = "0.1.0"
 
     /// Protocol plugins that can be named in `AERIE_PLUGINS`. `system` and `session` are always on.
-    static let availablePlugins: [String] = ["connections", "delete"]
+    static let availablePlugins: [String] = ["connections", "delete", "messages"]
 
     /// Everything started and ready to run under a `ServiceGroup`.
     public struct Prepared: Sendable {
@@ -88,6 +89,7 @@ public enum AerieApplication {
                 switch name {
                 case "connections": try router.install(connectionsPlugin)
                 case "delete": try router.install(DeletePlugin())
+                case "messages": try router.install(MessagesPlugin())
                 default: break
                 }
                 logger.info("plugin enabled", metadata: ["plugin": "\(name)"])
@@ -117,6 +119,11 @@ public enum AerieApplication {
                 inbound: inbound, connections: connectionsPlugin.service, wakeup: wakeup,
                 maxAttempts: configuration.deliveryMaxAttempts, backoff: configuration.deliveryBackoff,
                 pollInterval: configuration.deliveryPollInterval, logger: logger))
+            }
+            if let days = configuration.messageRetentionDays {
+                services.append(MailboxRetentionService(
+                    database: database, retention: .seconds(days * 86_400), interval: configuration.retentionSweepInterval,
+                    logger: logger))
             }
             services += [didcommServer, rpcServer]
             return Prepared(

@@ -38,6 +38,11 @@ public struct AerieConfiguration: Sendable {
     public var deliveryPollInterval: Duration
     /// Whether this process delivers the outbox (tests turn it off to hold messages back).
     public var deliveryEnabled: Bool
+    /// `AERIE_MESSAGE_RETENTION_DAYS`: reviewed (`MS-106`) mailbox messages older than this many
+    /// days are purged; nil keeps them forever.
+    public var messageRetentionDays: Int?
+    /// How often the retention sweep runs (hourly).
+    public var retentionSweepInterval: Duration
 
     public init(
         home: URL = URL(fileURLWithPath: ".aerie"),
@@ -57,7 +62,9 @@ public struct AerieConfiguration: Sendable {
         deliveryMaxAttempts: Int = 6,
         deliveryBackoff: Duration = .seconds(2),
         deliveryPollInterval: Duration = .seconds(1),
-        deliveryEnabled: Bool = true
+        deliveryEnabled: Bool = true,
+        messageRetentionDays: Int? = nil,
+        retentionSweepInterval: Duration = .seconds(3600)
     ) {
         self.home = home
         self.databaseURL = databaseURL
@@ -77,6 +84,8 @@ public struct AerieConfiguration: Sendable {
         self.deliveryBackoff = deliveryBackoff
         self.deliveryPollInterval = deliveryPollInterval
         self.deliveryEnabled = deliveryEnabled
+        self.messageRetentionDays = messageRetentionDays
+        self.retentionSweepInterval = retentionSweepInterval
     }
 
     public struct Invalid: Error, CustomStringConvertible {
@@ -140,6 +149,7 @@ public struct AerieConfiguration: Sendable {
         }
         if let v = try integer("AERIE_DIDCOMM_MAX_BODY_BYTES", 1024...(64 << 20)) { config.didcommMaxBodyBytes = v }
         if let v = try integer("AERIE_DELIVERY_MAX_ATTEMPTS", 1...100) { config.deliveryMaxAttempts = v }
+        config.messageRetentionDays = try integer("AERIE_MESSAGE_RETENTION_DAYS", 1...36500)
         return config
     }
 
@@ -179,5 +189,6 @@ public struct AerieConfiguration: Sendable {
           AERIE_PUBLIC_ENDPOINT        the endpoint peers are told (http://<AERIE_DIDCOMM_LISTEN>)
           AERIE_DIDCOMM_MAX_BODY_BYTES largest inbound DIDComm message; larger answers 413 (1048576)
           AERIE_DELIVERY_MAX_ATTEMPTS  delivery attempts before a message fails (6)
+          AERIE_MESSAGE_RETENTION_DAYS reviewed (MS-106) mailbox messages older than this are purged, hourly (unlimited)
         """
 }

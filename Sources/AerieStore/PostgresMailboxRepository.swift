@@ -73,6 +73,73 @@ struct PostgresMailboxRepository: MailboxRepository {
             [.text(tenantID.rawValue), .text(connectionId.uuidString.lowercased()), .optionalText(recipientVerkey)])
     }
 
+    private static let joinedColumns = """
+        m.uid::text, m.connection_id::text, m.recipient_verkey, m.sender_verkey, m.message_id, m.type, m.thread_id,
+        m.status, m.payload::text, (extract(epoch FROM m.received_at) * 1000000)::int8
+        """
+
+    /// A message belongs to the connection it was linked to, or, when stored before the link was
+    /// known, to the connection whose pairwise verkey it was packed to.
+    private static let connectionJoin = """
+        JOIN aerie.connections c ON c.tenant_id = m.tenant_id
+            AND (c.id = m.connection_id OR (m.connection_id IS NULL AND c.my_verkey = m.recipient_verkey))
+        """
+
+    func download(_ q: MailboxQuery) throws -> [MailboxEntry] {
+        let result = try session.query(
+            """
+            SELECT \(Self.joinedColumns), c.my_did, c.their_did FROM aerie.mailbox m
+            \(Self.connectionJoin)
+            WHERE m.tenant_id = $1::uuid AND c.my_did IS NOT NULL AND m.status = ANY($2::text[])
+              AND ($3::uuid[] IS NULL OR m.uid = ANY($3::uuid[]))
+              AND ($4::text[] IS NULL OR c.my_did = ANY($4::text[]))
+              AND ($5::int8 IS NULL OR (m.received_at, m.uid) > ('epoch'::timestamptz + $5::int8 * interval '1 microsecond', $6::uuid))
+            ORDER BY m.received_at, m.uid LIMIT $7
+            """,
+            [
+                .text(tenantID.rawValue), .textArray(q.statuses),
+                q.uids.map { .textArray($0.map { $0.uuidString.lowercased() }) } ?? .null,
+                q.pairwiseDids.map { .textArray($0) } ?? .null,
+                q.after.map { .text(String($0.receivedAtMicros)) } ?? .null,
+                q.after.map { .text($0.uid.uuidString.lowercased()) } ?? .null,
+                .int(max(0, q.limit)),
+            ])
+        return try (0..<result.rowCount).map { row in
+            let message = try Self.message(result, row)
+            guard let micros = result.string(row, 9).flatMap(Int64.init), let pairwiseDid = result.string(row, 10) else {
+                throw AerieError.internalError(details: "malformed row in aerie.mailbox")
+            }
+            return MailboxEntry(
+                message: message, pairwiseDid: pairwiseDid, theirDid: result.string(row, 11),
+                position: MailboxPosition(receivedAtMicros: micros, uid: message.uid))
+        }
+    }
+
+    func updateStatus(_ uids: [UUID], pairwiseDid: String, to status: String) throws -> [UUID] {
+        guard !uids.isEmpty else { return [] }
+        let result = try session.query(
+            """
+            UPDATE aerie.mailbox m SET status = $4
+            FROM aerie.connections c
+            WHERE m.tenant_id = $1::uuid AND m.uid = ANY($2::uuid[]) AND c.tenant_id = m.tenant_id AND c.my_did = $3
+              AND (c.id = m.connection_id OR (m.connection_id IS NULL AND c.my_verkey = m.recipient_verkey))
+            RETURNING m.uid::text
+            """,
+            [.text(tenantID.rawValue), .textArray(uids.map { $0.uuidString.lowercased() }), .text(pairwiseDid), .text(status)])
+        return (0..<result.rowCount).compactMap { result.string($0, 0).flatMap(UUID.init(uuidString:)) }
+    }
+
+    func purgeReviewed(receivedBefore date: Date, limit: Int) throws -> Int {
+        try session.execute(
+            """
+            DELETE FROM aerie.mailbox WHERE tenant_id = $1::uuid AND uid IN (
+                SELECT uid FROM aerie.mailbox
+                WHERE tenant_id = $1::uuid AND status = 'MS-106' AND received_at < 'epoch'::timestamptz + $2::int8 * interval '1 microsecond'
+                LIMIT $3)
+            """,
+            [.text(tenantID.rawValue), .text(String(Int64(date.timeIntervalSince1970 * 1_000_000))), .int(max(0, limit))])
+    }
+
     private static func message(_ r: PostgresResult, _ row: Int) throws -> MailboxMessage {
         guard let uid = r.string(row, 0).flatMap(UUID.init(uuidString:)), let receivedAt = r.date(microseconds: row, 9)
         else { throw AerieError.internalError(details: "malformed row in aerie.mailbox") }

@@ -1,0 +1,46 @@
+import AerieCore
+import Foundation
+
+/// `messages.*`: the tenant mailbox of seed 002 (download, status updates), and the inbound
+/// message types it keeps for the application.
+public struct MessagesPlugin: AeriePlugin {
+    public static let name = "messages"
+
+    public let mailbox: MessageMailbox
+
+    public init(mailbox: MessageMailbox = MessageMailbox()) {
+        self.mailbox = mailbox
+    }
+
+    public func register(with router: inout MethodRouter) throws {
+        let mailbox = self.mailbox
+        try router.register(
+            "messages.download",
+            summary: "The seed's download: [{pairwiseDID, msgs: [{statusCode, payload, senderDID, uid, type, refMsgId, deliveryDetails, "
+                + "decryptedPayload}]}], oldest first, filters combined; one page of at most limit (default 100, max 500) messages. "
+                + "To page through more, use messages.downloadPage, which answers the same array with a nextCursor."
+        ) { (params: DownloadParams, tenant: TenantContext) in
+            try await mailbox.download(try params.query(), tenant: tenant).connections
+        }
+        try router.register(
+            "messages.downloadPage",
+            summary: "messages.download with paging: {messages: <the download array>, nextCursor}; nextCursor is null after the last page. "
+                + "Messages arriving later appear on later pages."
+        ) { (params: DownloadParams, tenant: TenantContext) -> JSONValue in
+            let page = try await mailbox.download(try params.query(), tenant: tenant)
+            return ["messages": page.connections, "nextCursor": page.nextCursor.map(JSONValue.string) ?? .null]
+        }
+        try router.register(
+            "messages.updateStatus",
+            summary: "Sets the status (MS-106: reviewed) of messages per connection, in one transaction: {updated, notFound: [{pairwiseDID, uids}]}; "
+                + "uids that are not the connection's messages are reported and change nothing. Repeating it is harmless."
+        ) { (params: UpdateStatusParams, tenant: TenantContext) -> JSONValue in
+            let (status, messages) = try params.validated()
+            return try await mailbox.updateStatus(status, messages: messages, tenant: tenant)
+        }
+        // Stored by the inbound endpoint before the handler runs; nothing more to do here.
+        for type in MessageKind.mailboxTypes {
+            try router.registerInbound(type) { _, _ in }
+        }
+    }
+}

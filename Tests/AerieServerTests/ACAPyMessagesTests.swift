@@ -1,0 +1,63 @@
+import AerieClient
+import AerieCore
+import AerieTesting
+import Foundation
+import Testing
+
+/// Messages from an independent peer: ACA-Py 1.2.7 sends a trust ping and a basic message over an
+/// established connection; both appear in `messages.download` under our pairwise DID.
+@Suite(.serialized) struct ACAPyMessagesTests {
+    @Test func trustPingAndBasicMessageFromACAPyAreDownloaded() async throws {
+        try await ACAPyConnectionTests.withAerieAndACAPy { server, agent in
+            let created = try await agent.admin("POST", "/connections/create-invitation", body: [:])
+            let url = try #require(created["invitation_url"]?.stringValue)
+            let acapyConnection = try #require(created["connection_id"]?.stringValue)
+            let (alice, _) = try await server.tenantClient(label: "alice")
+            let (bob, _) = try await server.tenantClient(label: "bob")
+            defer { Task { await alice.close(); await bob.close() } }
+            let accepted = try await alice.call(
+                "connections.accept", params: ["url": .string(url), "wait": true, "timeoutSeconds": 30, "label": "Alice"])
+            let pwDid = try #require(accepted["pwDid"]?.stringValue)
+            let theirs = try await agent.waitForConnection(acapyConnection, states: ["active", "completed"])
+            let acapyDid = try #require(theirs["my_did"]?.stringValue)
+
+            _ = try await agent.admin("POST", "/connections/\(acapyConnection)/send-ping", body: ["comment": "ping from ACA-Py"])
+            _ = try await agent.admin("POST", "/connections/\(acapyConnection)/send-message", body: ["content": "hello from ACA-Py"])
+
+            var basic: JSONValue? = nil
+            var pingSeen = false
+            for _ in 0..<100 {
+                let download = try await alice.call("messages.download", params: ["pairwiseDids": [.string(pwDid)]])
+                guard case .array(let groups) = download else { break }
+                for group in groups {
+                    #expect(group["pairwiseDID"]?.stringValue == pwDid)
+                    guard case .array(let msgs)? = group["msgs"] else { continue }
+                    for msg in msgs {
+                        if msg["type"] == "basicMessage" { basic = msg }
+                        if msg["type"] == "trustPing",
+                            let payload = msg["decryptedPayload"]?.stringValue, payload.contains("ping from ACA-Py")
+                        {
+                            pingSeen = true
+                        }
+                    }
+                }
+                if basic != nil && pingSeen { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            let message = try #require(basic)
+            #expect(pingSeen)
+            #expect(message["senderDID"]?.stringValue == acapyDid)
+            #expect(message["statusCode"] == "MS-103")
+            let payload = try JSONValue(parsing: try #require(message["decryptedPayload"]?.stringValue))
+            #expect(payload["content"] == "hello from ACA-Py")
+            #expect(try await bob.call("messages.download", params: ["status": ["MS-103", "MS-106"]]) == JSONValue.array([]))
+
+            let uid = try #require(message["uid"])
+            let reviewed = try await alice.call(
+                "messages.updateStatus", params: ["status": "MS-106", "messages": [["pairwiseDID": .string(pwDid), "uids": [uid]]]])
+            #expect(reviewed["updated"] == 1)
+            let pending = try await alice.call("messages.download", params: ["uids": [uid]])
+            #expect(pending == JSONValue.array([]))
+        }
+    }
+}
