@@ -110,10 +110,11 @@ let package = Package(
         .executableTarget(
             name: "aerie-bench",
             dependencies: [
-                "AerieTesting", "AerieClient", "AerieCrypto", "AerieServer",
+                "AerieTesting", "AerieClient", "AerieCrypto", "AerieServer", "AerieStore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
 

@@ -102,3 +102,20 @@ struct UpdateStatusParams: Decodable, Sendable, DocumentedParams {
         return (status, messages)
     }
 }
+
+/// `messages.subscribe`: optional filters, as lists or comma-separated strings like the download's.
+struct SubscribeParams: Decodable, Sendable, DocumentedParams {
+    var types: JSONValue?
+    var pairwiseDids: JSONValue?
+
+    static let documentation = [
+        ParamDoc("types", "string|string[]", required: false, "message types for messages.received (default: all)"),
+        ParamDoc("pairwiseDids", "string|string[]", required: false, "our pairwise DIDs of the connections (default: all)"),
+    ]
+
+    func filter() throws -> EventFilter {
+        EventFilter(
+            types: try DownloadParams.list(types, field: "types").map { Set($0.map(InboundMessage.normalizedType)) },
+            pairwiseDids: try DownloadParams.list(pairwiseDids, field: "pairwiseDids").map(Set.init))
+    }
+}

@@ -7,9 +7,12 @@ public struct MessagesPlugin: AeriePlugin {
     public static let name = "messages"
 
     public let mailbox: MessageMailbox
+    /// Server push; without it `messages.subscribe` is not offered.
+    public let events: (any EventSubscriptions)?
 
-    public init(mailbox: MessageMailbox = MessageMailbox()) {
+    public init(mailbox: MessageMailbox = MessageMailbox(), events: (any EventSubscriptions)? = nil) {
         self.mailbox = mailbox
+        self.events = events
     }
 
     public func register(with router: inout MethodRouter) throws {
@@ -37,6 +40,29 @@ public struct MessagesPlugin: AeriePlugin {
         ) { (params: UpdateStatusParams, tenant: TenantContext) -> JSONValue in
             let (status, messages) = try params.validated()
             return try await mailbox.updateStatus(status, messages: messages, tenant: tenant)
+        }
+        if let events {
+            try router.register(
+                "messages.subscribe",
+                summary: "Pushes notifications to this session for the calling tenant: messages.received {pairwiseDID, uid, type} and "
+                    + "connections.stateChanged {connectionId, state, stateName}; types filters messages, pairwiseDids both. "
+                    + "Calling it again replaces the filter. A slow reader gets one messages.overflow and loses notifications until it "
+                    + "catches up. Answers {subscribed: true} once events from then on will arrive."
+            ) { (params: SubscribeParams, context: CallContext) -> JSONValue in
+                guard case .tenant(let tenant) = context.principal else {
+                    throw AerieError(.forbidden, "this method needs a tenant session")
+                }
+                try await events.subscribe(context.session, tenant: tenant.tenantID, filter: try params.filter())
+                return ["subscribed": true]
+            }
+            try router.register(
+                "messages.unsubscribe", summary: "Stops the notifications of messages.subscribe on this session: {unsubscribed}."
+            ) { (_: NoParams, context: CallContext) -> JSONValue in
+                guard case .tenant = context.principal else {
+                    throw AerieError(.forbidden, "this method needs a tenant session")
+                }
+                return ["unsubscribed": .bool(events.unsubscribe(context.session))]
+            }
         }
         // Stored by the inbound endpoint before the handler runs; nothing more to do here.
         for type in MessageKind.mailboxTypes {

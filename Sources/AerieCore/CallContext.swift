@@ -27,4 +27,18 @@ public protocol SessionHandle: Sendable {
     /// Queues a JSON-RPC notification; returns false when the session is gone or its queue is full.
     @discardableResult
     func notify(method: String, params: JSONValue) -> Bool
+    /// Runs `action` once when the session closes (at once if it already has), so whatever
+    /// holds the session (a push subscription) can let it go.
+    func onClose(_ action: @escaping @Sendable () -> Void)
+    /// The tenant the session is authenticated as right now (nil: none, or admin); push checks
+    /// it on every delivery, so a session that re-authenticated as another tenant gets nothing
+    /// of the first one's.
+    var tenantID: TenantID? { get }
+}
+
+extension SessionHandle {
+    public var tenantID: TenantID? { nil }
+
+    /// Sessions that never close (test doubles) have nothing to run.
+    public func onClose(_ action: @escaping @Sendable () -> Void) {}
 }

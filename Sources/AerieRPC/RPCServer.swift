@@ -119,6 +119,7 @@ public final class RPCServer: Service, Sendable {
         }
         defer { unregister(sessionID) }
         let session = RPCSession(id: sessionID, notificationQueueLimit: configuration.notificationQueueLimit)
+        defer { session.finish() }
         let limiter = InFlightLimiter(limit: configuration.maxInFlightPerSession)
         let dispatcher = self.dispatcher
         do {
@@ -127,6 +128,7 @@ public final class RPCServer: Service, Sendable {
                     sessionTasks.addTask {
                         for await notification in session.notifications {
                             try? await outbound.write(Self.frame(notification, allocator: channel.allocator))
+                            session.didSend()
                         }
                     }
                     await withDiscardingTaskGroup { requests in

@@ -2,20 +2,41 @@ import AerieCore
 import Synchronization
 
 /// One TCP session's state: who authenticated on it, and its bounded notification queue.
+///
+/// At the queue limit one `messages.overflow` notification is queued and every later one is
+/// dropped until the writer has sent everything queued: a slow reader loses notifications (and
+/// learns that it did), it never holds up the server or other sessions.
 final class RPCSession: SessionHandle, Sendable {
     let id: UInt64
     private let credentialState = Mutex<SessionCredential?>(nil)
     private let queue: AsyncStream<JSONValue>.Continuation
     let notifications: AsyncStream<JSONValue>
+    private let queueLimit: Int
+    private let state = Mutex<QueueState>(QueueState())
+
+    private struct QueueState {
+        var pending = 0
+        var overflowed = false
+        var closed = false
+        var closeActions: [@Sendable () -> Void] = []
+    }
+
+    static let overflowMethod = "messages.overflow"
 
     init(id: UInt64, notificationQueueLimit: Int) {
         self.id = id
-        (notifications, queue) = AsyncStream.makeStream(of: JSONValue.self, bufferingPolicy: .bufferingOldest(notificationQueueLimit))
+        self.queueLimit = max(1, notificationQueueLimit)
+        // One slot more than the limit, for the overflow notice.
+        (notifications, queue) = AsyncStream.makeStream(of: JSONValue.self, bufferingPolicy: .bufferingOldest(queueLimit + 1))
     }
 
     var credential: SessionCredential? {
         get { credentialState.withLock { $0 } }
         set { credentialState.withLock { $0 = newValue } }
+    }
+
+    var tenantID: TenantID? {
+        if case .tenant(let id)? = credential?.kind { id } else { nil }
     }
 
     /// Forgets the credential, but only if it is still the one that failed a re-check.
@@ -28,9 +49,47 @@ final class RPCSession: SessionHandle, Sendable {
     @discardableResult
     func notify(method: String, params: JSONValue) -> Bool {
         let message: JSONValue = ["jsonrpc": "2.0", "method": .string(method), "params": params]
-        if case .enqueued = queue.yield(message) { return true }
-        return false
+        return state.withLock { state in
+            if state.closed || state.overflowed { return false }
+            if state.pending >= queueLimit {
+                state.overflowed = true
+                let notice: JSONValue = [
+                    "jsonrpc": "2.0", "method": .string(Self.overflowMethod),
+                    "params": ["dropped": "notifications are dropped until the queued ones are read"],
+                ]
+                if case .enqueued = queue.yield(notice) { state.pending += 1 }
+                return false
+            }
+            guard case .enqueued = queue.yield(message) else { return false }
+            state.pending += 1
+            return true
+        }
     }
 
-    func finish() { queue.finish() }
+    /// Called by the writer after each notification it sent: an emptied queue ends an overflow.
+    func didSend() {
+        state.withLock { state in
+            state.pending = max(0, state.pending - 1)
+            if state.pending == 0 { state.overflowed = false }
+        }
+    }
+
+    func onClose(_ action: @escaping @Sendable () -> Void) {
+        let runNow = state.withLock { state in
+            if state.closed { return true }
+            state.closeActions.append(action)
+            return false
+        }
+        if runNow { action() }
+    }
+
+    func finish() {
+        let actions = state.withLock { state in
+            state.closed = true
+            defer { state.closeActions = [] }
+            return state.closeActions
+        }
+        queue.finish()
+        for action in actions { action() }
+    }
 }

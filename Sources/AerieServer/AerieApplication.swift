@@ -84,12 +84,17 @@ public enum AerieApplication {
             try router.install(AdminMethods(database: database, masterKeys: masterKeys))
             let resolver = URLResolver(
                 configuration: URLResolver.Configuration(allowPrivateAddresses: configuration.allowPrivateURLs), logger: logger)
+            // Push (LISTEN on its own connection) only runs when the messages plugin offers it.
+            let events = EventHub(conninfo: runtimeURL, logger: logger)
+            var pushEnabled = false
             let connectionsPlugin = ConnectionsPlugin(fetcher: resolver, endpoint: { endpoint.value })
             for name in try selectedPlugins(configuration) {
                 switch name {
                 case "connections": try router.install(connectionsPlugin)
                 case "delete": try router.install(DeletePlugin())
-                case "messages": try router.install(MessagesPlugin())
+                case "messages":
+                    try router.install(MessagesPlugin(events: events))
+                    pushEnabled = true
                 default: break
                 }
                 logger.info("plugin enabled", metadata: ["plugin": "\(name)"])
@@ -112,6 +117,7 @@ public enum AerieApplication {
                 (await inbound.process(body).httpStatus, nil)
             }
             var services: [any Service] = [databaseService, transportService]
+            if pushEnabled { services.append(events) }
             if configuration.deliveryEnabled {
                 services.append(OutboxDeliveryService(
                 database: database, contexts: contexts,

@@ -192,7 +192,7 @@ package final class PostgresConnection: @unchecked Sendable {
 
     // MARK: - Errors
 
-    private func liveHandle() throws -> OpaquePointer {
+    func liveHandle() throws -> OpaquePointer {
         guard let handle, !isBroken else {
             throw PostgresError(sqlState: nil, message: "connection is closed", isConnectionFailure: true)
         }

@@ -20,11 +20,15 @@ public final class LiveServer: Sendable {
     private let extraPlugins: [any AeriePlugin]
     private let group: ServiceGroup
     private let running: Task<Void, any Error>
+    /// A sibling shares its first server's database and state directory and removes neither.
+    private let isSibling: Bool
 
     private init(
         port: Int, didcommPort: Int, adminToken: String, home: URL, database: TestDatabase, group: ServiceGroup,
-        running: Task<Void, any Error>, configuration: AerieConfiguration, extraPlugins: [any AeriePlugin]
+        running: Task<Void, any Error>, configuration: AerieConfiguration, extraPlugins: [any AeriePlugin],
+        isSibling: Bool = false
     ) {
+        self.isSibling = isSibling
         self.configuration = configuration
         self.extraPlugins = extraPlugins
         self.port = port
@@ -54,7 +58,7 @@ public final class LiveServer: Sendable {
     }
 
     private static func launch(
-        configuration: AerieConfiguration, database: TestDatabase, extraPlugins: [any AeriePlugin]
+        configuration: AerieConfiguration, database: TestDatabase, extraPlugins: [any AeriePlugin], isSibling: Bool = false
     ) async throws -> LiveServer {
         let home = configuration.home
         var logger = Logger(label: "aerie-test")
@@ -69,7 +73,17 @@ public final class LiveServer: Sendable {
         let token = try String(contentsOf: prepared.adminTokenFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         return LiveServer(
             port: port, didcommPort: didcommPort, adminToken: token, home: home, database: database, group: group,
-            running: running, configuration: configuration, extraPlugins: extraPlugins)
+            running: running, configuration: configuration, extraPlugins: extraPlugins, isSibling: isSibling)
+    }
+
+    /// A second server process on this one's database (and master key and admin token), on
+    /// ports of its own, as behind a load balancer. Stop it before this one; it drops nothing.
+    public func sibling(_ change: (inout AerieConfiguration) -> Void = { _ in }) async throws -> LiveServer {
+        var next = configuration
+        next.rpc.port = 0
+        next.didcommPort = 0
+        change(&next)
+        return try await Self.launch(configuration: next, database: database, extraPlugins: extraPlugins, isSibling: true)
     }
 
     /// Stops this server gracefully, keeping its database and state directory, and starts a new
@@ -106,6 +120,7 @@ public final class LiveServer: Sendable {
     public func stop() async throws {
         await group.triggerGracefulShutdown()
         try await running.value
+        guard !isSibling else { return }
         try? FileManager.default.removeItem(at: home)
         try? await database.drop()
     }

@@ -12,7 +12,7 @@ func option(_ name: String, default value: Double) -> Double {
 }
 
 let usage = """
-    USAGE: aerie-bench <rpc|crypto|connections|all> [options]
+    USAGE: aerie-bench <rpc|crypto|connections|messages|all> [options]
 
       rpc      JSON-RPC load: bare NIO echo ceiling, system.ping, authenticated settings.get;
                closed loop (throughput) then paced (latency at a fixed offered load)
@@ -24,11 +24,15 @@ let usage = """
       connections  N connections from one ACA-Py 1.2.7 inviter, accepted by aerie-server (its own
                process) and by an ACA-Py 1.2.7 invitee, sequentially and C at a time: wall and CPU
                --count N (50)  --concurrency C (10). Needs the venv that ./scripts/test installs.
+      messages messages.download of one tenant's 100 pending messages among --tenants N (10000) x
+               --per-tenant M (100) seeded ones, --sessions N (10) for --seconds S (5), without and
+               with an index on (tenant_id, status, received_at, uid); push latency from inbound
+               POST to messages.received. Needs PostgreSQL as rpc does.
 
     Build with -c release for meaningful numbers: swift run -c release aerie-bench all
     """
 
-guard let command = arguments.first, ["rpc", "crypto", "connections", "all"].contains(command) else {
+guard let command = arguments.first, ["rpc", "crypto", "connections", "messages", "all"].contains(command) else {
     print(usage)
     exit(arguments.first == "--help" || arguments.first == "-h" ? 0 : 2)
 }
@@ -53,6 +57,17 @@ if command == "connections" || command == "all" {
         print(try await bench.run())
     } catch {
         FileHandle.standardError.write(Data("aerie-bench connections failed: \(error)\n".utf8))
+        exit(1)
+    }
+}
+if command == "messages" || command == "all" {
+    let bench = MessagesBench(
+        tenants: Int(option("--tenants", default: 10_000)), perTenant: Int(option("--per-tenant", default: 100)),
+        sessions: Int(option("--sessions", default: 10)), seconds: option("--seconds", default: 5))
+    do {
+        print(try await bench.run())
+    } catch {
+        FileHandle.standardError.write(Data("aerie-bench messages failed: \(error)\n".utf8))
         exit(1)
     }
 }

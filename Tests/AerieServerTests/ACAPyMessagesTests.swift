@@ -60,4 +60,43 @@ import Testing
             #expect(pending == JSONValue.array([]))
         }
     }
+
+    /// Push with a real peer: the connection reaching state 4 and ACA-Py's basic message arrive
+    /// as notifications on Alice's subscribed session; Bob's subscription sees none of it.
+    @Test func stateChangesAndMessagesFromACAPyArePushed() async throws {
+        try await ACAPyConnectionTests.withAerieAndACAPy { server, agent in
+            let created = try await agent.admin("POST", "/connections/create-invitation", body: [:])
+            let url = try #require(created["invitation_url"]?.stringValue)
+            let acapyConnection = try #require(created["connection_id"]?.stringValue)
+            let (alice, _) = try await server.tenantClient(label: "alice")
+            let (bob, _) = try await server.tenantClient(label: "bob")
+            defer { Task { await alice.close(); await bob.close() } }
+            let aliceSeen = MessagesPushTests.Collector(alice)
+            let bobSeen = MessagesPushTests.Collector(bob)
+            _ = try await alice.call("messages.subscribe")
+            _ = try await bob.call("messages.subscribe")
+
+            let accepted = try await alice.call(
+                "connections.accept", params: ["url": .string(url), "wait": true, "timeoutSeconds": 30, "label": "Alice"])
+            let connectionId = try #require(accepted["connectionId"]?.stringValue)
+            let pwDid = try #require(accepted["pwDid"]?.stringValue)
+            let changes = try await aliceSeen.wait(for: "connections.stateChanged", count: 3)
+            #expect(changes.map { $0.params["state"] } == [1, 2, 4], "\(changes.map(\.params))")
+            #expect(changes.last?.params == ["connectionId": .string(connectionId), "state": 4, "stateName": "accepted"])
+
+            _ = try await agent.waitForConnection(acapyConnection, states: ["active", "completed"])
+            _ = try await agent.admin("POST", "/connections/\(acapyConnection)/send-message", body: ["content": "pushed"])
+            var basic: AerieClient.ServerNotification? = nil
+            for _ in 0..<250 where basic == nil {
+                basic = aliceSeen.all("messages.received").first { $0.params["type"] == "basicMessage" }
+                if basic == nil { try await Task.sleep(for: .milliseconds(40)) }
+            }
+            let pushed = try #require(basic)
+            #expect(pushed.params["pairwiseDID"] == .string(pwDid))
+            let uid = try #require(pushed.params["uid"])
+            let download = try await alice.call("messages.download", params: ["uids": [uid]])
+            #expect(download.arrayValue?.first?["msgs"]?.arrayValue?.first?["type"] == "basicMessage")
+            #expect(bobSeen.all().isEmpty)
+        }
+    }
 }

@@ -1,0 +1,22 @@
+/// What a push subscription wants: `nil` lets everything through.
+public struct EventFilter: Sendable, Equatable {
+    /// Message types (normalised as stored) for `messages.received`.
+    public var types: Set<String>?
+    /// Pairwise DIDs (ours) for both `messages.received` and `connections.stateChanged`.
+    public var pairwiseDids: Set<String>?
+
+    public init(types: Set<String>? = nil, pairwiseDids: Set<String>? = nil) {
+        self.types = types
+        self.pairwiseDids = pairwiseDids
+    }
+}
+
+/// Server push as plugins see it: a session subscribes for its tenant's events, and the server
+/// sends `messages.received` and `connections.stateChanged` notifications to it.
+public protocol EventSubscriptions: Sendable {
+    /// Returns once events committed from now on reach the session (this process is listening).
+    func subscribe(_ session: any SessionHandle, tenant: TenantID, filter: EventFilter) async throws
+    /// Returns whether the session had a subscription.
+    @discardableResult
+    func unsubscribe(_ session: any SessionHandle) -> Bool
+}

@@ -1,0 +1,122 @@
+import AerieCore
+import AerieStore
+import Foundation
+import Logging
+import MessagesPlugin
+import ServiceLifecycle
+import Synchronization
+
+/// This process's end of server push: LISTENs on `aerie_events` (the schema's triggers NOTIFY
+/// there in the transaction that stores a message or changes a connection's state, whichever
+/// process ran it) and sends each event to the subscribed sessions of that event's tenant only,
+/// through each filter (`types`, full `@type` or the download's short kind, applies to messages only; `pairwiseDids` to both kinds). A full session queue drops its notifications; nobody waits for it.
+final class EventHub: EventSubscriptions, Service, Sendable {
+    static let channel = "aerie_events"
+
+    private struct Subscription: Sendable {
+        let session: any SessionHandle
+        let filter: EventFilter
+    }
+
+    /// Keyed by tenant first, so an event only ever looks at its own tenant's sessions.
+    private let subscriptions = Mutex<[TenantID: [UInt64: Subscription]]>([:])
+    private let sessionTenants = Mutex<[UInt64: TenantID]>([:])
+    private let logger: Logger
+    private let listener = Mutex<PostgresEventListener?>(nil)
+    /// How long `subscribe` waits for the LISTEN to be in place.
+    static let listenWait: Duration = .seconds(10)
+
+    init(conninfo: String, logger: Logger) {
+        self.logger = logger
+        let listener = PostgresEventListener(conninfo: conninfo, channel: Self.channel, logger: logger) { [weak self] payload in
+            self?.deliver(payload)
+        }
+        self.listener.withLock { $0 = listener }
+    }
+
+    func run() async throws {
+        let listener = self.listener.withLock { $0 }
+        listener?.start()
+        try? await gracefulShutdown()
+        listener?.stop()
+    }
+
+    func subscribe(_ session: any SessionHandle, tenant: TenantID, filter: EventFilter) async throws {
+        let previous = sessionTenants.withLock { map in
+            defer { map[session.id] = tenant }
+            return map[session.id]
+        }
+        subscriptions.withLock { all in
+            if let previous, previous != tenant { all[previous]?[session.id] = nil }
+            all[tenant, default: [:]][session.id] = Subscription(session: session, filter: filter)
+        }
+        if previous == nil {
+            let id = session.id
+            session.onClose { [weak self] in self?.remove(sessionID: id) }
+        }
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: Self.listenWait)
+        while !(listener.withLock { $0?.isListening ?? false }) {
+            guard clock.now < deadline else {
+                throw AerieError(.internalError, "server push is not available right now (database listener down)")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    @discardableResult
+    func unsubscribe(_ session: any SessionHandle) -> Bool {
+        remove(sessionID: session.id)
+    }
+
+    @discardableResult
+    private func remove(sessionID: UInt64) -> Bool {
+        guard let tenant = sessionTenants.withLock({ $0.removeValue(forKey: sessionID) }) else { return false }
+        subscriptions.withLock { all in
+            all[tenant]?[sessionID] = nil
+            if all[tenant]?.isEmpty == true { all[tenant] = nil }
+        }
+        return true
+    }
+
+    /// One NOTIFY payload: `{tenant, kind: "message", uid, type, pairwiseDID}` or
+    /// `{tenant, kind: "connection", connectionId, state, pairwiseDID}`.
+    func deliver(_ payload: String) {
+        guard let event = try? JSONValue(parsing: payload), let tenant = event["tenant"]?.stringValue.flatMap(TenantID.init),
+            let kind = event["kind"]?.stringValue
+        else {
+            logger.warning("unreadable event payload", metadata: ["payload": "\(payload.prefix(200))"])
+            return
+        }
+        let targets = subscriptions.withLock { all in all[tenant].map { Array($0.values) } ?? [] }
+        guard !targets.isEmpty else { return }
+        let pairwise = event["pairwiseDID"]?.stringValue
+        let method: String
+        let params: JSONValue
+        var types: [String]? = nil
+        switch kind {
+        case "message":
+            guard let uid = event["uid"]?.stringValue, let messageType = event["type"]?.stringValue else { return }
+            // The download's `type`: the SDK's short kind where there is one.
+            let kind = MessageKind.classify(messageType)
+            types = [messageType, kind]
+            method = "messages.received"
+            params = ["pairwiseDID": pairwise.map(JSONValue.string) ?? .null, "uid": .string(uid), "type": .string(kind)]
+        case "connection":
+            guard let id = event["connectionId"]?.stringValue, let name = event["state"]?.stringValue,
+                let state = ConnectionRecord.State(rawValue: name)
+            else { return }
+            method = "connections.stateChanged"
+            params = ["connectionId": .string(id), "state": .int(Int64(state.number)), "stateName": .string(name)]
+        default:
+            return
+        }
+        for target in targets {
+            // Re-authenticated as someone else (or revoked) since subscribing: not theirs.
+            guard target.session.tenantID == tenant else { continue }
+            if let wanted = target.filter.types, let types, !types.contains(where: wanted.contains) { continue }
+            if let dids = target.filter.pairwiseDids, !(pairwise.map(dids.contains) ?? false) { continue }
+            target.session.notify(method: method, params: params)
+        }
+    }
+}

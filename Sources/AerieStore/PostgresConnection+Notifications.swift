@@ -1,0 +1,37 @@
+import CLibPQ
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension PostgresConnection {
+    /// Waits up to `timeoutMilliseconds` for the socket to be readable, then returns the payloads
+    /// of the notifications that arrived (possibly none). Throws when the connection is lost.
+    func waitForNotifications(timeoutMilliseconds: Int32) throws -> [(channel: String, payload: String)] {
+        let handle = try liveHandle()
+        let socket = PQsocket(handle)
+        guard socket >= 0 else { throw lost(handle) }
+        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&descriptor, 1, timeoutMilliseconds)
+        if ready < 0 && errno != EINTR { throw lost(handle) }
+        if ready > 0 {
+            guard PQconsumeInput(handle) == 1 else { throw lost(handle) }
+        }
+        var received: [(channel: String, payload: String)] = []
+        while let notice = PQnotifies(handle) {
+            received.append((String(cString: notice.pointee.relname), String(cString: notice.pointee.extra)))
+            PQfreemem(notice)
+        }
+        if PQstatus(handle) == CONNECTION_BAD { throw lost(handle) }
+        return received
+    }
+
+    private func lost(_ handle: OpaquePointer) -> PostgresError {
+        let message = String(cString: PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines)
+        close()
+        return PostgresError(sqlState: nil, message: message.isEmpty ? "connection lost" : message, isConnectionFailure: true)
+    }
+}
