@@ -101,11 +101,6 @@ public final class AerieClient: Sendable {
         }
     }
 
-    /// Sends one raw line (testing and tools); the caller reads replies through `rawResponses`.
-    public func sendRaw(_ line: [UInt8]) async throws {
-        try await write(line)
-    }
-
     public func close() async {
         try? await channel.close()
     }

@@ -29,10 +29,6 @@ struct RPCDispatcher: Sendable {
     }
 
     /// The response (to be sent as one line), or nil when nothing is to be sent.
-    func handle(line: some Collection<UInt8>, session: RPCSession) async -> JSONValue? {
-        await handle(parse(line), session: session)
-    }
-
     func handle(_ incoming: RPCIncoming, session: RPCSession) async -> JSONValue? {
         switch incoming {
         case .parseError(let reason):

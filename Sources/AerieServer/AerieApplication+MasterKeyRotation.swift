@@ -77,14 +77,8 @@ extension AerieApplication {
                 try SecretFile.syncDirectory(of: writeNewKeyTo)
                 newKeyFile = writeNewKeyTo
             }
-            let count: DataKeyRewrapCount
-            do {
-                count = try await rewrapAll(configuration: configuration, from: old, to: new, logger: logger)
-            } catch let failure as RotationFailure {
-                // Refused before COMMIT: the key written above protects nothing.
-                if let newKeyFile { try? FileManager.default.removeItem(at: newKeyFile) }
-                throw failure
-            }
+            let count = try await rewrapAll(
+                configuration: configuration, from: old, to: new, forgettingOnRefusal: newKeyFile, logger: logger)
             return MasterKeyRotation(
                 source: .environment, oldFingerprint: old.fingerprint, newFingerprint: new.fingerprint,
                 rewrapped: count.rewrapped, alreadyRotated: count.unchanged, resumed: false, newKeyFile: newKeyFile,
@@ -136,14 +130,9 @@ extension AerieApplication {
             createdPending = true
         }
 
-        let count: DataKeyRewrapCount
-        do {
-            count = try await rewrapAll(configuration: configuration, from: old, to: new, logger: logger)
-        } catch let failure as RotationFailure {
-            // Refused before COMMIT, so nothing depends on a key this run made: forget it.
-            if createdPending { try? FileManager.default.removeItem(at: pendingFile) }
-            throw failure
-        }
+        let count = try await rewrapAll(
+            configuration: configuration, from: old, to: new, forgettingOnRefusal: createdPending ? pendingFile : nil,
+            logger: logger)
 
         // The database now needs the new key. Keep the old one for backups, then switch.
         try SecretFile.replace(previousFile, contents: old.base64)
@@ -153,6 +142,21 @@ extension AerieApplication {
             source: .file, oldFingerprint: old.fingerprint, newFingerprint: new.fingerprint,
             rewrapped: count.rewrapped, alreadyRotated: count.unchanged, resumed: resumed, newKeyFile: currentFile,
             previousKeyFile: previousFile)
+    }
+
+    /// Rewraps every tenant data key from `old` to `new` in one transaction. When the database
+    /// refuses before COMMIT, `forgettingOnRefusal` (a key file this run created) is removed: nothing
+    /// depends on it.
+    private static func rewrapAll(
+        configuration: AerieConfiguration, from old: MasterKey, to new: MasterKey, forgettingOnRefusal createdFile: URL?,
+        logger: Logger
+    ) async throws -> DataKeyRewrapCount {
+        do {
+            return try await rewrapAll(configuration: configuration, from: old, to: new, logger: logger)
+        } catch let failure as RotationFailure {
+            if let createdFile { try? FileManager.default.removeItem(at: createdFile) }
+            throw failure
+        }
     }
 
     private static func rewrapAll(
