@@ -70,7 +70,7 @@ let package = Package(
             name: "AerieServer",
             dependencies: [
                 "AerieCore", "AerieCrypto", "AerieStore", "AerieRPC", "AerieTransport", "SystemPlugin",
-                "ConnectionsPlugin", "DeletePlugin", "MessagesPlugin",
+                "ConnectionsPlugin", "DeletePlugin", "MessagesPlugin", "OutOfBandPlugin",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -91,6 +91,7 @@ let package = Package(
         .target(name: "ConnectionsPlugin", dependencies: ["AerieCore", "AerieCrypto"], path: "Plugins/ConnectionsPlugin"),
         .target(name: "DeletePlugin", dependencies: ["AerieCore", "AerieCrypto"], path: "Plugins/DeletePlugin"),
         .target(name: "MessagesPlugin", dependencies: ["AerieCore", "AerieCrypto"], path: "Plugins/MessagesPlugin"),
+        .target(name: "OutOfBandPlugin", dependencies: ["AerieCore", "AerieCrypto"], path: "Plugins/OutOfBandPlugin"),
 
         .executableTarget(
             name: "aerie-server",
@@ -136,6 +137,7 @@ let package = Package(
         .testTarget(name: "ConnectionsPluginTests", dependencies: ["ConnectionsPlugin", "AerieCore", "AerieCrypto"]),
         .testTarget(name: "DeletePluginTests", dependencies: ["DeletePlugin", "AerieCore", "AerieCrypto"]),
         .testTarget(name: "MessagesPluginTests", dependencies: ["MessagesPlugin", "AerieCore"]),
+        .testTarget(name: "OutOfBandPluginTests", dependencies: ["OutOfBandPlugin", "AerieCore", "AerieCrypto"]),
         .testTarget(
             name: "AerieServerTests",
             dependencies: ["AerieTesting", "AerieClient", "AerieServer", "AerieCrypto", "AerieStore", "AerieCore", "DeletePlugin"]

@@ -19,14 +19,19 @@ public struct ConnectionService: Sendable {
     // MARK: - Create and connect
 
     public func create(_ invitation: Invitation, tenant: TenantContext) async throws -> ConnectionRecord {
+        let record = Self.record(for: invitation)
+        try await tenant.database.transaction { try $0.connections.insert(record) }
+        return record
+    }
+
+    /// A new record for the invitation (state `initialized`), with its match keys normalised.
+    public static func record(for invitation: Invitation) -> ConnectionRecord {
         let keys = InvitationMatchKeys(invitation)
-        let record = ConnectionRecord(
+        return ConnectionRecord(
             invitation: invitation.json, invitationKind: invitation.kind.rawValue, invitationId: keys.id,
             publicDid: keys.publicDid, firstRecipientKey: keys.firstRecipientKey,
             invitationEndpoint: invitation.serviceEndpoint, invitationRoutingKeys: invitation.routingKeys,
             label: invitation.label, logoUrl: invitation.logoUrl, goal: invitation.goal, goalCode: invitation.goalCode)
-        try await tenant.database.transaction { try $0.connections.insert(record) }
-        return record
     }
 
     /// Makes the pairwise key and DID, packs the Request and enqueues it with the state change to

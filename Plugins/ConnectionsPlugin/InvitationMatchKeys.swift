@@ -1,3 +1,4 @@
+import AerieCore
 import AerieCrypto
 
 /// What duplicate detection compares (seeds 001, 003, 004): a stored connection matches an
@@ -6,14 +7,7 @@ import AerieCrypto
 /// Values are normalised so that spellings of one thing compare equal: keys as base58 verkeys
 /// (a `did:key`, with or without fragment, becomes its verkey), `did:sov:` DIDs unqualified.
 public struct InvitationMatchKeys: Sendable, Hashable, Codable {
-    public enum Match: String, Sendable, Hashable, Codable {
-        /// The very same invitation.
-        case id
-        /// Another invitation from the same inviter (public DID).
-        case publicDid
-        /// Another invitation from the same inviter (first recipient key).
-        case recipientKey
-    }
+    public typealias Match = InvitationMatch
 
     public var id: String?
     public var publicDid: String?

@@ -22,6 +22,11 @@ public struct ConnectionData: Sendable {
         try tx.mailbox.deleteAll(connectionId: record.id, recipientVerkey: record.myVerkey)
     }
 
+    /// The out-of-band invitations accepted with the connection.
+    public static let outOfBand = ConnectionData(kind: "oob_invitations") { tx, record in
+        try tx.outOfBand.deleteAll(connectionId: record.id)
+    }
+
     /// The sealed pairwise key: once gone, nothing addressed to it is accepted any more (the
     /// inbound endpoint finds no owner).
     public static let pairwiseKey = ConnectionData(kind: "tenant_keys") { tx, record in
@@ -30,5 +35,5 @@ public struct ConnectionData: Sendable {
     }
 
     /// Everything that goes with a connection, removed in this order before the connection row.
-    public static let all: [ConnectionData] = [.outbox, .mailbox, .pairwiseKey]
+    public static let all: [ConnectionData] = [.outbox, .mailbox, .outOfBand, .pairwiseKey]
 }

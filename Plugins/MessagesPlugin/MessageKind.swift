@@ -4,7 +4,8 @@ import AerieCore
 /// for anything else. Both prefixes (`https://didcomm.org/` and `did:sov:...;spec/`) classify alike.
 public enum MessageKind {
     /// Message types the mailbox accepts from peers and keeps for the application (the
-    /// connections plugin routes its own: responses, problem reports, trust pings).
+    /// connections plugin routes its own: responses, problem reports, trust pings; the
+    /// out-of-band plugin its handshake-reuse-accepted and problem reports).
     public static let mailboxTypes: [String] = [
         "issue-credential/1.0/offer-credential", "issue-credential/2.0/offer-credential",
         "issue-credential/1.0/issue-credential", "issue-credential/2.0/issue-credential",
@@ -13,7 +14,6 @@ public enum MessageKind {
         "present-proof/1.0/ack", "present-proof/2.0/ack",
         "questionanswer/1.0/question", "committedanswer/1.0/question",
         "notification/1.0/ack",
-        "out-of-band/1.0/handshake-reuse-accepted", "out-of-band/1.1/handshake-reuse-accepted",
         "basicmessage/1.0/message",
     ].map { InboundMessage.didcommPrefix + $0 }
 

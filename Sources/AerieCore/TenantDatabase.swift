@@ -17,6 +17,7 @@ public protocol TenantTransaction {
     var connections: any ConnectionRepository { get }
     var mailbox: any MailboxRepository { get }
     var outbox: any OutboxRepository { get }
+    var outOfBand: any OutOfBandRepository { get }
 }
 
 /// Free-form per-tenant settings: the first tenant-owned table, and the one the isolation tests

@@ -8,6 +8,7 @@ import DeletePlugin
 import Foundation
 import Logging
 import MessagesPlugin
+import OutOfBandPlugin
 import ServiceLifecycle
 import Synchronization
 import SystemPlugin
@@ -18,7 +19,7 @@ public enum AerieApplication {
     public static let version = "0.1.0"
 
     /// Protocol plugins that can be named in `AERIE_PLUGINS`. `system` and `session` are always on.
-    static let availablePlugins: [String] = ["connections", "delete", "messages"]
+    static let availablePlugins: [String] = ["connections", "out-of-band", "delete", "messages"]
 
     /// Everything started and ready to run under a `ServiceGroup`.
     public struct Prepared: Sendable {
@@ -91,6 +92,9 @@ public enum AerieApplication {
             for name in try selectedPlugins(configuration) {
                 switch name {
                 case "connections": try router.install(connectionsPlugin)
+                case "out-of-band":
+                    try router.install(
+                        OutOfBandPlugin(handshakes: connectionsPlugin.handshakes, defaultTimeout: configuration.outOfBandTimeout))
                 case "delete": try router.install(DeletePlugin())
                 case "messages":
                     try router.install(MessagesPlugin(events: events))

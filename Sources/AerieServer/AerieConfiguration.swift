@@ -43,6 +43,9 @@ public struct AerieConfiguration: Sendable {
     public var messageRetentionDays: Int?
     /// How often the retention sweep runs (hourly).
     public var retentionSweepInterval: Duration
+    /// `AERIE_OOB_TIMEOUT`: how long `outOfBand.accept` / `sendReuse` wait for the inviter unless
+    /// a call says otherwise (15 s).
+    public var outOfBandTimeout: Duration
 
     public init(
         home: URL = URL(fileURLWithPath: ".aerie"),
@@ -64,7 +67,8 @@ public struct AerieConfiguration: Sendable {
         deliveryPollInterval: Duration = .seconds(1),
         deliveryEnabled: Bool = true,
         messageRetentionDays: Int? = nil,
-        retentionSweepInterval: Duration = .seconds(3600)
+        retentionSweepInterval: Duration = .seconds(3600),
+        outOfBandTimeout: Duration = .seconds(15)
     ) {
         self.home = home
         self.databaseURL = databaseURL
@@ -86,6 +90,7 @@ public struct AerieConfiguration: Sendable {
         self.deliveryEnabled = deliveryEnabled
         self.messageRetentionDays = messageRetentionDays
         self.retentionSweepInterval = retentionSweepInterval
+        self.outOfBandTimeout = outOfBandTimeout
     }
 
     public struct Invalid: Error, CustomStringConvertible {
@@ -150,6 +155,7 @@ public struct AerieConfiguration: Sendable {
         if let v = try integer("AERIE_DIDCOMM_MAX_BODY_BYTES", 1024...(64 << 20)) { config.didcommMaxBodyBytes = v }
         if let v = try integer("AERIE_DELIVERY_MAX_ATTEMPTS", 1...100) { config.deliveryMaxAttempts = v }
         config.messageRetentionDays = try integer("AERIE_MESSAGE_RETENTION_DAYS", 1...36500)
+        if let v = try integer("AERIE_OOB_TIMEOUT", 1...120) { config.outOfBandTimeout = .seconds(v) }
         return config
     }
 
@@ -190,5 +196,6 @@ public struct AerieConfiguration: Sendable {
           AERIE_DIDCOMM_MAX_BODY_BYTES largest inbound DIDComm message; larger answers 413 (1048576)
           AERIE_DELIVERY_MAX_ATTEMPTS  delivery attempts before a message fails (6)
           AERIE_MESSAGE_RETENTION_DAYS reviewed (MS-106) mailbox messages older than this are purged, hourly (unlimited)
+          AERIE_OOB_TIMEOUT            seconds outOfBand.accept/sendReuse wait for the inviter, 1...120 (15)
         """
 }

@@ -40,4 +40,8 @@ struct PostgresTenantTransaction: TenantTransaction {
     var outbox: any OutboxRepository {
         PostgresOutboxRepository(tenantID: tenantID, session: session)
     }
+
+    var outOfBand: any OutOfBandRepository {
+        PostgresOutOfBandRepository(tenantID: tenantID, session: session)
+    }
 }

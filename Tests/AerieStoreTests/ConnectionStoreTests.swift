@@ -139,12 +139,13 @@ import Testing
                 try session.query(
                     """
                     SELECT relname, relrowsecurity, relforcerowsecurity FROM pg_class
-                    WHERE oid IN ('aerie.connections'::regclass, 'aerie.mailbox'::regclass, 'aerie.outbox'::regclass)
+                    WHERE oid IN ('aerie.connections'::regclass, 'aerie.mailbox'::regclass, 'aerie.outbox'::regclass,
+                                  'aerie.oob_invitations'::regclass)
                     ORDER BY relname
                     """
                 ).allRows()
             }
-            #expect(rows == [["connections", "t", "t"], ["mailbox", "t", "t"], ["outbox", "t", "t"]])
+            #expect(rows == [["connections", "t", "t"], ["mailbox", "t", "t"], ["oob_invitations", "t", "t"], ["outbox", "t", "t"]])
         }
     }
 }

@@ -1,0 +1,47 @@
+import AerieCore
+import Foundation
+
+extension ConnectionsPlugin {
+    /// This plugin's reading, duplicate detection and handshakes, for the plugins built on it.
+    public var handshakes: any ConnectionHandshakes { Handshakes(plugin: self) }
+
+    struct Handshakes: ConnectionHandshakes {
+        let plugin: ConnectionsPlugin
+
+        func readInvitation(_ invitation: JSONValue?, url: String?) async throws -> Invitation {
+            try await plugin.read(ParseInvitationParams(invitation: invitation, url: url))
+        }
+
+        func existingConnection(for invitation: Invitation, tenant: TenantContext) async throws -> ExistingConnection? {
+            let keys = InvitationMatchKeys(invitation)
+            guard let found = try await tenant.database.transaction({
+                try $0.connections.findMatching(
+                    invitationId: keys.id, publicDid: keys.publicDid, firstRecipientKey: keys.firstRecipientKey)
+            }) else { return nil }
+            let stored = InvitationMatchKeys(
+                id: found.invitationId, publicDid: found.publicDid, firstRecipientKey: found.firstRecipientKey)
+            guard let match = stored.match(keys) else { return nil }
+            return ExistingConnection(record: found, match: match)
+        }
+
+        func newRecord(for invitation: Invitation) -> ConnectionRecord {
+            ConnectionService.record(for: invitation)
+        }
+
+        func checkConnectable(_ invitation: Invitation) throws {
+            try ConnectionService.checkConnectable(ConnectionService.record(for: invitation))
+        }
+
+        func create(_ invitation: Invitation, tenant: TenantContext) async throws -> ConnectionRecord {
+            try await plugin.service.create(invitation, tenant: tenant)
+        }
+
+        func connect(_ id: UUID, label: String?, tenant: TenantContext) async throws -> ConnectionRecord {
+            try await plugin.service.connect(id, label: label, tenant: tenant)
+        }
+
+        func load(_ id: UUID, tenant: TenantContext) async throws -> ConnectionRecord {
+            try await plugin.service.load(id, tenant: tenant)
+        }
+    }
+}

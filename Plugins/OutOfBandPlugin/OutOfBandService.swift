@@ -1,0 +1,412 @@
+import AerieCore
+import AerieCrypto
+import Foundation
+
+/// The invitee side of RFC 0434: runs seed 004's decision table (`OutOfBandDecision`) for an
+/// invitation, with the connections plugin's handshakes for new connections, handshake-reuse for
+/// existing ones, and the attached request delivered to the tenant's mailbox.
+public struct OutOfBandService: Sendable {
+    public let handshakes: any ConnectionHandshakes
+    /// How long `accept` and `sendReuse` wait by default for the inviter (reuse accepted,
+    /// handshake completed).
+    public let defaultTimeout: Duration
+
+    /// Bounds of a caller's `timeoutSeconds`.
+    public static let timeoutRange = 1...120
+
+    public init(handshakes: any ConnectionHandshakes, defaultTimeout: Duration = .seconds(15)) {
+        self.handshakes = handshakes
+        self.defaultTimeout = defaultTimeout
+    }
+
+    /// What was done with an invitation.
+    public struct Outcome: Sendable {
+        public var row: OutOfBandDecision.Row?
+        public var sameInvitation: Bool
+        public var record: OutOfBandRecord?
+        public var connection: ConnectionRecord?
+        public var match: InvitationMatch?
+        public var attachedMessage: JSONValue?
+    }
+
+    // MARK: - accept
+
+    /// Seed 004 from end to end. Every check that can refuse the invitation runs before anything
+    /// is stored or sent.
+    public func accept(_ invitation: Invitation, label: String?, wait: Bool, timeout: Duration?, tenant: TenantContext)
+        async throws -> Outcome
+    {
+        try Self.requireOutOfBand(invitation)
+        let attached = try AttachedMessage.extract(from: invitation)
+        if let same = try await sameInvitation(invitation, tenant: tenant) { return same }
+
+        let existing = try await handshakes.existingConnection(for: invitation, tenant: tenant)
+        let established = existing.flatMap { Self.isEstablished($0.record) ? $0 : nil }
+        let row = OutOfBandDecision.decide(
+            .init(
+                handshakeProtocols: !invitation.handshakeProtocols.isEmpty, attachment: attached != nil,
+                connectionExists: established != nil))
+        let limit = timeout ?? defaultTimeout
+
+        switch row.decision {
+        case .invalid:
+            throw AerieError(
+                .invalidInvitation, "the out-of-band invitation has neither handshake_protocols nor requests~attach",
+                field: "handshake_protocols", data: ["row": .int(Int64(row.number))])
+        case .connect, .connectThenRunAttachment:
+            return try await connect(invitation, row: row, attached: attached, label: label, wait: wait, timeout: limit, tenant: tenant)
+        case .connectionless:
+            let (connection, record) = try await createConnectionless(invitation, row: row, attached: attached, tenant: tenant)
+            return Outcome(row: row, sameInvitation: false, record: record, connection: connection, attachedMessage: attached)
+        case .reuse, .reuseThenRunAttachment:
+            guard let established else { preconditionFailure("the table reuses only an existing connection") }
+            var outcome = try await sendReuse(
+                invitation, over: established.record, row: row, attached: attached, wait: wait, timeout: limit, tenant: tenant)
+            outcome.match = established.match
+            return outcome
+        case .runAttachmentOnExisting:
+            guard let established, let attached else { preconditionFailure("row 7 has a connection and an attachment") }
+            let (connection, record) = try await runAttachment(
+                attached, invitation: invitation, on: established.record, row: row, tenant: tenant)
+            return Outcome(
+                row: row, sameInvitation: false, record: record, connection: connection, match: established.match,
+                attachedMessage: attached)
+        }
+    }
+
+    /// Seed 003: the very same invitation again (its `@id` is known) is answered from what was
+    /// done the first time: no second connection, no reuse message.
+    func sameInvitation(_ invitation: Invitation, tenant: TenantContext) async throws -> Outcome? {
+        let found = try await tenant.database.transaction { tx -> (OutOfBandRecord?, ConnectionRecord?) in
+            if let record = try tx.outOfBand.find(invitationId: invitation.id, forUpdate: false) {
+                return (record, try record.connectionId.flatMap { try tx.connections.get($0) })
+            }
+            let keys = try tx.connections.findMatching(invitationId: invitation.id, publicDid: nil, firstRecipientKey: nil)
+            return (nil, keys)
+        }
+        switch found {
+        case (let record?, let connection):
+            return Outcome(
+                row: OutOfBandDecision.row(record.decisionRow),
+                sameInvitation: true, record: record, connection: connection, match: .id,
+                attachedMessage: record.attachedMessage)
+        case (nil, let connection?):
+            // Made from this invitation by connections.createWithInvite / accept.
+            return Outcome(
+                row: nil, sameInvitation: true, record: nil, connection: connection, match: .id,
+                attachedMessage: try AttachedMessage.extract(from: invitation))
+        case (nil, nil):
+            return nil
+        }
+    }
+
+    // MARK: - Rows 3 and 5: a new connection through the handshake
+
+    private func connect(
+        _ invitation: Invitation, row: OutOfBandDecision.Row, attached: JSONValue?, label: String?, wait: Bool,
+        timeout: Duration, tenant: TenantContext
+    ) async throws -> Outcome {
+        try handshakes.checkConnectable(invitation)
+        let created = handshakes.newRecord(for: invitation)
+        var record = OutOfBandRecord(
+            invitationId: invitation.id, connectionId: created.id, decisionRow: row.number, state: .connecting,
+            attachedMessage: attached, invitation: invitation.json)
+        try await tenant.database.transaction { [record] tx in
+            try tx.connections.insert(created)
+            try tx.outOfBand.insert(record)
+        }
+        var connection = try await handshakes.connect(created.id, label: label, tenant: tenant)
+        if let attached {
+            // The request is the backend's to act on once the connection is accepted.
+            record = try await store(attached, for: record, on: connection, tenant: tenant)
+        }
+        if wait {
+            connection = try await waitForHandshake(connection, timeout: timeout, tenant: tenant)
+        }
+        record = try await settle(record, connection: connection, tenant: tenant)
+        return Outcome(row: row, sameInvitation: false, record: record, connection: connection, attachedMessage: attached)
+    }
+
+    private func waitForHandshake(_ start: ConnectionRecord, timeout: Duration, tenant: TenantContext) async throws
+        -> ConnectionRecord
+    {
+        var connection = start
+        let deadline = ContinuousClock.now + timeout
+        while connection.state == .requested || connection.state == .responded {
+            guard ContinuousClock.now < deadline else {
+                throw AerieError(
+                    .timeout, "the inviter did not complete the handshake within \(Self.seconds(timeout)) s",
+                    data: [
+                        "connectionId": .string(connection.id.uuidString.lowercased()),
+                        "state": .int(Int64(connection.state.number)), "stateName": .string(connection.state.rawValue),
+                    ])
+            }
+            try await Task.sleep(for: .milliseconds(100))
+            connection = try await handshakes.load(connection.id, tenant: tenant)
+        }
+        return connection
+    }
+
+    /// Marks the record done or failed once its connection is.
+    private func settle(_ record: OutOfBandRecord, connection: ConnectionRecord, tenant: TenantContext) async throws
+        -> OutOfBandRecord
+    {
+        var updated = record
+        switch connection.state {
+        case .accepted, .reused: updated.state = .done
+        case .failed:
+            updated.state = .failed
+            updated.failureReason = connection.failureReason
+        default: return record
+        }
+        try await tenant.database.transaction { [updated] tx in try tx.outOfBand.update(updated) }
+        return updated
+    }
+
+    // MARK: - Row 4: no handshake, the connection from the service's keys
+
+    /// The connection an attachment-only invitation makes at once (state 4, seed 004): our new
+    /// pairwise key, their key, endpoint and routing keys from the invitation's service. The
+    /// attached request goes to the mailbox in the same transaction.
+    func createConnectionless(
+        _ invitation: Invitation, row: OutOfBandDecision.Row, attached: JSONValue?, tenant: TenantContext
+    ) async throws -> (ConnectionRecord, OutOfBandRecord) {
+        guard let endpoint = invitation.serviceEndpoint, let theirKey = invitation.recipientKeys.first else {
+            throw AerieError(
+                .unsupportedInvitation,
+                "no service of the invitation can be resolved here (a DID service other than did:peer:2 needs a resolver)",
+                field: "services")
+        }
+        let verkey = try await Self.crypto { try await tenant.keys.createKey() }
+        let did = try Self.crypto { KeyReference.unqualifiedDID(verkey: try Base58.decode(verkey)) }
+        var connection = handshakes.newRecord(for: invitation)
+        connection.state = .accepted
+        connection.myDid = did
+        connection.myVerkey = verkey
+        connection.theirDid = invitation.services.first(where: \.isUsable)?.did
+        connection.theirVerkey = theirKey
+        connection.theirEndpoint = endpoint
+        connection.theirRoutingKeys = invitation.routingKeys
+        var record = OutOfBandRecord(
+            invitationId: invitation.id, connectionId: connection.id, decisionRow: row.number, state: .done,
+            attachedMessage: attached, invitation: invitation.json)
+        let message = attached.map { Self.mailboxEntry($0, on: connection) }
+        record.attachedMessageUid = try await tenant.database.transaction { [connection, record] tx -> UUID? in
+            try tx.connections.insert(connection)
+            let uid = try message.map { try tx.mailbox.insert($0).uid }
+            var stored = record
+            stored.attachedMessageUid = uid
+            try tx.outOfBand.insert(stored)
+            return uid
+        }
+        return (connection, record)
+    }
+
+    // MARK: - Row 7: the attached request over the existing connection
+
+    private func runAttachment(
+        _ attached: JSONValue, invitation: Invitation, on connection: ConnectionRecord, row: OutOfBandDecision.Row,
+        tenant: TenantContext
+    ) async throws -> (ConnectionRecord, OutOfBandRecord) {
+        var record = OutOfBandRecord(
+            invitationId: invitation.id, connectionId: connection.id, decisionRow: row.number, state: .done,
+            attachedMessage: attached, invitation: invitation.json)
+        let message = Self.mailboxEntry(attached, on: connection)
+        record.attachedMessageUid = try await tenant.database.transaction { [record] tx -> UUID in
+            let uid = try tx.mailbox.insert(message).uid
+            var stored = record
+            stored.attachedMessageUid = uid
+            try tx.outOfBand.insert(stored)
+            return uid
+        }
+        return (connection, record)
+    }
+
+    private func store(_ attached: JSONValue, for record: OutOfBandRecord, on connection: ConnectionRecord,
+                       tenant: TenantContext) async throws -> OutOfBandRecord {
+        let message = Self.mailboxEntry(attached, on: connection)
+        return try await tenant.database.transaction { [record] tx in
+            var updated = record
+            updated.attachedMessageUid = try tx.mailbox.insert(message).uid
+            try tx.outOfBand.update(updated)
+            return updated
+        }
+    }
+
+    /// The attached request as a mailbox message of the connection, as if the inviter had sent it
+    /// over it (`MS-103`, so `messages.download` shows it under the pairwise DID).
+    static func mailboxEntry(_ attached: JSONValue, on connection: ConnectionRecord) -> MailboxMessage {
+        let id = attached["@id"]?.stringValue ?? UUID().uuidString.lowercased()
+        return MailboxMessage(
+            connectionId: connection.id, recipientVerkey: connection.myVerkey ?? "", senderVerkey: connection.theirVerkey,
+            messageId: id, type: InboundMessage.normalizedType(attached["@type"]?.stringValue ?? ""),
+            threadId: attached["~thread"]?["thid"]?.stringValue.map { String($0.prefix(256)) } ?? id,
+            payload: attached)
+    }
+
+    // MARK: - Rows 6 and 8: handshake-reuse
+
+    /// Sends a handshake-reuse for `invitation` over `connection` and, with `wait`, waits (bounded)
+    /// for the inviter's handshake-reuse-accepted, which the inbound endpoint matches by
+    /// `~thread.pthid`. On timeout the existing connection is left as it was.
+    public func sendReuse(
+        _ invitation: Invitation, over connection: ConnectionRecord, row: OutOfBandDecision.Row, attached: JSONValue?,
+        wait: Bool, timeout: Duration, tenant: TenantContext
+    ) async throws -> Outcome {
+        try Self.requireOutOfBand(invitation)
+        guard Self.isEstablished(connection), let myVerkey = connection.myVerkey, let theirVerkey = connection.theirVerkey,
+            let endpoint = connection.theirEndpoint
+        else {
+            throw AerieError(
+                .conflict, "the connection is \(connection.state.rawValue); only an accepted connection can be reused",
+                data: ["state": .int(Int64(connection.state.number)), "stateName": .string(connection.state.rawValue)])
+        }
+        let version = OutOfBandMessages.version(of: invitation)
+        let message = OutOfBandMessages.reuse(invitationId: invitation.id, version: version)
+        let envelope = try await Self.crypto {
+            let packed = try await tenant.keys.pack(message.serialized(), to: [theirVerkey], from: myVerkey)
+            return try Forward.wrap(packed, recipientKey: theirVerkey, routingKeys: connection.theirRoutingKeys)
+        }
+        var record = OutOfBandRecord(
+            invitationId: invitation.id, connectionId: connection.id, decisionRow: row.number, state: .reuseSent,
+            reuseMessageId: message["@id"]?.stringValue, attachedMessage: attached, invitation: invitation.json)
+        let entry = attached.map { Self.mailboxEntry($0, on: connection) }
+        record.attachedMessageUid = try await tenant.database.transaction { [record] tx -> UUID? in
+            let uid = try entry.map { try tx.mailbox.insert($0).uid }
+            var stored = record
+            stored.attachedMessageUid = uid
+            try tx.outOfBand.insert(stored)
+            try tx.outbox.enqueue(OutboxItem(connectionId: connection.id, endpoint: endpoint, envelope: envelope))
+            return uid
+        }
+        tenant.outboxSignal.outboxChanged()
+        var current = connection
+        if wait {
+            (record, current) = try await waitForReuse(record, timeout: timeout, tenant: tenant)
+        }
+        return Outcome(row: row, sameInvitation: false, record: record, connection: current, attachedMessage: attached)
+    }
+
+    private func waitForReuse(_ start: OutOfBandRecord, timeout: Duration, tenant: TenantContext) async throws
+        -> (OutOfBandRecord, ConnectionRecord)
+    {
+        let deadline = ContinuousClock.now + timeout
+        let invitationId = start.invitationId
+        while true {
+            let (record, connection) = try await tenant.database.transaction { tx -> (OutOfBandRecord?, ConnectionRecord?) in
+                let record = try tx.outOfBand.find(invitationId: invitationId, forUpdate: false)
+                return (record, try record?.connectionId.flatMap { try tx.connections.get($0) })
+            }
+            guard let record, let connection else {
+                throw AerieError.notFound("the connection was deleted while waiting for the reuse to be accepted")
+            }
+            switch record.state {
+            case .reused, .done: return (record, connection)
+            case .failed:
+                throw AerieError(
+                    .conflict, "the inviter refused the reuse: \(record.failureReason ?? "problem report")",
+                    data: ["connectionId": .string(connection.id.uuidString.lowercased())])
+            case .reuseSent, .connecting:
+                guard ContinuousClock.now < deadline else {
+                    throw AerieError(
+                        .timeout,
+                        "the inviter did not accept the reuse within \(Self.seconds(timeout)) s; the existing connection is unchanged",
+                        data: [
+                            "connectionId": .string(connection.id.uuidString.lowercased()),
+                            "invitationId": .string(invitationId),
+                            "state": .int(Int64(connection.state.number)), "stateName": .string(connection.state.rawValue),
+                        ])
+                }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+    }
+
+    // MARK: - Inbound
+
+    /// A handshake-reuse-accepted: matched to the invitation by `~thread.pthid`, and to the
+    /// connection it was sent over by the key it was packed to; the connection becomes `reused`.
+    func reuseAccepted(_ message: InboundMessage, tenant: TenantContext) async throws {
+        guard let pthid = OutOfBandMessages.parentThreadId(message.body) else {
+            tenant.logger.info("handshake-reuse-accepted without ~thread.pthid ignored", metadata: ["uid": "\(message.uid)"])
+            return
+        }
+        let thid = message.body["~thread"]?["thid"]?.stringValue
+        let applied = try await tenant.database.transaction { tx -> Bool in
+            guard var record = try tx.outOfBand.find(invitationId: pthid, forUpdate: true),
+                record.state == .reuseSent || record.state == .reused,
+                thid == nil || thid == record.reuseMessageId,
+                let connectionId = record.connectionId, var connection = try tx.connections.getForUpdate(connectionId),
+                connection.myVerkey == message.recipientVerkey, Self.isEstablished(connection)
+            else { return false }
+            connection.state = .reused
+            try tx.connections.update(connection)
+            record.state = .reused
+            try tx.outOfBand.update(record)
+            if let uid = UUID(uuidString: message.uid) { try tx.mailbox.updateStatus(uid, to: MailboxMessage.reviewed) }
+            return true
+        }
+        if !applied {
+            tenant.logger.info(
+                "handshake-reuse-accepted matches no reuse sent over that connection", metadata: ["uid": "\(message.uid)"])
+        }
+    }
+
+    /// An out-of-band problem report: the reuse (or invitation) it names by `pthid` failed; the
+    /// connection itself is left as it is.
+    func problemReport(_ message: InboundMessage, tenant: TenantContext) async throws {
+        guard let pthid = OutOfBandMessages.parentThreadId(message.body) else { return }
+        let reason = Self.problemReason(message.body)
+        try await tenant.database.transaction { tx in
+            guard var record = try tx.outOfBand.find(invitationId: pthid, forUpdate: true),
+                record.state == .reuseSent || record.state == .connecting,
+                let connectionId = record.connectionId, let connection = try tx.connections.get(connectionId),
+                connection.myVerkey == message.recipientVerkey
+            else { return }
+            record.state = .failed
+            record.failureReason = reason
+            try tx.outOfBand.update(record)
+            if let uid = UUID(uuidString: message.uid) { try tx.mailbox.updateStatus(uid, to: MailboxMessage.reviewed) }
+        }
+    }
+
+    static func problemReason(_ message: JSONValue) -> String {
+        if let en = message["description"]?["en"]?.stringValue { return String(en.prefix(500)) }
+        if let code = message["description"]?["code"]?.stringValue { return String(code.prefix(200)) }
+        if let text = message["explain"]?.stringValue { return String(text.prefix(500)) }
+        return "the inviter sent a problem report"
+    }
+
+    // MARK: - Helpers
+
+    static func requireOutOfBand(_ invitation: Invitation) throws {
+        guard invitation.kind == .outOfBand else {
+            throw AerieError(
+                .invalidInvitation,
+                "this is a \(invitation.kind.rawValue) invitation, not an out-of-band one; use connections.accept",
+                field: "invitation")
+        }
+    }
+
+    static func isEstablished(_ connection: ConnectionRecord) -> Bool {
+        connection.state == .accepted || connection.state == .reused
+    }
+
+    static func seconds(_ duration: Duration) -> Int64 { duration.components.seconds }
+
+    static func crypto<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as CryptoError {
+            throw AerieError.internalError(details: String(reflecting: error))
+        }
+    }
+
+    static func crypto<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as CryptoError {
+            throw AerieError.internalError(details: String(reflecting: error))
+        }
+    }
+}

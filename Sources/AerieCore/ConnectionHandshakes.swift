@@ -1,0 +1,42 @@
+import Foundation
+
+/// Why a stored connection matches an invitation (seeds 001, 003, 004), the strongest first.
+public enum InvitationMatch: String, Sendable, Hashable, Codable {
+    /// The very same invitation (`@id`).
+    case id
+    /// Another invitation from the same inviter (public DID).
+    case publicDid
+    /// Another invitation from the same inviter (first recipient key).
+    case recipientKey
+}
+
+/// A stored connection an invitation matches, and why.
+public struct ExistingConnection: Sendable, Hashable {
+    public var record: ConnectionRecord
+    public var match: InvitationMatch
+
+    public init(record: ConnectionRecord, match: InvitationMatch) {
+        self.record = record
+        self.match = match
+    }
+}
+
+/// What the connections plugin offers the plugins built on top of it (out-of-band): reading
+/// invitations, duplicate detection and the handshakes. The server hands the connections plugin's
+/// implementation to those plugins, so they depend on AerieCore only, never on each other.
+public protocol ConnectionHandshakes: Sendable {
+    /// Reads an invitation given as JSON (object or text, or an invitation URL) or as a URL
+    /// (decoded, or fetched when short). Exactly one of the two.
+    func readInvitation(_ invitation: JSONValue?, url: String?) async throws -> Invitation
+    /// The tenant's stored connection the invitation matches, if any.
+    func existingConnection(for invitation: Invitation, tenant: TenantContext) async throws -> ExistingConnection?
+    /// A new connection record for the invitation, state `initialized`, not stored.
+    func newRecord(for invitation: Invitation) -> ConnectionRecord
+    /// Throws `unsupported_invitation` unless `connect` can run a handshake for this invitation.
+    func checkConnectable(_ invitation: Invitation) throws
+    /// Stores a new connection for the invitation (state `initialized`).
+    func create(_ invitation: Invitation, tenant: TenantContext) async throws -> ConnectionRecord
+    /// Makes the pairwise key and sends the handshake request (state `requested`).
+    func connect(_ id: UUID, label: String?, tenant: TenantContext) async throws -> ConnectionRecord
+    func load(_ id: UUID, tenant: TenantContext) async throws -> ConnectionRecord
+}

@@ -1,0 +1,44 @@
+import Foundation
+
+/// A connection as the methods answer it: state as number and name.
+public struct ConnectionView: Encodable, Sendable, Hashable {
+    public var connectionId: String
+    public var state: Int
+    public var stateName: String
+    public var pwDid: String?
+    public var pwVerkey: String?
+    public var theirDid: String?
+    public var theirVerkey: String?
+    public var theirEndpoint: String?
+    public var invitationKind: String
+    public var invitationId: String?
+    public var label: String?
+    public var logoUrl: String?
+    public var goal: String?
+    public var goalCode: String?
+    public var failureReason: String?
+    public var createdAt: String
+    public var updatedAt: String
+    /// Set by `connections.accept` when the invitation matched a stored connection.
+    public var existing: Bool?
+
+    public init(_ r: ConnectionRecord) {
+        connectionId = r.id.uuidString.lowercased()
+        state = r.state.number
+        stateName = r.state.rawValue
+        pwDid = r.myDid
+        pwVerkey = r.myVerkey
+        theirDid = r.theirDid
+        theirVerkey = r.theirVerkey
+        theirEndpoint = r.theirEndpoint
+        invitationKind = r.invitationKind
+        invitationId = r.invitationId
+        label = r.label
+        logoUrl = r.logoUrl
+        goal = r.goal
+        goalCode = r.goalCode
+        failureReason = r.failureReason
+        createdAt = ISO8601DateFormatter().string(from: r.createdAt)
+        updatedAt = ISO8601DateFormatter().string(from: r.updatedAt)
+    }
+}
