@@ -39,6 +39,19 @@ public struct OutOfBandService: Sendable {
         try Self.requireOutOfBand(invitation)
         let attached = try AttachedMessage.extract(from: invitation)
         if let same = try await sameInvitation(invitation, tenant: tenant) { return same }
+        do {
+            return try await run(invitation, attached: attached, label: label, wait: wait, timeout: timeout, tenant: tenant)
+        } catch let error as AerieError where error.code == .conflict {
+            // Another call stored this invitation first (its @id is unique per tenant).
+            guard let same = try await sameInvitation(invitation, tenant: tenant) else { throw error }
+            return same
+        }
+    }
+
+    private func run(
+        _ invitation: Invitation, attached: JSONValue?, label: String?, wait: Bool, timeout: Duration?,
+        tenant: TenantContext
+    ) async throws -> Outcome {
 
         let existing = try await handshakes.existingConnection(for: invitation, tenant: tenant)
         let established = existing.flatMap { Self.isEstablished($0.record) ? $0 : nil }
@@ -85,7 +98,9 @@ public struct OutOfBandService: Sendable {
             return (nil, keys)
         }
         switch found {
-        case (let record?, let connection):
+        case (var record?, let connection):
+            // A handshake that finished after the first call stopped waiting.
+            if record.state == .connecting, let connection { record = try await settle(record, connection: connection, tenant: tenant) }
             return Outcome(
                 row: OutOfBandDecision.row(record.decisionRow),
                 sameInvitation: true, record: record, connection: connection, match: .id,
@@ -301,11 +316,8 @@ public struct OutOfBandService: Sendable {
                 throw AerieError.notFound("the connection was deleted while waiting for the reuse to be accepted")
             }
             switch record.state {
-            case .reused, .done: return (record, connection)
-            case .failed:
-                throw AerieError(
-                    .conflict, "the inviter refused the reuse: \(record.failureReason ?? "problem report")",
-                    data: ["connectionId": .string(connection.id.uuidString.lowercased())])
+            // A refusal (problem report) is answered as state `failed` with the inviter's reason.
+            case .reused, .done, .failed: return (record, connection)
             case .reuseSent, .connecting:
                 guard ContinuousClock.now < deadline else {
                     throw AerieError(

@@ -7,8 +7,13 @@ import Testing
     @Test func inFlightCallsFinishAndNewSessionsAreRefused() async throws {
         let server = try await LiveServer.start(extraPlugins: [ProbePlugin()])
         let raw = try await RawLineClient.connect(port: server.port)
-        try await raw.send(#"{"jsonrpc":"2.0","id":1,"method":"probe.sleep","params":{"milliseconds":800,"tag":42}}"# + "\n")
-        try await Task.sleep(for: .milliseconds(100))  // let the call start
+        try await raw.send(
+            #"{"jsonrpc":"2.0","id":1,"method":"probe.sleep","params":{"milliseconds":800,"tag":42}}"# + "\n"
+                + #"{"jsonrpc":"2.0","id":2,"method":"system.ping"}"# + "\n")
+        // The ping's answer means the line before it was read and its call started (even on a
+        // loaded machine, where a fixed sleep was not enough).
+        let ping = try JSONValue(parsing: try #require(await raw.readLine()))
+        #expect(ping["id"] == 2)
 
         async let stopped: Void = server.stop()
         let reply = try JSONValue(parsing: try #require(await raw.readLine()))

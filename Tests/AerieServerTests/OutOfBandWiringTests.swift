@@ -219,6 +219,36 @@ import Testing
         }
     }
 
+    /// The inviter refuses a reuse with an out-of-band problem report naming the invitation: the
+    /// record fails with its reason, the connection stays as it was.
+    @Test func reuseRefusedByProblemReport() async throws {
+        try await LiveServer.with(server: { $0.deliveryEnabled = false }) { server in
+            let (tenant, _) = try await server.tenantClient(label: "refused")
+            defer { Task { await tenant.close() } }
+            let inviter = try Inviter()
+            let row4 = try await tenant.call(
+                "outOfBand.accept", params: ["invitation": inviter.invitation(attachment: Self.question())])
+            let connectionId = try #require(row4["connection"]?["connectionId"]?.stringValue)
+            let pwVerkey = try #require(row4["connection"]?["pwVerkey"]?.stringValue)
+            let reuse = inviter.invitation(handshake: ["https://didcomm.org/connections/1.0"])
+            let sent = try await tenant.call(
+                "outOfBand.sendReuse", params: ["connectionId": .string(connectionId), "invitation": reuse, "wait": false])
+            #expect(sent["row"] == 6, "\(sent)")
+            #expect(sent["state"] == "reuse-sent")
+            let report: JSONValue = [
+                "@type": "https://didcomm.org/out-of-band/1.1/problem_report", "@id": .string(UUID().uuidString),
+                "~thread": ["pthid": reuse["@id"]!], "description": ["en": "no such invitation", "code": "no-invitation"],
+            ]
+            let envelope = try DIDCommEnvelope.pack(report.serialized(), to: [pwVerkey], from: inviter.key)
+            #expect(try await DIDCommEndpointTests.post(envelope, to: server.didcommPort) == 202)
+            let after = try await tenant.call("outOfBand.accept", params: ["invitation": reuse])
+            #expect(after["sameInvitation"] == true)
+            #expect(after["state"] == "failed")
+            #expect(after["failureReason"] == "no such invitation")
+            #expect(try await tenant.call("connections.get", params: ["connectionId": .string(connectionId)])["state"] == 4)
+        }
+    }
+
     /// Two tenants accept the same invitation: each gets its own connection and record; one
     /// tenant's reuse-accepted cannot touch the other's.
     @Test func twoTenantsAreIsolated() async throws {

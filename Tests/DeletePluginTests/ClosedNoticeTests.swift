@@ -15,7 +15,7 @@ import Testing
 
     @Test func everyKindOfConnectionDataIsRemovedOnce() {
         let kinds = ConnectionData.all.map(\.kind)
-        #expect(kinds == ["outbox", "mailbox", "tenant_keys"])
+        #expect(kinds == ["outbox", "mailbox", "oob_invitations", "tenant_keys"])
         #expect(Set(kinds).count == kinds.count)
     }
 }
