@@ -147,7 +147,11 @@ extension ConnectionsPlugin {
                 message.body, recipientVerkey: message.recipientVerkey, connectionId: nil, mailboxUid: UUID(uuidString: message.uid),
                 tenant: tenant)
         }
-        for type in [ConnectionMessages.problemReportType, ConnectionMessages.notificationProblemReportType] {
+        // didexchange 1.0 and 1.1; the legacy did:sov:...;spec/ prefix routes the same way.
+        for type in
+            [ConnectionMessages.problemReportType, ConnectionMessages.notificationProblemReportType]
+            + DIDExchangeMessages.responseTypes + DIDExchangeMessages.problemReportTypes
+        {
             try router.registerInbound(type) { message, tenant in
                 try await service.apply(
                     message.body, recipientVerkey: message.recipientVerkey, connectionId: nil,
@@ -178,6 +182,8 @@ public struct ConnectionView: Encodable, Sendable, Hashable {
     public var goal: String?
     public var goalCode: String?
     public var failureReason: String?
+    /// The handshake used (`https://didcomm.org/connections/1.0`, `…/didexchange/1.1`), once connected.
+    public var handshakeProtocol: String?
     public var createdAt: String
     public var updatedAt: String
     /// Set by `connections.accept` when the invitation matched a stored connection.
@@ -199,6 +205,7 @@ public struct ConnectionView: Encodable, Sendable, Hashable {
         goal = r.goal
         goalCode = r.goalCode
         failureReason = r.failureReason
+        handshakeProtocol = r.handshakeProtocol
         createdAt = ISO8601DateFormatter().string(from: r.createdAt)
         updatedAt = ISO8601DateFormatter().string(from: r.updatedAt)
     }
