@@ -74,10 +74,30 @@ public final class ACAPyAgent: @unchecked Sendable {
 
     /// Starts an agent and waits (at most `readyTimeout`) until `/status/ready` says so.
     /// `extraArguments` are appended to its command line (e.g. `--auto-accept-invites` for an invitee).
-    /// Both versions take the same flags (askar wallet, no ledger).
+    /// Both versions take the same flags (askar wallet, no ledger). A port taken between
+    /// `freePort()` and ACA-Py's bind (other tests start agents and servers at the same time) is
+    /// retried with new ports, at most three times.
     public static func start(
         version: Version = .v1_2_7, label: String = "ACA-Py Inviter", extraArguments: [String] = [],
         readyTimeout: Duration = .seconds(60)
+    ) async throws -> ACAPyAgent {
+        var attempt = 1
+        while true {
+            do {
+                return try await launch(
+                    version: version, label: label, extraArguments: extraArguments, readyTimeout: readyTimeout)
+            } catch is PortTaken where attempt < 3 {
+                attempt += 1
+            }
+        }
+    }
+
+    struct PortTaken: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    private static func launch(
+        version: Version, label: String, extraArguments: [String], readyTimeout: Duration
     ) async throws -> ACAPyAgent {
         let executable = try executable(version: version)
         let inbound = try freePort()
@@ -119,6 +139,11 @@ public final class ACAPyAgent: @unchecked Sendable {
                 throw Unavailable(description: "ACA-Py exited during start-up:\n\(output.suffix(4000))")
             }
             if let ready = try? await agent.admin("GET", "/status/ready"), ready["ready"]?.boolValue == true { return agent }
+            if agent.log().contains("address already in use") {
+                let output = agent.log()
+                await agent.stop()
+                throw PortTaken(description: "ACA-Py could not bind its ports:\n\(output.suffix(2000))")
+            }
             guard ContinuousClock.now < deadline else {
                 let output = agent.log()
                 await agent.stop()
