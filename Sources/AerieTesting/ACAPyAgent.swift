@@ -133,17 +133,21 @@ public final class ACAPyAgent: @unchecked Sendable {
             logFile: logFile)
         let deadline = ContinuousClock.now + readyTimeout
         while true {
-            if !process.isRunning {
-                let output = agent.log()
-                await agent.stop()
-                throw Unavailable(description: "ACA-Py exited during start-up:\n\(output.suffix(4000))")
-            }
-            if let ready = try? await agent.admin("GET", "/status/ready"), ready["ready"]?.boolValue == true { return agent }
+            let running = process.isRunning
+            var ready = false
+            if running { ready = (try? await agent.admin("GET", "/status/ready"))?["ready"]?.boolValue == true }
+            // The inbound transport can fail to bind while the admin API still comes up ready.
             if agent.log().contains("address already in use") {
                 let output = agent.log()
                 await agent.stop()
                 throw PortTaken(description: "ACA-Py could not bind its ports:\n\(output.suffix(2000))")
             }
+            if !running {
+                let output = agent.log()
+                await agent.stop()
+                throw Unavailable(description: "ACA-Py exited during start-up:\n\(output.suffix(4000))")
+            }
+            if ready { return agent }
             guard ContinuousClock.now < deadline else {
                 let output = agent.log()
                 await agent.stop()
