@@ -27,21 +27,28 @@ postgres_bindir() {
     return 1
 }
 
-# ACA-Py 1.2.7 in a venv under .interop/ (ignored by git), for the interop tests.
+# ACA-Py 1.2.7 and 1.7.0 in venvs under .interop/ (ignored by git), for the interop tests.
 ensure_acapy_venv() {
-    local venv=".interop/venv-1.2.7"
+    install_acapy_venv 1.2.7 3.12.1 python3.12
+    install_acapy_venv 1.7.0 3.13.0 python3.13
+}
+
+# install_acapy_venv VERSION PYENV_PYTHON FALLBACK_PYTHON
+install_acapy_venv() {
+    local version="$1" pyenv_version="$2" fallback="$3"
+    local venv=".interop/venv-$version"
     if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c "import acapy_agent" 2>/dev/null; then return; fi
     local py=""
-    if command -v pyenv >/dev/null && [ -x "$(pyenv root)/versions/3.12.1/bin/python" ]; then
-        py="$(pyenv root)/versions/3.12.1/bin/python"
-    elif command -v python3.12 >/dev/null && python3.12 -c "" 2>/dev/null; then
-        py="python3.12"
+    if command -v pyenv >/dev/null && [ -x "$(pyenv root)/versions/$pyenv_version/bin/python" ]; then
+        py="$(pyenv root)/versions/$pyenv_version/bin/python"
+    elif command -v "$fallback" >/dev/null && "$fallback" -c "" 2>/dev/null; then
+        py="$fallback"
     else
-        echo "Python 3.12 is needed for ACA-Py 1.2.7 (interop tests)" >&2
+        echo "Python ${pyenv_version%.*} is needed for ACA-Py $version (interop tests)" >&2
         return 1
     fi
-    echo "==> installing acapy-agent 1.2.7 into $venv"
+    echo "==> installing acapy-agent $version into $venv"
     rm -rf "$venv"
     "$py" -m venv "$venv"
-    "$venv/bin/pip" install -q --disable-pip-version-check "acapy-agent==1.2.7"
+    "$venv/bin/pip" install -q --disable-pip-version-check "acapy-agent==$version"
 }

@@ -90,9 +90,18 @@ public enum ConnectionMessages {
     /// The first usable service of a legacy DIDDoc (lowest priority first).
     static func peer(did: String, doc: JSONValue) throws -> PeerConnection {
         var keysById: [String: String] = [:]
-        if case .array(let keys)? = doc["publicKey"] {
-            for key in keys {
-                if let id = key["id"]?.stringValue, let b58 = key["publicKeyBase58"]?.stringValue { keysById[id] = b58 }
+        // Legacy DIDDocs list `publicKey`; DID Core documents (didexchange) `verificationMethod`.
+        for field in ["publicKey", "verificationMethod"] {
+            guard case .array(let keys)? = doc[field] else { continue }
+            for key in keys.prefix(50) {
+                guard let id = key["id"]?.stringValue else { continue }
+                if let b58 = key["publicKeyBase58"]?.stringValue {
+                    keysById[id] = b58
+                } else if let multibase = key["publicKeyMultibase"]?.stringValue,
+                    let verkey = try? DIDKey.verkey(fromMultibase: multibase)
+                {
+                    keysById[id] = Base58.encode(verkey)
+                }
             }
         }
         func resolve(_ ref: String) throws -> String {
@@ -109,7 +118,7 @@ public enum ConnectionMessages {
         }
         let sorted = services.prefix(20).sorted { ($0["priority"]?.intValue ?? 0) < ($1["priority"]?.intValue ?? 0) }
         for service in sorted {
-            guard let endpoint = service["serviceEndpoint"]?.stringValue,
+            guard let endpoint = service["serviceEndpoint"]?.stringValue ?? service["serviceEndpoint"]?["uri"]?.stringValue,
                 case .array(let recipients)? = service["recipientKeys"], let first = recipients.first?.stringValue
             else { continue }
             var routing: [String] = []

@@ -34,23 +34,35 @@ public struct ConnectionService: Sendable {
             label: invitation.label, logoUrl: invitation.logoUrl, goal: invitation.goal, goalCode: invitation.goalCode)
     }
 
-    /// Makes the pairwise key and DID, packs the Request and enqueues it with the state change to
-    /// `requested`.
+    /// Makes the pairwise key and DID, packs the Request of the chosen handshake
+    /// (`HandshakeProtocol.choose`) and enqueues it with the state change to `requested`.
+    /// connections/1.0 uses an unqualified DID with a legacy DIDDoc; didexchange a did:peer:2 of
+    /// the pairwise key and our endpoint (resolvable by the inviter, no attachment needed).
     public func connect(_ id: UUID, label: String?, returnRoute: Bool = false, tenant: TenantContext) async throws
         -> ConnectionRecord
     {
         let record = try await load(id, tenant: tenant)
-        try Self.checkConnectable(record)
+        let handshake = try Self.handshake(for: record)
         _ = try ConnectionStateMachine.apply(.connect, in: record.state)
         guard let invitationKey = record.firstRecipientKey, let destination = record.invitationEndpoint else {
             throw AerieError(.unsupportedInvitation, "the invitation names no endpoint and recipient key to connect to")
         }
         let verkey = try await Self.crypto { try await tenant.keys.createKey() }
-        let did = try Self.crypto { KeyReference.unqualifiedDID(verkey: try Base58.decode(verkey)) }
         let requestId = UUID().uuidString.lowercased()
-        let request = ConnectionMessages.request(
-            id: requestId, label: label ?? defaultLabel, did: did, verkey: verkey, endpoint: endpoint(),
-            invitationId: record.invitationId ?? "", returnRoute: returnRoute)
+        let did: String
+        let request: JSONValue
+        switch handshake {
+        case .connections10:
+            did = try Self.crypto { KeyReference.unqualifiedDID(verkey: try Base58.decode(verkey)) }
+            request = ConnectionMessages.request(
+                id: requestId, label: label ?? defaultLabel, did: did, verkey: verkey, endpoint: endpoint(),
+                invitationId: record.invitationId ?? "", returnRoute: returnRoute)
+        case .didExchange10, .didExchange11:
+            did = try Self.crypto { try PeerDID2.make(verkey: try Base58.decode(verkey), serviceEndpoint: endpoint()) }
+            request = DIDExchangeMessages.request(
+                version: handshake.version, id: requestId, label: label ?? defaultLabel, did: did,
+                invitationId: record.invitationId ?? "", returnRoute: returnRoute)
+        }
         let envelope = try await pack(
             request, to: invitationKey, routingKeys: record.invitationRoutingKeys, from: verkey, tenant: tenant)
         let updated = try await tenant.database.transaction { tx -> ConnectionRecord in
@@ -60,6 +72,7 @@ public struct ConnectionService: Sendable {
             current.myDid = did
             current.myVerkey = verkey
             current.threadId = requestId
+            current.handshakeProtocol = handshake.rawValue
             try tx.connections.update(current)
             try tx.outbox.enqueue(OutboxItem(connectionId: id, endpoint: destination, envelope: envelope))
             return current
@@ -68,25 +81,16 @@ public struct ConnectionService: Sendable {
         return updated
     }
 
-    static func checkConnectable(_ record: ConnectionRecord) throws {
-        switch Invitation.Kind(rawValue: record.invitationKind) {
-        case .aries?: return
-        case .outOfBand?:
-            let protocols = (record.invitation["handshake_protocols"].flatMap { value -> [String]? in
-                guard case .array(let items) = value else { return nil }
-                return items.compactMap(\.stringValue)
-            }) ?? []
-            guard protocols.contains(where: { $0.hasSuffix("connections/1.0") }) else {
-                throw AerieError(
-                    .unsupportedInvitation,
-                    "this out-of-band invitation offers no connections/1.0 handshake (didexchange is not supported yet)")
-            }
-        case .proprietary?, .proprietaryAbbreviated?:
-            throw AerieError(
-                .unsupportedInvitation, "proprietary (Evernym agency) invitations cannot be connected: their agency protocol is retired")
-        case nil:
+    /// The handshake to connect a stored invitation with; `unsupported_invitation` when none fits.
+    static func handshake(for record: ConnectionRecord) throws -> HandshakeProtocol {
+        guard let kind = Invitation.Kind(rawValue: record.invitationKind) else {
             throw AerieError(.unsupportedInvitation, "unknown invitation kind \(record.invitationKind)")
         }
+        let offered = (record.invitation["handshake_protocols"].flatMap { value -> [String]? in
+            guard case .array(let items) = value else { return nil }
+            return items.compactMap(\.stringValue)
+        }) ?? []
+        return try HandshakeProtocol.choose(kind: kind, offered: offered)
     }
 
     // MARK: - Inbound
@@ -108,9 +112,14 @@ public struct ConnectionService: Sendable {
         if let thid = ConnectionMessages.threadId(message), let mine = record.threadId, thid != mine {
             throw AerieError(.conflict, "the message belongs to another thread than this connection's request")
         }
+        let exchangeVersion = DIDExchangeMessages.version(of: type)
+        let usesExchange = record.handshakeProtocol.flatMap(HandshakeProtocol.init(rawValue:))?.isDIDExchange ?? false
         switch type {
         case ConnectionMessages.responseType:
-            guard let invitationKey = record.firstRecipientKey, let myVerkey = record.myVerkey else {
+            guard !usesExchange else {
+                throw AerieError(.conflict, "the connection uses didexchange; a connections/1.0 response does not apply")
+            }
+            guard let invitationKey = record.firstRecipientKey, record.myVerkey != nil else {
                 throw AerieError(.conflict, "the connection has not sent a request")
             }
             _ = try ConnectionStateMachine.apply(.responseVerified, in: record.state)
@@ -121,34 +130,67 @@ public struct ConnectionService: Sendable {
                 return try await fail(record.id, event: .problem(reason: "the response's connection~sig is invalid: \(error.message)"),
                                       report: nil, mailboxUid: mailboxUid, tenant: tenant)
             }
-            let ping = ConnectionMessages.trustPing(threadId: nil)
-            let envelope = try await pack(ping, to: peer.verkey, routingKeys: peer.routingKeys, from: myVerkey, tenant: tenant)
-            let updated = try await tenant.database.transaction { tx -> ConnectionRecord in
-                guard var current = try tx.connections.getForUpdate(record.id) else {
-                    throw AerieError.notFound("no connection \(record.id)")
-                }
-                let transition = try ConnectionStateMachine.apply(.responseVerified, in: current.state)
-                current.state = transition.state
-                current.theirDid = peer.did
-                current.theirVerkey = peer.verkey
-                current.theirEndpoint = peer.endpoint
-                current.theirRoutingKeys = peer.routingKeys
-                try tx.connections.update(current)
-                if transition.actions.contains(.sendTrustPing) {
-                    try tx.outbox.enqueue(OutboxItem(connectionId: current.id, endpoint: peer.endpoint, envelope: envelope))
-                }
-                if let mailboxUid { try tx.mailbox.updateStatus(mailboxUid, to: MailboxMessage.reviewed) }
-                return current
+            return try await accept(record, peer: peer, event: .responseVerified, reply: ConnectionMessages.trustPing(threadId: nil),
+                                    mailboxUid: mailboxUid, tenant: tenant)
+        case _ where exchangeVersion != nil && type.hasSuffix("/response"):
+            guard usesExchange else {
+                throw AerieError(.conflict, "the connection does not use didexchange; a didexchange response does not apply")
             }
-            tenant.outboxSignal.outboxChanged()
-            return updated
+            guard let invitationKey = record.firstRecipientKey, record.myVerkey != nil, let threadId = record.threadId else {
+                throw AerieError(.conflict, "the connection has not sent a request")
+            }
+            _ = try ConnectionStateMachine.apply(.exchangeResponseVerified, in: record.state)
+            let peer: ConnectionMessages.PeerConnection
+            do {
+                peer = try DIDExchangeMessages.readResponse(message, invitationKey: invitationKey)
+            } catch let error as CryptoError {
+                return try await fail(
+                    record.id, event: .problem(reason: "the didexchange response's signed attachment is invalid: \(error.message)"),
+                    report: nil, mailboxUid: mailboxUid, tenant: tenant)
+            }
+            let parent = message["~thread"]?["pthid"]?.stringValue ?? record.invitationId ?? ""
+            let complete = DIDExchangeMessages.complete(
+                version: exchangeVersion ?? "1.1", threadId: threadId, parentThreadId: String(parent.prefix(512)))
+            return try await accept(record, peer: peer, event: .exchangeResponseVerified, reply: complete,
+                                    mailboxUid: mailboxUid, tenant: tenant)
         case ConnectionMessages.problemReportType, ConnectionMessages.notificationProblemReportType:
+            return try await fail(
+                record.id, event: .problem(reason: ConnectionMessages.problemReason(message)), report: message,
+                mailboxUid: mailboxUid, tenant: tenant)
+        case _ where exchangeVersion != nil && type.hasSuffix("/problem_report"):
             return try await fail(
                 record.id, event: .problem(reason: ConnectionMessages.problemReason(message)), report: message,
                 mailboxUid: mailboxUid, tenant: tenant)
         default:
             throw AerieError.invalidParams("a \(type) message does not change a connection's state", field: "message")
         }
+    }
+
+    /// Stores the peer of a verified Response, moves to `accepted` and enqueues `reply` (trust
+    /// ping or didexchange complete) to the peer, in one transaction.
+    private func accept(_ record: ConnectionRecord, peer: ConnectionMessages.PeerConnection, event: ConnectionStateMachine.Event,
+                        reply: JSONValue, mailboxUid: UUID?, tenant: TenantContext) async throws -> ConnectionRecord {
+        guard let myVerkey = record.myVerkey else { throw AerieError(.conflict, "the connection has not sent a request") }
+        let envelope = try await pack(reply, to: peer.verkey, routingKeys: peer.routingKeys, from: myVerkey, tenant: tenant)
+        let updated = try await tenant.database.transaction { tx -> ConnectionRecord in
+            guard var current = try tx.connections.getForUpdate(record.id) else {
+                throw AerieError.notFound("no connection \(record.id)")
+            }
+            let transition = try ConnectionStateMachine.apply(event, in: current.state)
+            current.state = transition.state
+            current.theirDid = peer.did
+            current.theirVerkey = peer.verkey
+            current.theirEndpoint = peer.endpoint
+            current.theirRoutingKeys = peer.routingKeys
+            try tx.connections.update(current)
+            if transition.actions.contains(.sendTrustPing) || transition.actions.contains(.sendComplete) {
+                try tx.outbox.enqueue(OutboxItem(connectionId: current.id, endpoint: peer.endpoint, envelope: envelope))
+            }
+            if let mailboxUid { try tx.mailbox.updateStatus(mailboxUid, to: MailboxMessage.reviewed) }
+            return current
+        }
+        tenant.outboxSignal.outboxChanged()
+        return updated
     }
 
     /// Moves the connection to `failed` (problem report, bad response, undeliverable request).
@@ -174,10 +216,11 @@ public struct ConnectionService: Sendable {
         let waiting = try await tenant.database.transaction { tx in
             try tx.mailbox.list(connectionId: id, status: MailboxMessage.received, type: nil, limit: 50)
         }
-        for message in waiting where [
+        let handled = Set([
             ConnectionMessages.responseType, ConnectionMessages.problemReportType,
             ConnectionMessages.notificationProblemReportType,
-        ].contains(message.type) {
+        ] + DIDExchangeMessages.responseTypes + DIDExchangeMessages.problemReportTypes)
+        for message in waiting where handled.contains(message.type) {
             if let updated = try? await apply(
                 message.payload, recipientVerkey: nil, connectionId: id, mailboxUid: message.uid, tenant: tenant)
             {

@@ -1,7 +1,8 @@
 import AerieCore
 
-/// The invitee side of RFC 0160 as a pure function: an event and the current state in, the new
-/// state and the actions to take out. The driver (`ConnectionService`) does the I/O.
+/// The invitee side of RFC 0160 and the requester side of RFC 0023 (didexchange) as a pure
+/// function: an event and the current state in, the new state and the actions to take out. The
+/// driver (`ConnectionService`) does the I/O.
 public enum ConnectionStateMachine {
     public enum Event: Sendable, Hashable {
         /// `connections.connect`: a Request is to be sent.
@@ -9,6 +10,9 @@ public enum ConnectionStateMachine {
         /// A Response whose `connection~sig` verified against the invitation key and whose
         /// `~thread.thid` is our Request's `@id`.
         case responseVerified
+        /// A didexchange Response whose signed attachment verified against the invitation key and
+        /// whose `~thread.thid` is our Request's `@id`.
+        case exchangeResponseVerified
         /// A problem report from the peer, or a Response that failed verification.
         case problem(reason: String)
         /// The outbox gave up delivering a message of this connection.
@@ -19,6 +23,8 @@ public enum ConnectionStateMachine {
         case sendRequest
         /// A trust ping so the inviter moves its side to `active`.
         case sendTrustPing
+        /// didexchange `complete`, so the inviter moves its side to `completed`.
+        case sendComplete
         case recordFailure(reason: String)
     }
 
@@ -34,6 +40,8 @@ public enum ConnectionStateMachine {
             return Transition(state: .requested, actions: [.sendRequest])
         case (.requested, .responseVerified), (.responded, .responseVerified):
             return Transition(state: .accepted, actions: [.sendTrustPing])
+        case (.requested, .exchangeResponseVerified), (.responded, .exchangeResponseVerified):
+            return Transition(state: .accepted, actions: [.sendComplete])
         case (.initialized, .problem(let reason)), (.requested, .problem(let reason)), (.responded, .problem(let reason)),
             (.initialized, .deliveryFailed(let reason)), (.requested, .deliveryFailed(let reason)),
             (.responded, .deliveryFailed(let reason)):
@@ -48,7 +56,7 @@ public enum ConnectionStateMachine {
     static func name(_ event: Event) -> String {
         switch event {
         case .connect: "connecting"
-        case .responseVerified: "a response"
+        case .responseVerified, .exchangeResponseVerified: "a response"
         case .problem: "a problem report"
         case .deliveryFailed: "a delivery failure"
         }

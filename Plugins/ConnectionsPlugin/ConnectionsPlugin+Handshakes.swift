@@ -29,7 +29,7 @@ extension ConnectionsPlugin {
         }
 
         func checkConnectable(_ invitation: Invitation) throws {
-            try ConnectionService.checkConnectable(ConnectionService.record(for: invitation))
+            _ = try HandshakeProtocol.choose(kind: invitation.kind, offered: invitation.handshakeProtocols)
         }
 
         func create(_ invitation: Invitation, tenant: TenantContext) async throws -> ConnectionRecord {

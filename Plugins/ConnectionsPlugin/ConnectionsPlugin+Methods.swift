@@ -147,7 +147,11 @@ extension ConnectionsPlugin {
                 message.body, recipientVerkey: message.recipientVerkey, connectionId: nil, mailboxUid: UUID(uuidString: message.uid),
                 tenant: tenant)
         }
-        for type in [ConnectionMessages.problemReportType, ConnectionMessages.notificationProblemReportType] {
+        // didexchange 1.0 and 1.1; the legacy did:sov:...;spec/ prefix routes the same way.
+        for type in
+            [ConnectionMessages.problemReportType, ConnectionMessages.notificationProblemReportType]
+            + DIDExchangeMessages.responseTypes + DIDExchangeMessages.problemReportTypes
+        {
             try router.registerInbound(type) { message, tenant in
                 try await service.apply(
                     message.body, recipientVerkey: message.recipientVerkey, connectionId: nil,

@@ -47,6 +47,9 @@ public struct ConnectionRecord: Sendable, Hashable, Codable {
     public var goalCode: String?
     public var failureReason: String?
     public var problemReport: JSONValue?
+    /// The handshake used, e.g. `https://didcomm.org/connections/1.0` or
+    /// `https://didcomm.org/didexchange/1.1`; nil until connect (and in older exports).
+    public var handshakeProtocol: String?
     public var createdAt: Date
     public var updatedAt: Date
 
@@ -57,7 +60,7 @@ public struct ConnectionRecord: Sendable, Hashable, Codable {
         myVerkey: String? = nil, threadId: String? = nil, theirDid: String? = nil, theirVerkey: String? = nil,
         theirEndpoint: String? = nil, theirRoutingKeys: [String] = [], label: String? = nil, logoUrl: String? = nil,
         goal: String? = nil, goalCode: String? = nil, failureReason: String? = nil, problemReport: JSONValue? = nil,
-        createdAt: Date = Date(), updatedAt: Date = Date()
+        handshakeProtocol: String? = nil, createdAt: Date = Date(), updatedAt: Date = Date()
     ) {
         self.id = id
         self.state = state
@@ -81,6 +84,7 @@ public struct ConnectionRecord: Sendable, Hashable, Codable {
         self.goalCode = goalCode
         self.failureReason = failureReason
         self.problemReport = problemReport
+        self.handshakeProtocol = handshakeProtocol
         self.createdAt = createdAt
         self.updatedAt = updatedAt
     }

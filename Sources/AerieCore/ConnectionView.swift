@@ -17,6 +17,8 @@ public struct ConnectionView: Encodable, Sendable, Hashable {
     public var goal: String?
     public var goalCode: String?
     public var failureReason: String?
+    /// The handshake used (`https://didcomm.org/connections/1.0`, `…/didexchange/1.1`), once connected.
+    public var handshakeProtocol: String?
     public var createdAt: String
     public var updatedAt: String
     /// Set by `connections.accept` when the invitation matched a stored connection.
@@ -38,6 +40,7 @@ public struct ConnectionView: Encodable, Sendable, Hashable {
         goal = r.goal
         goalCode = r.goalCode
         failureReason = r.failureReason
+        handshakeProtocol = r.handshakeProtocol
         createdAt = ISO8601DateFormatter().string(from: r.createdAt)
         updatedAt = ISO8601DateFormatter().string(from: r.updatedAt)
     }

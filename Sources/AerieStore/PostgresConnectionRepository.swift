@@ -11,7 +11,7 @@ struct PostgresConnectionRepository: ConnectionRepository {
         invitation_endpoint, invitation_routing_keys::text, my_did, my_verkey, thread_id, their_did, their_verkey,
         their_endpoint, their_routing_keys::text, label, logo_url, goal, goal_code, failure_reason,
         problem_report::text, (extract(epoch FROM created_at) * 1000000)::int8,
-        (extract(epoch FROM updated_at) * 1000000)::int8
+        (extract(epoch FROM updated_at) * 1000000)::int8, handshake_protocol
         """
 
     func insert(_ r: ConnectionRecord) throws {
@@ -20,9 +20,9 @@ struct PostgresConnectionRepository: ConnectionRepository {
             INSERT INTO aerie.connections (tenant_id, id, state, invitation, invitation_kind, invitation_id, public_did,
                 first_recipient_key, invitation_endpoint, invitation_routing_keys, my_did, my_verkey, thread_id,
                 their_did, their_verkey, their_endpoint, their_routing_keys, label, logo_url, goal, goal_code,
-                failure_reason, problem_report)
+                failure_reason, problem_report, handshake_protocol)
             VALUES ($1::uuid, $2::uuid, $3, $4::jsonb, $5, $6, $7, $8, $9, $10::jsonb, $11, $12, $13, $14, $15, $16,
-                $17::jsonb, $18, $19, $20, $21, $22, $23::jsonb)
+                $17::jsonb, $18, $19, $20, $21, $22, $23::jsonb, $24)
             """,
             [.text(tenantID.rawValue), .text(r.id.uuidString.lowercased())] + (try Self.fields(r)))
     }
@@ -42,7 +42,8 @@ struct PostgresConnectionRepository: ConnectionRepository {
                 public_did = $7, first_recipient_key = $8, invitation_endpoint = $9, invitation_routing_keys = $10::jsonb,
                 my_did = $11, my_verkey = $12, thread_id = $13, their_did = $14, their_verkey = $15,
                 their_endpoint = $16, their_routing_keys = $17::jsonb, label = $18, logo_url = $19, goal = $20,
-                goal_code = $21, failure_reason = $22, problem_report = $23::jsonb, updated_at = now()
+                goal_code = $21, failure_reason = $22, problem_report = $23::jsonb,
+                handshake_protocol = $24, updated_at = now()
             WHERE tenant_id = $1::uuid AND id = $2::uuid
             """,
             [.text(tenantID.rawValue), .text(r.id.uuidString.lowercased())] + (try Self.fields(r))) == 1
@@ -103,7 +104,7 @@ struct PostgresConnectionRepository: ConnectionRepository {
             .optionalText(r.theirVerkey), .optionalText(r.theirEndpoint),
             .text(try JSONColumn.encode(r.theirRoutingKeys)), .optionalText(r.label), .optionalText(r.logoUrl),
             .optionalText(r.goal), .optionalText(r.goalCode), .optionalText(r.failureReason),
-            .optionalText(try r.problemReport.map(JSONColumn.encode)),
+            .optionalText(try r.problemReport.map(JSONColumn.encode)), .optionalText(r.handshakeProtocol),
         ]
     }
 
@@ -122,7 +123,7 @@ struct PostgresConnectionRepository: ConnectionRepository {
             theirRoutingKeys: try JSONColumn.decode([String].self, r.string(row, 15) ?? "[]"),
             label: r.string(row, 16), logoUrl: r.string(row, 17), goal: r.string(row, 18), goalCode: r.string(row, 19),
             failureReason: r.string(row, 20), problemReport: try r.string(row, 21).map { try JSONColumn.decode($0) },
-            createdAt: createdAt, updatedAt: updatedAt)
+            handshakeProtocol: r.string(row, 24), createdAt: createdAt, updatedAt: updatedAt)
     }
 }
 

@@ -7,12 +7,36 @@ import FoundationNetworking
 import Glibc
 #endif
 
-/// An ACA-Py 1.2.7 agent for interop tests: started from the venv `./scripts/test` installs
-/// (`.interop/venv-1.2.7`), on loopback only, with an in-memory wallet, no ledger and auto-accept
+/// An ACA-Py agent (1.2.7 or 1.7.0) for interop tests: started from the venvs `./scripts/test`
+/// installs (`.interop/venv-1.2.7`, `.interop/venv-1.7.0`), on loopback only, with an in-memory wallet, no ledger and auto-accept
 /// of connection requests; driven through its admin API. `stop()` ends it by its pid.
 public final class ACAPyAgent: @unchecked Sendable {
     public struct Unavailable: Error, CustomStringConvertible {
         public let description: String
+    }
+
+    /// The ACA-Py releases the interop tests run against.
+    public enum Version: String, Sendable, CaseIterable {
+        case v1_2_7 = "1.2.7"
+        case v1_7_0 = "1.7.0"
+
+        /// 1.2.7 keeps its wallet in memory (`--wallet-test`). 1.7.0 cannot auto-provision an
+        /// in-memory store (it opens before provisioning and askar reports "no such table:
+        /// config"), so it keeps a sqlite wallet under its temporary HOME, removed by `stop()`.
+        var walletArguments: [String] {
+            switch self {
+            case .v1_2_7: ["--wallet-test"]
+            case .v1_7_0: []
+            }
+        }
+
+        /// The environment variable that overrides the venv's `aca-py`.
+        var environmentOverride: String {
+            switch self {
+            case .v1_2_7: "AERIE_ACAPY"
+            case .v1_7_0: "AERIE_ACAPY_17"
+            }
+        }
     }
 
     /// `http://127.0.0.1:<admin port>`.
@@ -36,24 +60,46 @@ public final class ACAPyAgent: @unchecked Sendable {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     }
 
-    /// The `aca-py` console script; fails clearly when the venv is missing.
-    public static func executable() throws -> URL {
-        let path = ProcessInfo.processInfo.environment["AERIE_ACAPY"]
-            ?? packageRoot.appendingPathComponent(".interop/venv-1.2.7/bin/aca-py").path
+    /// The `aca-py` console script of `version`; fails clearly when the venv is missing.
+    public static func executable(version: Version = .v1_2_7) throws -> URL {
+        let path = ProcessInfo.processInfo.environment[version.environmentOverride]
+            ?? packageRoot.appendingPathComponent(".interop/venv-\(version.rawValue)/bin/aca-py").path
         guard FileManager.default.isExecutableFile(atPath: path) else {
             throw Unavailable(
                 description:
-                    "ACA-Py missing at \(path): run ./scripts/test (it installs acapy-agent 1.2.7 into .interop/venv-1.2.7), or set AERIE_ACAPY")
+                    "ACA-Py \(version.rawValue) missing at \(path): run ./scripts/test (it installs acapy-agent \(version.rawValue) into .interop/venv-\(version.rawValue)), or set \(version.environmentOverride)")
         }
         return URL(fileURLWithPath: path)
     }
 
     /// Starts an agent and waits (at most `readyTimeout`) until `/status/ready` says so.
     /// `extraArguments` are appended to its command line (e.g. `--auto-accept-invites` for an invitee).
+    /// Both versions take the same flags (askar wallet, no ledger). A port taken between
+    /// `freePort()` and ACA-Py's bind (other tests start agents and servers at the same time) is
+    /// retried with new ports, at most three times.
     public static func start(
-        label: String = "ACA-Py Inviter", extraArguments: [String] = [], readyTimeout: Duration = .seconds(60)
+        version: Version = .v1_2_7, label: String = "ACA-Py Inviter", extraArguments: [String] = [],
+        readyTimeout: Duration = .seconds(60)
     ) async throws -> ACAPyAgent {
-        let executable = try executable()
+        var attempt = 1
+        while true {
+            do {
+                return try await launch(
+                    version: version, label: label, extraArguments: extraArguments, readyTimeout: readyTimeout)
+            } catch is PortTaken where attempt < 3 {
+                attempt += 1
+            }
+        }
+    }
+
+    struct PortTaken: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    private static func launch(
+        version: Version, label: String, extraArguments: [String], readyTimeout: Duration
+    ) async throws -> ACAPyAgent {
+        let executable = try executable(version: version)
         let inbound = try freePort()
         let admin = try freePort()
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("aerie-acapy-\(UUID().uuidString)")
@@ -66,10 +112,10 @@ public final class ACAPyAgent: @unchecked Sendable {
         process.arguments = [
             "start", "--inbound-transport", "http", "127.0.0.1", "\(inbound)", "--outbound-transport", "http",
             "--endpoint", "http://127.0.0.1:\(inbound)", "--admin", "127.0.0.1", "\(admin)", "--admin-insecure-mode",
-            "--no-ledger", "--wallet-type", "askar", "--wallet-test", "--wallet-name", "w\(UInt32.random(in: 0...UInt32.max))",
+            "--no-ledger", "--wallet-type", "askar", "--wallet-name", "w\(UInt32.random(in: 0...UInt32.max))",
             "--wallet-key", "aerie-test-key", "--auto-provision", "--auto-accept-requests", "--auto-ping-connection",
             "--label", label, "--log-level", "warning",
-        ] + extraArguments
+        ] + version.walletArguments + extraArguments
         var environment = ProcessInfo.processInfo.environment
         environment["HOME"] = home.path
         environment["PYTHONUNBUFFERED"] = "1"
@@ -87,12 +133,21 @@ public final class ACAPyAgent: @unchecked Sendable {
             logFile: logFile)
         let deadline = ContinuousClock.now + readyTimeout
         while true {
-            if !process.isRunning {
+            let running = process.isRunning
+            var ready = false
+            if running { ready = (try? await agent.admin("GET", "/status/ready"))?["ready"]?.boolValue == true }
+            // The inbound transport can fail to bind while the admin API still comes up ready.
+            if agent.log().contains("address already in use") {
+                let output = agent.log()
+                await agent.stop()
+                throw PortTaken(description: "ACA-Py could not bind its ports:\n\(output.suffix(2000))")
+            }
+            if !running {
                 let output = agent.log()
                 await agent.stop()
                 throw Unavailable(description: "ACA-Py exited during start-up:\n\(output.suffix(4000))")
             }
-            if let ready = try? await agent.admin("GET", "/status/ready"), ready["ready"]?.boolValue == true { return agent }
+            if ready { return agent }
             guard ContinuousClock.now < deadline else {
                 let output = agent.log()
                 await agent.stop()

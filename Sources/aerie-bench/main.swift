@@ -12,7 +12,7 @@ func option(_ name: String, default value: Double) -> Double {
 }
 
 let usage = """
-    USAGE: aerie-bench <rpc|crypto|connections|messages|all> [options]
+    USAGE: aerie-bench <rpc|crypto|connections|messages|oob|all> [options]
 
       rpc      JSON-RPC load: bare NIO echo ceiling, system.ping, authenticated settings.get;
                closed loop (throughput) then paced (latency at a fixed offered load)
@@ -28,11 +28,14 @@ let usage = """
                --per-tenant M (100) seeded ones, --sessions N (10) for --seconds S (5), without and
                with an index on (tenant_id, status, received_at, uid); push latency from inbound
                POST to messages.received. Needs PostgreSQL as rpc does.
+      oob      outOfBand.accept closed loop: row 4 (attachment only), the same invitation again,
+               row 7 (attachment over an existing connection); --sessions N (10) --seconds S (5).
+               Needs PostgreSQL as rpc does.
 
     Build with -c release for meaningful numbers: swift run -c release aerie-bench all
     """
 
-guard let command = arguments.first, ["rpc", "crypto", "connections", "messages", "all"].contains(command) else {
+guard let command = arguments.first, ["rpc", "crypto", "connections", "messages", "oob", "all"].contains(command) else {
     print(usage)
     exit(arguments.first == "--help" || arguments.first == "-h" ? 0 : 2)
 }
@@ -68,6 +71,15 @@ if command == "messages" || command == "all" {
         print(try await bench.run())
     } catch {
         FileHandle.standardError.write(Data("aerie-bench messages failed: \(error)\n".utf8))
+        exit(1)
+    }
+}
+if command == "oob" || command == "all" {
+    let bench = OutOfBandBench(sessions: Int(option("--sessions", default: 10)), seconds: option("--seconds", default: 5))
+    do {
+        print(try await bench.run())
+    } catch {
+        FileHandle.standardError.write(Data("aerie-bench oob failed: \(error)\n".utf8))
         exit(1)
     }
 }
