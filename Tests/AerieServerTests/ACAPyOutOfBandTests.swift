@@ -200,6 +200,45 @@ import Testing
         }
     }
 
+    /// ACA-Py 1.7.0 (didexchange only): row 3 over didexchange 1.1 reaching `completed` on its
+    /// side, then row 6: a second invitation with the same did:peer:2 is answered with a reuse
+    /// over the didexchange connection.
+    @Test func acapy17DIDExchangeThenReuse() async throws {
+        try await ACAPyDIDExchangeTests.withAerieAndACAPy(.v1_7_0) { server, agent in
+            let body: JSONValue = [
+                "handshake_protocols": ["https://didcomm.org/didexchange/1.1", "https://didcomm.org/connections/1.0"],
+                "use_did_method": "did:peer:2",
+            ]
+            let first = try await agent.admin("POST", "/out-of-band/create-invitation", body: body)
+            let firstInvitation = try #require(first["invitation"], "\(first)")
+            let (tenant, _) = try await server.tenantClient(label: "oob-acapy17")
+            defer { Task { await tenant.close() } }
+            let connected = try await tenant.call(
+                "outOfBand.accept", params: ["invitation": firstInvitation, "timeoutSeconds": 30, "label": "Seventeen"])
+            #expect(connected["row"] == 3, "\(connected)")
+            #expect(connected["connection"]?["state"] == 4)
+            #expect(connected["connection"]?["handshakeProtocol"] == "https://didcomm.org/didexchange/1.1")
+            let connectionId = try #require(connected["connection"]?["connectionId"]?.stringValue)
+            let pwDid = try #require(connected["connection"]?["pwDid"]?.stringValue)
+            let theirs = try await ACAPyDIDExchangeTests.completedConnection(
+                agent, invitationId: try #require(firstInvitation["@id"]?.stringValue))
+            #expect(theirs["their_did"]?.stringValue == pwDid)
+
+            let second = try await agent.admin("POST", "/out-of-band/create-invitation", body: body)
+            let secondInvitation = try #require(second["invitation"])
+            let reused = try await tenant.call("outOfBand.accept", params: ["invitation": secondInvitation])
+            #expect(reused["row"] == 6, "\(reused)")
+            #expect(reused["state"] == "reused")
+            #expect(reused["connection"]?["connectionId"]?.stringValue == connectionId)
+            #expect(reused["connection"]?["stateName"] == "reused")
+            let all = try await agent.admin("GET", "/connections")
+            let ours = (all["results"]?.arrayValue ?? []).filter { $0["their_did"]?.stringValue == pwDid }
+            #expect(ours.count == 1, "\(all)")
+            #expect(ours.first?["invitation_msg_id"] == secondInvitation["@id"])
+            #expect(ours.first?["rfc23_state"] == "completed")
+        }
+    }
+
     /// A present-proof 2.0 request ACA-Py can attach to an invitation; answers its `pres_ex_id`.
     static func createProofRequest(_ agent: ACAPyAgent) async throws -> String {
         let created = try await agent.admin(
