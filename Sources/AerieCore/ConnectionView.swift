@@ -41,7 +41,7 @@ public struct ConnectionView: Encodable, Sendable, Hashable {
         goalCode = r.goalCode
         failureReason = r.failureReason
         handshakeProtocol = r.handshakeProtocol
-        createdAt = ISO8601DateFormatter().string(from: r.createdAt)
-        updatedAt = ISO8601DateFormatter().string(from: r.updatedAt)
+        createdAt = r.createdAt.formatted(.iso8601)
+        updatedAt = r.updatedAt.formatted(.iso8601)
     }
 }
