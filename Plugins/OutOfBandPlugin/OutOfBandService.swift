@@ -147,6 +147,7 @@ public struct OutOfBandService: Sendable {
     {
         var connection = start
         let deadline = ContinuousClock.now + timeout
+        var polls = 0
         while connection.state == .requested || connection.state == .responded {
             guard ContinuousClock.now < deadline else {
                 throw AerieError(
@@ -156,7 +157,8 @@ public struct OutOfBandService: Sendable {
                         "state": .int(Int64(connection.state.number)), "stateName": .string(connection.state.rawValue),
                     ])
             }
-            try await Task.sleep(for: .milliseconds(100))
+            try await Task.sleep(for: Self.pollDelay(after: polls))
+            polls += 1
             connection = try await handshakes.load(connection.id, tenant: tenant)
         }
         return connection
@@ -307,6 +309,7 @@ public struct OutOfBandService: Sendable {
     {
         let deadline = ContinuousClock.now + timeout
         let invitationId = start.invitationId
+        var polls = 0
         while true {
             let (record, connection) = try await tenant.database.transaction { tx -> (OutOfBandRecord?, ConnectionRecord?) in
                 let record = try tx.outOfBand.find(invitationId: invitationId, forUpdate: false)
@@ -329,7 +332,8 @@ public struct OutOfBandService: Sendable {
                             "state": .int(Int64(connection.state.number)), "stateName": .string(connection.state.rawValue),
                         ])
                 }
-                try await Task.sleep(for: .milliseconds(100))
+                try await Task.sleep(for: Self.pollDelay(after: polls))
+                polls += 1
             }
         }
     }
@@ -402,6 +406,12 @@ public struct OutOfBandService: Sendable {
 
     static func isEstablished(_ connection: ConnectionRecord) -> Bool {
         connection.state == .accepted || connection.state == .reused
+    }
+
+    /// How long a wait sleeps before reading the store again: 5 ms doubling to 100 ms, so a peer
+    /// that answers at once is seen within a few ms and a slow one costs at most 10 reads a second.
+    static func pollDelay(after polls: Int) -> Duration {
+        .milliseconds(min(100, 5 << min(polls, 5)))
     }
 
     static func seconds(_ duration: Duration) -> Int64 { duration.components.seconds }

@@ -8,21 +8,64 @@ import Foundation
 /// for three rows of the table that need no peer: row 4 (attachment only: a new pairwise key, the
 /// connection, the mailbox entry and the record in one transaction), the same invitation scanned
 /// again (answered from the stored record), and row 7 (a new attachment from an inviter already
-/// connected: match, mailbox entry, record).
+/// connected: match, mailbox entry, record). Then with a real peer (ACA-Py 1.2.7): row 3 over
+/// connections/1.0 and `reuses` sequential row-6 reuses, each from the call to `reused`.
 struct OutOfBandBench {
     var sessions: Int
     var seconds: Double
+    var reuses: Int
 
     func run() async throws -> String {
         let server = try await LiveServer.start(server: { $0.deliveryEnabled = false })
+        var report: String
         do {
-            let report = try await measure(server)
+            report = try await measure(server)
             try await server.stop()
-            return report
         } catch {
             try? await server.stop()
             throw error
         }
+        let agent = try await ACAPyAgent.start(label: "Bench Inviter")
+        do {
+            let live = try await LiveServer.start(server: { $0.allowPrivateURLs = true })
+            do {
+                report += "\n" + (try await measureWithPeer(live, agent))
+                try await live.stop()
+            } catch {
+                try? await live.stop()
+                throw error
+            }
+        } catch {
+            await agent.stop()
+            throw error
+        }
+        await agent.stop()
+        return report
+    }
+
+    /// Row 3 once, then `reuses` invitations from the same did:peer:2, each answered by reuse.
+    private func measureWithPeer(_ server: LiveServer, _ agent: ACAPyAgent) async throws -> String {
+        let (client, _) = try await server.tenantClient(label: "oob-bench-peer")
+        defer { Task { await client.close() } }
+        let body: JSONValue = ["handshake_protocols": ["https://didcomm.org/connections/1.0"], "use_did_method": "did:peer:2"]
+        let first = try await agent.admin("POST", "/out-of-band/create-invitation", body: body)
+        let t0 = ContinuousClock.now
+        _ = try Self.check(
+            try await client.call("outOfBand.accept", params: ["invitation": first["invitation"] ?? .null, "timeoutSeconds": 30]),
+            row: 3)
+        let handshake = MessagesBench.seconds(ContinuousClock.now - t0) * 1e3
+        var latencies: [Double] = []
+        for _ in 0..<reuses {
+            let invitation = try await agent.admin("POST", "/out-of-band/create-invitation", body: body)
+            let start = ContinuousClock.now
+            let answer = try Self.check(
+                try await client.call("outOfBand.accept", params: ["invitation": invitation["invitation"] ?? .null]), row: 6)
+            guard answer["state"] == "reused" else { throw BenchError("reuse not accepted: \(answer.jsonString.prefix(300))") }
+            latencies.append(MessagesBench.seconds(ContinuousClock.now - start) * 1e3)
+        }
+        return String(
+            format: "  with ACA-Py 1.2.7: row 3 (connections/1.0, until state 4) %.0f ms; row 6 reuse until reused, %d sequential: p50 %.0f ms, p99 %.0f ms",
+            handshake, reuses, MessagesBench.percentile(latencies, 0.5), MessagesBench.percentile(latencies, 0.99))
     }
 
     /// One session's tenant and its inviter (a key whose invitations it accepts).

@@ -29,8 +29,9 @@ let usage = """
                with an index on (tenant_id, status, received_at, uid); push latency from inbound
                POST to messages.received. Needs PostgreSQL as rpc does.
       oob      outOfBand.accept closed loop: row 4 (attachment only), the same invitation again,
-               row 7 (attachment over an existing connection); --sessions N (10) --seconds S (5).
-               Needs PostgreSQL as rpc does.
+               row 7 (attachment over an existing connection); --sessions N (10) --seconds S (5);
+               then with an ACA-Py 1.2.7 inviter: row 3 once and --reuses N (20) row-6 reuses, each
+               until reused. Needs PostgreSQL as rpc does and the ACA-Py venv.
 
     Build with -c release for meaningful numbers: swift run -c release aerie-bench all
     """
@@ -75,7 +76,9 @@ if command == "messages" || command == "all" {
     }
 }
 if command == "oob" || command == "all" {
-    let bench = OutOfBandBench(sessions: Int(option("--sessions", default: 10)), seconds: option("--seconds", default: 5))
+    let bench = OutOfBandBench(
+        sessions: Int(option("--sessions", default: 10)), seconds: option("--seconds", default: 5),
+        reuses: Int(option("--reuses", default: 20)))
     do {
         print(try await bench.run())
     } catch {
