@@ -100,6 +100,15 @@ import Testing
                     "outOfBand.accept",
                     params: ["invitation": inviter.invitation(attachment: Self.question(), services: ["did:sov:LjgpST2rjsoxYegQDRm7EL"])])
             }
+            // A handshake to a DID service nobody can resolve here (kept only for matching).
+            await expectCode("unsupported_invitation") {
+                try await tenant.call(
+                    "outOfBand.accept",
+                    params: [
+                        "invitation": inviter.invitation(
+                            handshake: ["https://didcomm.org/didexchange/1.1"], services: ["did:sov:LjgpST2rjsoxYegQDRm7EL"])
+                    ])
+            }
             await expectCode("invalid_params") {
                 try await tenant.call(
                     "outOfBand.accept", params: ["invitation": inviter.invitation(attachment: Self.question()), "timeoutSeconds": 0])
