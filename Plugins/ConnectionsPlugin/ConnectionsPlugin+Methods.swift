@@ -124,6 +124,8 @@ extension ConnectionsPlugin {
                 view.existing = true
                 return view
             }
+            // Refuse what cannot be connected before anything is stored.
+            try plugin.handshakes.checkConnectable(invitation)
             let created = try await service.create(invitation, tenant: tenant)
             var record = try await service.connect(
                 created.id, label: params.label, returnRoute: params.returnRoute ?? false, tenant: tenant)

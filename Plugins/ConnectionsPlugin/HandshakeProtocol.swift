@@ -32,7 +32,12 @@ public enum HandshakeProtocol: String, Sendable, Hashable, CaseIterable {
             let known = offered.prefix(50).compactMap(HandshakeProtocol.init(offered:))
             if let didExchange = known.first(where: \.isDIDExchange) { return didExchange }
             if known.contains(.connections10) { return .connections10 }
-            let listed = offered.isEmpty ? "none" : offered.prefix(10).map { String($0.prefix(200)) }.joined(separator: ", ")
+            guard !offered.isEmpty else {
+                throw AerieError(
+                    .unsupportedInvitation,
+                    "this out-of-band invitation offers no handshake, only an attached request: outOfBand.accept runs it")
+            }
+            let listed = offered.prefix(10).map { String($0.prefix(200)) }.joined(separator: ", ")
             throw AerieError(
                 .unsupportedInvitation,
                 "this out-of-band invitation offers no handshake Aerie supports (connections/1.0, didexchange/1.0 or 1.1); offered: \(listed)")

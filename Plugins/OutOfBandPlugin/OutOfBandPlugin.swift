@@ -35,7 +35,9 @@ public struct OutOfBandPlugin: AeriePlugin {
             let invitation = try await handshakes.readInvitation(params.invitation, url: params.url)
             try OutOfBandService.requireOutOfBand(invitation)
             let attached = try AttachedMessage.extract(from: invitation)
-            if invitation.handshakeProtocols.isEmpty, let row = OutOfBandDecision.row(4) {
+            if invitation.handshakeProtocols.isEmpty {
+                // Seed 004 row 4: the parser already refused an invitation with neither list.
+                let row = OutOfBandDecision.decide(.init(handshakeProtocols: false, attachment: true, connectionExists: false))
                 let (connection, _) = try await service.createConnectionless(invitation, row: row, attached: attached, tenant: tenant)
                 return ConnectionView(connection)
             }

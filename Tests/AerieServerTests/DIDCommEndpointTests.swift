@@ -190,6 +190,13 @@ import FoundationNetworking
             } catch let error as AerieClientError {
                 #expect(error.code == -32011)
             }
+            // connections.accept refuses it before storing anything.
+            let (bob, _) = try await server.tenantClient(label: "bob")
+            defer { Task { await bob.close() } }
+            await expectCode("unsupported_invitation") {
+                try await bob.call("connections.accept", params: ["invitation": invitation])
+            }
+            #expect(try await bob.call("connections.list", params: [:])["connections"]?.arrayValue?.count == 0)
         }
     }
 }

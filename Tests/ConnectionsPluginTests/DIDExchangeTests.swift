@@ -38,7 +38,7 @@ import Testing
         await expectAerieError(.unsupportedInvitation, containing: "didexchange/2.0") {
             try HandshakeProtocol.choose(kind: .outOfBand, offered: ["https://didcomm.org/didexchange/2.0"])
         }
-        await expectAerieError(.unsupportedInvitation, containing: "offered: none") {
+        await expectAerieError(.unsupportedInvitation, containing: "outOfBand.accept") {
             try HandshakeProtocol.choose(kind: .outOfBand, offered: [])
         }
         await expectAerieError(.unsupportedInvitation, containing: "proprietary") {
