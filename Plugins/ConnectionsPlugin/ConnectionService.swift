@@ -10,6 +10,10 @@ public struct ConnectionService: Sendable {
     public var endpoint: @Sendable () -> String
     /// The label sent in Requests when the caller gives none.
     public var defaultLabel: String
+    /// Wakes waits on this process's state changes (shared by every copy of this service).
+    let waits = ConnectionStateWaits()
+    /// How often a wait reads the store when nothing in this process woke it.
+    static let waitPollInterval: Duration = .milliseconds(100)
 
     public init(endpoint: @escaping @Sendable () -> String, defaultLabel: String = "Aerie") {
         self.endpoint = endpoint
@@ -38,16 +42,76 @@ public struct ConnectionService: Sendable {
     /// (`HandshakeProtocol.choose`) and enqueues it with the state change to `requested`.
     /// connections/1.0 uses an unqualified DID with a legacy DIDDoc; didexchange a did:peer:2 of
     /// the pairwise key and our endpoint (resolvable by the inviter, no attachment needed).
+    /// The key is stored in the same transaction as the state change and the outbox row.
     public func connect(_ id: UUID, label: String?, returnRoute: Bool = false, tenant: TenantContext) async throws
         -> ConnectionRecord
     {
         let record = try await load(id, tenant: tenant)
+        let prepared = try await prepareConnect(record, label: label, returnRoute: returnRoute, tenant: tenant)
+        let updated = try await tenant.database.transaction { tx -> ConnectionRecord in
+            guard let current = try tx.connections.getForUpdate(id) else { throw AerieError.notFound("no connection \(id)") }
+            return try Self.commitConnect(prepared, to: current, in: tx)
+        }
+        tenant.outboxSignal.outboxChanged()
+        return updated
+    }
+
+    /// What `connections.accept` does with a new record (`record(for:)`): answers the tenant's
+    /// connection matching its invitation (`existing`) if there is one, else stores the record and
+    /// connects it, all in one transaction (the match, the record, the key, the state change and
+    /// the outbox row).
+    public func createAndConnect(_ record: ConnectionRecord, label: String?, returnRoute: Bool = false, tenant: TenantContext)
+        async throws -> (record: ConnectionRecord, existing: Bool)
+    {
+        let keys = InvitationMatchKeys(
+            id: record.invitationId, publicDid: record.publicDid, firstRecipientKey: record.firstRecipientKey)
+        let prepared: PreparedConnect
+        do {
+            prepared = try await prepareConnect(record, label: label, returnRoute: returnRoute, tenant: tenant)
+        } catch let error as AerieError where error.code == .unsupportedInvitation {
+            // One that cannot be connected still answers the connection it matches; nothing is stored.
+            if let existing = try await tenant.database.transaction({ tx in
+                try tx.connections.findMatching(
+                    invitationId: keys.id, publicDid: keys.publicDid, firstRecipientKey: keys.firstRecipientKey)
+            }) {
+                return (existing, true)
+            }
+            throw error
+        }
+        let result = try await tenant.database.transaction { tx -> (record: ConnectionRecord, existing: Bool) in
+            if let existing = try tx.connections.findMatching(
+                invitationId: keys.id, publicDid: keys.publicDid, firstRecipientKey: keys.firstRecipientKey)
+            {
+                return (existing, true)
+            }
+            try tx.connections.insert(record)
+            return (try Self.commitConnect(prepared, to: record, in: tx), false)
+        }
+        if !result.existing { tenant.outboxSignal.outboxChanged() }
+        return result
+    }
+
+    /// A Request packed with a new pairwise key, ready to be committed with `commitConnect`.
+    struct PreparedConnect: Sendable {
+        var handshake: HandshakeProtocol
+        var key: PendingKey
+        var did: String
+        var requestId: String
+        var destination: String
+        var envelope: [UInt8]
+    }
+
+    /// Everything `connect` computes before touching the store: checks, key, DID, packed Request.
+    func prepareConnect(_ record: ConnectionRecord, label: String?, returnRoute: Bool, tenant: TenantContext) async throws
+        -> PreparedConnect
+    {
         let handshake = try Self.handshake(for: record)
         _ = try ConnectionStateMachine.apply(.connect, in: record.state)
         guard let invitationKey = record.firstRecipientKey, let destination = record.invitationEndpoint else {
             throw AerieError(.unsupportedInvitation, "the invitation names no endpoint and recipient key to connect to")
         }
-        let verkey = try await Self.crypto { try await tenant.keys.createKey() }
+        let key = try await Self.crypto { try await tenant.keys.makeKey() }
+        let verkey = key.verkey
         let requestId = UUID().uuidString.lowercased()
         let did: String
         let request: JSONValue
@@ -63,22 +127,29 @@ public struct ConnectionService: Sendable {
                 version: handshake.version, id: requestId, label: label ?? defaultLabel, did: did,
                 invitationId: record.invitationId ?? "", returnRoute: returnRoute)
         }
-        let envelope = try await pack(
-            request, to: invitationKey, routingKeys: record.invitationRoutingKeys, from: verkey, tenant: tenant)
-        let updated = try await tenant.database.transaction { tx -> ConnectionRecord in
-            guard var current = try tx.connections.getForUpdate(id) else { throw AerieError.notFound("no connection \(id)") }
-            let transition = try ConnectionStateMachine.apply(.connect, in: current.state)
-            current.state = transition.state
-            current.myDid = did
-            current.myVerkey = verkey
-            current.threadId = requestId
-            current.handshakeProtocol = handshake.rawValue
-            try tx.connections.update(current)
-            try tx.outbox.enqueue(OutboxItem(connectionId: id, endpoint: destination, envelope: envelope))
-            return current
+        let envelope = try Self.crypto {
+            let packed = try tenant.keys.pack(request.serialized(), to: [invitationKey], from: key)
+            return try Forward.wrap(packed, recipientKey: invitationKey, routingKeys: record.invitationRoutingKeys)
         }
-        tenant.outboxSignal.outboxChanged()
-        return updated
+        return PreparedConnect(
+            handshake: handshake, key: key, did: did, requestId: requestId, destination: destination, envelope: envelope)
+    }
+
+    /// Stores the key, moves `current` (locked or just inserted) to `requested` and enqueues the Request.
+    static func commitConnect(_ prepared: PreparedConnect, to current: ConnectionRecord, in tx: any TenantTransaction) throws
+        -> ConnectionRecord
+    {
+        var current = current
+        let transition = try ConnectionStateMachine.apply(.connect, in: current.state)
+        try prepared.key.store(in: tx)
+        current.state = transition.state
+        current.myDid = prepared.did
+        current.myVerkey = prepared.key.verkey
+        current.threadId = prepared.requestId
+        current.handshakeProtocol = prepared.handshake.rawValue
+        try tx.connections.update(current)
+        try tx.outbox.enqueue(OutboxItem(connectionId: current.id, endpoint: prepared.destination, envelope: prepared.envelope))
+        return current
     }
 
     /// The handshake to connect a stored invitation with; `unsupported_invitation` when none fits.
@@ -103,12 +174,22 @@ public struct ConnectionService: Sendable {
         guard let type = message["@type"]?.stringValue.map(InboundMessage.normalizedType) else {
             throw AerieError.invalidParams("the message has no @type", field: "message")
         }
-        let found: ConnectionRecord? = try await tenant.database.transaction { tx in
-            if let connectionId { return try tx.connections.get(connectionId) }
-            if let recipientVerkey { return try tx.connections.findByMyVerkey(recipientVerkey) }
-            return nil
+        // A Response is answered with our pairwise key: its sealed secret comes with the record.
+        let isResponse = type == ConnectionMessages.responseType || DIDExchangeMessages.responseTypes.contains(type)
+        let found: (record: ConnectionRecord, sealedKey: [UInt8]?)? = try await tenant.database.transaction { tx in
+            let record: ConnectionRecord?
+            if let connectionId {
+                record = try tx.connections.get(connectionId)
+            } else if let recipientVerkey {
+                record = try tx.connections.findByMyVerkey(recipientVerkey)
+            } else {
+                record = nil
+            }
+            guard let record else { return nil }
+            let sealedKey = try isResponse ? record.myVerkey.flatMap { try tx.keys.sealedSecret(verkey: $0) } : nil
+            return (record, sealedKey)
         }
-        guard let record = found else { return nil }
+        guard let (record, sealedKey) = found else { return nil }
         if let thid = ConnectionMessages.threadId(message), let mine = record.threadId, thid != mine {
             throw AerieError(.conflict, "the message belongs to another thread than this connection's request")
         }
@@ -131,7 +212,7 @@ public struct ConnectionService: Sendable {
                                       report: nil, mailboxUid: mailboxUid, tenant: tenant)
             }
             return try await accept(record, peer: peer, event: .responseVerified, reply: ConnectionMessages.trustPing(threadId: nil),
-                                    mailboxUid: mailboxUid, tenant: tenant)
+                                    sealedKey: sealedKey, mailboxUid: mailboxUid, tenant: tenant)
         case _ where exchangeVersion != nil && type.hasSuffix("/response"):
             guard usesExchange else {
                 throw AerieError(.conflict, "the connection does not use didexchange; a didexchange response does not apply")
@@ -152,7 +233,7 @@ public struct ConnectionService: Sendable {
             let complete = DIDExchangeMessages.complete(
                 version: exchangeVersion ?? "1.1", threadId: threadId, parentThreadId: String(parent.prefix(512)))
             return try await accept(record, peer: peer, event: .exchangeResponseVerified, reply: complete,
-                                    mailboxUid: mailboxUid, tenant: tenant)
+                                    sealedKey: sealedKey, mailboxUid: mailboxUid, tenant: tenant)
         case ConnectionMessages.problemReportType, ConnectionMessages.notificationProblemReportType:
             return try await fail(
                 record.id, event: .problem(reason: ConnectionMessages.problemReason(message)), report: message,
@@ -169,9 +250,19 @@ public struct ConnectionService: Sendable {
     /// Stores the peer of a verified Response, moves to `accepted` and enqueues `reply` (trust
     /// ping or didexchange complete) to the peer, in one transaction.
     private func accept(_ record: ConnectionRecord, peer: ConnectionMessages.PeerConnection, event: ConnectionStateMachine.Event,
-                        reply: JSONValue, mailboxUid: UUID?, tenant: TenantContext) async throws -> ConnectionRecord {
+                        reply: JSONValue, sealedKey: [UInt8]?, mailboxUid: UUID?, tenant: TenantContext) async throws
+        -> ConnectionRecord
+    {
         guard let myVerkey = record.myVerkey else { throw AerieError(.conflict, "the connection has not sent a request") }
-        let envelope = try await pack(reply, to: peer.verkey, routingKeys: peer.routingKeys, from: myVerkey, tenant: tenant)
+        let envelope: [UInt8]
+        if let sealedKey {
+            envelope = try await Self.crypto {
+                let packed = try await tenant.keys.pack(reply.serialized(), to: [peer.verkey], from: myVerkey, sealedSecret: sealedKey)
+                return try Forward.wrap(packed, recipientKey: peer.verkey, routingKeys: peer.routingKeys)
+            }
+        } else {
+            envelope = try await pack(reply, to: peer.verkey, routingKeys: peer.routingKeys, from: myVerkey, tenant: tenant)
+        }
         let updated = try await tenant.database.transaction { tx -> ConnectionRecord in
             guard var current = try tx.connections.getForUpdate(record.id) else {
                 throw AerieError.notFound("no connection \(record.id)")
@@ -190,6 +281,7 @@ public struct ConnectionService: Sendable {
             return current
         }
         tenant.outboxSignal.outboxChanged()
+        waits.changed(updated)
         return updated
     }
 
@@ -197,7 +289,7 @@ public struct ConnectionService: Sendable {
     @discardableResult
     public func fail(_ id: UUID, event: ConnectionStateMachine.Event, report: JSONValue?, mailboxUid: UUID?,
                      tenant: TenantContext) async throws -> ConnectionRecord {
-        try await tenant.database.transaction { tx -> ConnectionRecord in
+        let failed = try await tenant.database.transaction { tx -> ConnectionRecord in
             guard var current = try tx.connections.getForUpdate(id) else { throw AerieError.notFound("no connection \(id)") }
             let transition = try ConnectionStateMachine.apply(event, in: current.state)
             current.state = transition.state
@@ -207,6 +299,8 @@ public struct ConnectionService: Sendable {
             if let mailboxUid { try tx.mailbox.updateStatus(mailboxUid, to: MailboxMessage.reviewed) }
             return current
         }
+        waits.changed(failed)
+        return failed
     }
 
     /// `connections.updateState`: applies Responses or problem reports waiting in the mailbox.

@@ -116,20 +116,19 @@ extension ConnectionsPlugin {
             summary: "The whole invitee flow: read, reuse an existing connection, or create and connect; with wait, until accepted (bounded)."
         ) { (params: AcceptParams, tenant: TenantContext) in
             let invitation = try await plugin.read(ParseInvitationParams(invitation: params.invitation, url: params.url))
-            let keys = InvitationMatchKeys(invitation)
-            if let existing = try await tenant.database.transaction({
-                try $0.connections.findMatching(invitationId: keys.id, publicDid: keys.publicDid, firstRecipientKey: keys.firstRecipientKey)
-            }) {
-                var view = ConnectionView(existing)
+            let new = ConnectionService.record(for: invitation)
+            // Watching before the Request is queued, so a Response handled at once still wakes the wait.
+            let watch = params.wait == true ? service.waits.watch(new.id) : nil
+            defer { watch.map(service.waits.stop) }
+            let (connected, existing) = try await service.createAndConnect(
+                new, label: params.label, returnRoute: params.returnRoute ?? false, tenant: tenant)
+            if existing {
+                var view = ConnectionView(connected)
                 view.existing = true
                 return view
             }
-            // Refuse what cannot be connected before anything is stored.
-            try plugin.handshakes.checkConnectable(invitation)
-            let created = try await service.create(invitation, tenant: tenant)
-            var record = try await service.connect(
-                created.id, label: params.label, returnRoute: params.returnRoute ?? false, tenant: tenant)
-            if params.wait == true {
+            var record = connected
+            if let watch {
                 let seconds = min(max(params.timeoutSeconds ?? 30, 1), 120)
                 let deadline = ContinuousClock.now + .seconds(seconds)
                 while record.state == .requested || record.state == .responded {
@@ -138,8 +137,14 @@ extension ConnectionsPlugin {
                             .timeout, "the inviter did not answer within \(seconds) s",
                             data: ["connectionId": .string(record.id.uuidString.lowercased()), "state": .int(Int64(record.state.number))])
                     }
-                    try await Task.sleep(for: .milliseconds(100))
-                    record = try await service.load(record.id, tenant: tenant)
+                    // Woken by this process's commit of the next state; the store is polled for
+                    // changes another process (or a delete) made.
+                    if let changed = await watch.next(timeout: ConnectionService.waitPollInterval) {
+                        record = changed
+                    } else {
+                        try Task.checkCancellation()
+                        record = try await service.load(record.id, tenant: tenant)
+                    }
                 }
             }
             return ConnectionView(record)

@@ -26,11 +26,33 @@ public struct KeyWallet: Sendable {
     /// `conflict` when the key already exists.
     @discardableResult
     public func createKey(seed: [UInt8]? = nil) async throws -> String {
+        let key = try await makeKey(seed: seed)
+        try await database.transaction { try key.store(in: $0) }
+        return key.verkey
+    }
+
+    /// Makes and seals a key without storing it: the caller stores it with `PendingKey.store(in:)`
+    /// in the same transaction as the records that name it, so both commit or neither does.
+    /// Until then it can pack (`pack(_:to:from:)`) without a round trip to read it back.
+    public func makeKey(seed: [UInt8]? = nil) async throws -> PendingKey {
         let pair = try seed.map { try Ed25519KeyPair(seed: $0) } ?? .generate()
         let sealed = try await dataKey().seal(pair, tenantID: tenantID.rawValue)
-        let verkey = pair.verkeyBase58
-        try await database.transaction { try $0.keys.insert(verkey: verkey, sealedSecret: sealed) }
-        return verkey
+        return PendingKey(pair: pair, sealed: sealed)
+    }
+
+    /// Packs like `pack(_:to:from:)` with the sender's sealed key as the caller's transaction
+    /// read it (`keys.sealedSecret(verkey:)`), which saves a transaction of its own. It opens only
+    /// for this tenant and `senderVerkey`.
+    public func pack(_ plaintext: [UInt8], to recipientKeys: [String], from senderVerkey: String, sealedSecret: [UInt8])
+        async throws -> [UInt8]
+    {
+        let sender = try await open(sealedSecret, verkey: try KeyReference.verkeyBase58(from: senderVerkey))
+        return try DIDCommEnvelope.pack(plaintext, to: recipientKeys, from: sender)
+    }
+
+    /// Packs like `pack(_:to:from:)` with the sender key `sender`, made by `makeKey`.
+    public func pack(_ plaintext: [UInt8], to recipientKeys: [String], from sender: PendingKey) throws -> [UInt8] {
+        try DIDCommEnvelope.pack(plaintext, to: recipientKeys, from: sender.pair)
     }
 
     /// The tenant's keys (public parts), in verkey order after `afterVerkey`; `limit` 1...500.
@@ -120,4 +142,28 @@ public struct KeyWallet: Sendable {
         }
         return key
     }
+}
+
+/// A key `KeyWallet.makeKey` made and sealed, not yet stored. Its private half never leaves
+/// AerieCrypto and it prints only its verkey.
+public struct PendingKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The base58 Ed25519 public key.
+    public let verkey: String
+    let pair: Ed25519KeyPair
+    let sealed: [UInt8]
+
+    init(pair: Ed25519KeyPair, sealed: [UInt8]) {
+        self.verkey = pair.verkeyBase58
+        self.pair = pair
+        self.sealed = sealed
+    }
+
+    /// Stores the sealed key in `transaction`. Throws `conflict` when the verkey is already held.
+    public func store(in transaction: any TenantTransaction) throws {
+        try transaction.keys.insert(verkey: verkey, sealedSecret: sealed)
+    }
+
+    public var description: String { "PendingKey(\(verkey))" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: ["verkey": verkey]) }
 }

@@ -54,16 +54,18 @@ struct InboundProcessor: Sendable {
         } catch {
             return .rejected(status: 400, reason: "not a DIDComm v1 envelope")
         }
-        var owner: TenantID?
+        // The first recipient key held here names the tenant, which must be active.
+        var owner: (tenant: TenantID, activeWrappedDataKey: [UInt8]?)?
         for kid in parsed.recipientKids.prefix(Self.maxRecipients) where (try? KeyReference.verkeyBase58(from: kid)) == kid {
-            if let tenant = try await database.tenantOwning(verkey: kid) {
-                owner = tenant
+            if let found = try await database.tenants.owner(ofVerkey: kid) {
+                owner = found
                 break
             }
         }
-        guard let owner, let tenant = try await contexts.context(for: owner, tokenHash: nil, logger: logger) else {
+        guard let owner, let wrapped = owner.activeWrappedDataKey else {
             return .rejected(status: 404, reason: "no recipient of this message is known here")
         }
+        let tenant = contexts.context(for: owner.tenant, wrappedDataKey: wrapped, logger: logger)
         let unpacked: UnpackedMessage
         do {
             unpacked = try await tenant.keys.unpack(envelope)

@@ -80,14 +80,13 @@ struct OutboxDeliveryService: Service {
 
     func deliver(_ id: UUID, tenant tenantID: TenantID) async {
         do {
-            guard let tenant = try await contexts.context(for: tenantID, tokenHash: nil, logger: logger),
-                let item = try await tenant.database.transaction({ try $0.outbox.claim(id, leaseSeconds: Self.leaseSeconds) })
-            else { return }
+            // The claim checks that the tenant is active; its context is built only when a failure needs it.
+            guard let item = try await database.claimOutbox(id, tenant: tenantID, leaseSeconds: Self.leaseSeconds) else { return }
             let failure: String
             do {
                 let response = try await delivery.post(item.envelope, to: item.endpoint)
                 if (200..<300).contains(response.status) {
-                    try await tenant.database.transaction { try $0.outbox.markSent(id) }
+                    try await database.markOutboxSent(id, tenant: tenantID)
                     if response.body.first == UInt8(ascii: "{") {
                         _ = await inbound.process(response.body)
                     }
@@ -101,6 +100,7 @@ struct OutboxDeliveryService: Service {
             let giveUp = attempts >= maxAttempts
             let delay = min(backoff * (1 << min(attempts - 1, 20)), Self.maxBackoff)
             let next = giveUp ? nil : Date().addingTimeInterval(Double(delay.components.seconds))
+            guard let tenant = try await contexts.context(for: tenantID, tokenHash: nil, logger: logger) else { return }
             try await tenant.database.transaction {
                 try $0.outbox.recordFailure(id, attempts: attempts, nextAttemptAt: next, error: failure)
             }

@@ -16,6 +16,11 @@ struct TenantContexts: Sendable {
         guard let wrapped = try await database.tenants.activeWrappedDataKey(id, tokenHash: tokenHash) else {
             return nil
         }
+        return context(for: id, wrappedDataKey: wrapped, logger: logger)
+    }
+
+    /// The context of an active tenant whose wrapped data key the caller has just read.
+    func context(for id: TenantID, wrappedDataKey wrapped: [UInt8], logger: Logger) -> TenantContext {
         var tenantLogger = logger
         tenantLogger[metadataKey: "tenant"] = "\(id)"
         return TenantContext(

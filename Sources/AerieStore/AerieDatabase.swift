@@ -31,6 +31,23 @@ public struct AerieDatabase: Sendable {
         }
     }
 
+    /// Leases the outbox row `id` of `tenant` for `leaseSeconds` if it is pending and due, like
+    /// `OutboxRepository.claim`, as one transaction in one round trip.
+    public func claimOutbox(_ id: UUID, tenant: TenantID, leaseSeconds: Int) async throws -> OutboxItem? {
+        try await pool.transactionStatement(
+            tenant: tenant, PostgresOutboxRepository.claimSQL,
+            PostgresOutboxRepository.claimParameters(tenant, id, leaseSeconds: leaseSeconds),
+            read: PostgresOutboxRepository.claimed)
+    }
+
+    /// Marks the outbox row `id` of `tenant` sent, like `OutboxRepository.markSent`, as one
+    /// transaction in one round trip.
+    public func markOutboxSent(_ id: UUID, tenant: TenantID) async throws {
+        try await pool.transactionStatement(
+            tenant: tenant, PostgresOutboxRepository.markSentSQL, [.text(tenant.rawValue), .text(id.uuidString.lowercased())],
+            read: { _ in })
+    }
+
     /// Outbox rows due for delivery across all tenants, as (tenant, row id) only: the delivery
     /// service then reads and updates each row under its tenant. Goes through `aerie.due_outbox`.
     public func dueOutbox(limit: Int) async throws -> [(tenant: TenantID, id: UUID)] {

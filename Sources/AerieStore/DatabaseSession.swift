@@ -114,3 +114,33 @@ extension ConnectionPool {
         }
     }
 }
+
+extension ConnectionPool {
+    /// One statement as a whole tenant transaction in one round trip: `BEGIN`, the tenant
+    /// setting, the statement and `COMMIT` travel in one pipeline, and `read` turns the
+    /// statement's result into the answer. For single writes on hot paths (the outbox lease and
+    /// its mark after delivery). Not retried: a connection lost on the way leaves the outcome
+    /// unknown, as for any `COMMIT`.
+    package func transactionStatement<T: Sendable>(
+        tenant: TenantID, _ sql: String, _ parameters: [SQLValue], read: @escaping @Sendable (PostgresResult) throws -> T
+    ) async throws -> T {
+        try await withConnection { connection in
+            do {
+                let result = try connection.pipeline(
+                    [
+                        ("BEGIN", []), ("SELECT set_config('aerie.tenant_id', $1, true)", [.text(tenant.rawValue)]),
+                        (sql, parameters), ("COMMIT", []),
+                    ], resultIndex: 2)
+                // Every step succeeded, COMMIT included, so the transaction committed.
+                return try read(result)
+            } catch let error as PostgresError {
+                if !connection.isBroken { _ = try? connection.query("ROLLBACK") }
+                var mapped = error.aerieError
+                if error.isConnectionFailure {
+                    mapped.details = "connection lost during a one-statement transaction; outcome unknown: \(error)"
+                }
+                throw mapped
+            }
+        }
+    }
+}

@@ -76,23 +76,24 @@ package final class PostgresConnection: @unchecked Sendable {
     }
 
     /// Sends several statements in one round trip (libpq pipeline mode), preparing those not yet
-    /// prepared on the way, and returns the last result. Used to fold `BEGIN` and the tenant
-    /// setting into a transaction's first statement. If a statement fails, the first failure is
-    /// thrown; the server skipped the rest.
-    func pipeline(_ statements: [(sql: String, parameters: [SQLValue])]) throws -> PostgresResult {
+    /// prepared on the way, and returns the result of statement `resultIndex` (default: the
+    /// last). Used to fold `BEGIN` and the tenant setting into a transaction's first statement.
+    /// If a statement fails, the first failure is thrown; the server skipped the rest.
+    func pipeline(_ statements: [(sql: String, parameters: [SQLValue])], resultIndex: Int? = nil) throws -> PostgresResult {
         let handle = try liveHandle()
+        let wanted = resultIndex ?? statements.count - 1
         var steps: [Step] = []
-        for (sql, parameters) in statements {
+        for (index, (sql, parameters)) in statements.enumerated() {
             let key = PreparedKey(sql: sql, parameters: parameters)
             if let name = prepared[key] {
-                steps.append(Step(kind: .execute(name), key: key, parameters: parameters))
+                steps.append(Step(kind: .execute(name), key: key, parameters: parameters, index: index))
             } else if prepared.count < Self.maxPreparedStatements {
                 statementCounter += 1
                 let name = "aerie_\(statementCounter)"
-                steps.append(Step(kind: .prepare(name), key: key, parameters: parameters))
-                steps.append(Step(kind: .execute(name), key: key, parameters: parameters))
+                steps.append(Step(kind: .prepare(name), key: key, parameters: parameters, index: index))
+                steps.append(Step(kind: .execute(name), key: key, parameters: parameters, index: index))
             } else {
-                steps.append(Step(kind: .unnamed, key: key, parameters: parameters))
+                steps.append(Step(kind: .unnamed, key: key, parameters: parameters, index: index))
             }
         }
 
@@ -123,8 +124,10 @@ package final class PostgresConnection: @unchecked Sendable {
                 if case .prepare(let name) = step.kind {
                     prepared[step.key] = name
                     PQclear(raw)
-                } else {
+                } else if step.index == wanted {
                     last = PostgresResult(raw)
+                } else {
+                    PQclear(raw)
                 }
             } else {
                 if status != PGRES_PIPELINE_ABORTED, firstError == nil {
@@ -182,6 +185,8 @@ package final class PostgresConnection: @unchecked Sendable {
         var kind: Kind
         var key: PreparedKey
         var parameters: [SQLValue]
+        /// The statement this step belongs to.
+        var index: Int
     }
 
     /// A prepared statement whose plan went stale (a migration changed a table's columns) or

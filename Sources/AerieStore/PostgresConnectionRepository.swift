@@ -117,10 +117,10 @@ struct PostgresConnectionRepository: ConnectionRepository {
             id: id, state: state, invitation: try JSONColumn.decode(r.string(row, 2) ?? "null"),
             invitationKind: r.string(row, 3) ?? "", invitationId: r.string(row, 4), publicDid: r.string(row, 5),
             firstRecipientKey: r.string(row, 6), invitationEndpoint: r.string(row, 7),
-            invitationRoutingKeys: try JSONColumn.decode([String].self, r.string(row, 8) ?? "[]"),
+            invitationRoutingKeys: try JSONColumn.decodeStrings(r.string(row, 8) ?? "[]"),
             myDid: r.string(row, 9), myVerkey: r.string(row, 10), threadId: r.string(row, 11),
             theirDid: r.string(row, 12), theirVerkey: r.string(row, 13), theirEndpoint: r.string(row, 14),
-            theirRoutingKeys: try JSONColumn.decode([String].self, r.string(row, 15) ?? "[]"),
+            theirRoutingKeys: try JSONColumn.decodeStrings(r.string(row, 15) ?? "[]"),
             label: r.string(row, 16), logoUrl: r.string(row, 17), goal: r.string(row, 18), goalCode: r.string(row, 19),
             failureReason: r.string(row, 20), problemReport: try r.string(row, 21).map { try JSONColumn.decode($0) },
             handshakeProtocol: r.string(row, 24), createdAt: createdAt, updatedAt: updatedAt)
@@ -128,22 +128,34 @@ struct PostgresConnectionRepository: ConnectionRepository {
 }
 
 /// jsonb columns as text.
+/// jsonb columns through AerieCore's own parser and serializer: Foundation's `JSONDecoder` and
+/// `JSONEncoder` cost several times more, and every connection read decodes three columns.
 enum JSONColumn {
-    static func encode<T: Encodable>(_ value: T) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    static func encode(_ value: JSONValue) -> String {
+        String(decoding: value.serialized(), as: UTF8.self)
+    }
+
+    static func encode(_ strings: [String]) -> String {
+        encode(JSONValue.array(strings.map(JSONValue.string)))
     }
 
     static func decode(_ text: String) throws -> JSONValue {
-        try decode(JSONValue.self, text)
-    }
-
-    static func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
         do {
-            return try JSONDecoder().decode(T.self, from: Data(text.utf8))
+            return try JSONValue(parsing: text)
         } catch {
             throw AerieError.internalError(details: "unreadable jsonb column: \(error)")
+        }
+    }
+
+    static func decodeStrings(_ text: String) throws -> [String] {
+        guard case .array(let items) = try decode(text) else {
+            throw AerieError.internalError(details: "jsonb column is not an array of strings")
+        }
+        return try items.map { item in
+            guard case .string(let string) = item else {
+                throw AerieError.internalError(details: "jsonb column is not an array of strings")
+            }
+            return string
         }
     }
 }

@@ -35,21 +35,32 @@ struct PostgresOutboxRepository: OutboxRepository {
     }
 
     func claim(_ id: UUID, leaseSeconds: Int) throws -> OutboxItem? {
-        let result = try session.query(
-            """
-            UPDATE aerie.outbox SET next_attempt_at = now() + make_interval(secs => $3::int)
-            WHERE tenant_id = $1::uuid AND id = $2::uuid AND status = 'pending' AND next_attempt_at <= now()
-            RETURNING \(Self.columns)
-            """,
-            [.text(tenantID.rawValue), .text(id.uuidString.lowercased()), .int(max(1, leaseSeconds))])
-        return try (0..<result.rowCount).map { try Self.item(result, $0) }.first
+        try Self.claimed(session.query(Self.claimSQL, Self.claimParameters(tenantID, id, leaseSeconds: leaseSeconds)))
     }
 
     func markSent(_ id: UUID) throws {
-        try session.execute(
-            "UPDATE aerie.outbox SET status = 'sent', attempts = attempts + 1, last_error = NULL WHERE tenant_id = $1::uuid AND id = $2::uuid",
-            [.text(tenantID.rawValue), .text(id.uuidString.lowercased())])
+        try session.execute(Self.markSentSQL, [.text(tenantID.rawValue), .text(id.uuidString.lowercased())])
     }
+
+    // Shared with `AerieDatabase.claimOutbox` and `markOutboxSent` (one round trip each). A
+    // suspended or deleted tenant's rows are not claimed.
+    static let claimSQL = """
+        UPDATE aerie.outbox SET next_attempt_at = now() + make_interval(secs => $3::int)
+        WHERE tenant_id = $1::uuid AND id = $2::uuid AND status = 'pending' AND next_attempt_at <= now()
+            AND EXISTS (SELECT 1 FROM aerie.tenants WHERE id = $1::uuid AND status = 'active')
+        RETURNING \(columns)
+        """
+
+    static func claimParameters(_ tenantID: TenantID, _ id: UUID, leaseSeconds: Int) -> [SQLValue] {
+        [.text(tenantID.rawValue), .text(id.uuidString.lowercased()), .int(max(1, leaseSeconds))]
+    }
+
+    static func claimed(_ result: PostgresResult) throws -> OutboxItem? {
+        try (0..<result.rowCount).map { try item(result, $0) }.first
+    }
+
+    static let markSentSQL =
+        "UPDATE aerie.outbox SET status = 'sent', attempts = attempts + 1, last_error = NULL WHERE tenant_id = $1::uuid AND id = $2::uuid"
 
     func recordFailure(_ id: UUID, attempts: Int, nextAttemptAt: Date?, error: String) throws {
         try session.execute(

@@ -102,6 +102,22 @@ public struct TenantDirectory: Sendable {
     /// The wrapped data key of an active tenant, nil when the tenant is missing or suspended
     /// or (given `tokenHash`) its token changed: the per-call check of a tenant session, which
     /// also hands the call its tenant's key, in one primary-key lookup.
+    /// The tenant holding the private key of `verkey` (base58), with its wrapped data key when it
+    /// is active (nil when suspended): `AerieDatabase.tenantOwning(verkey:)` and
+    /// `activeWrappedDataKey` in one round trip, for the inbound endpoint.
+    public func owner(ofVerkey verkey: String) async throws -> (tenant: TenantID, activeWrappedDataKey: [UInt8]?)? {
+        try await pool.read { session in
+            let result = try session.query(
+                """
+                SELECT id::text, CASE WHEN status = 'active' THEN data_key_wrapped END FROM aerie.tenants
+                WHERE id = (SELECT aerie.tenant_for_verkey($1))
+                """,
+                [.text(verkey)])
+            guard result.rowCount == 1, let id = result.string(0, 0).flatMap(TenantID.init) else { return nil }
+            return (id, result.bytes(0, 1))
+        }
+    }
+
     public func activeWrappedDataKey(_ id: TenantID, tokenHash: [UInt8]?) async throws -> [UInt8]? {
         try await pool.read { session in
             let result: PostgresResult

@@ -1,0 +1,96 @@
+import AerieCore
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Wakes callers waiting for a connection to leave `requested` (`connections.accept {wait: true}`)
+/// as soon as this process commits its next state, instead of letting them find out by polling.
+/// Changes committed by another process are not seen here: waiters still poll the store, only
+/// less often.
+public final class ConnectionStateWaits: Sendable {
+    private let watches = Mutex<[UUID: Watch]>([:])
+
+    public init() {}
+
+    /// Starts recording changes of `id`; register before the change can happen, `stop` when done.
+    func watch(_ id: UUID) -> Watch {
+        let watch = Watch(id: id)
+        watches.withLock { $0[id] = watch }
+        return watch
+    }
+
+    func stop(_ watch: Watch) {
+        watches.withLock { watches in
+            if watches[watch.id] === watch { watches[watch.id] = nil }
+        }
+    }
+
+    /// Called after a transaction that changed a connection's state has committed.
+    func changed(_ record: ConnectionRecord) {
+        watches.withLock { $0[record.id] }?.deliver(record)
+    }
+
+    /// One waiter's view of one connection: the latest committed record not yet taken.
+    final class Watch: Sendable {
+        let id: UUID
+        private struct State {
+            var latest: ConnectionRecord?
+            var waiter: (token: UInt64, continuation: CheckedContinuation<ConnectionRecord?, Never>)?
+            var nextToken: UInt64 = 0
+        }
+        private let state = Mutex(State())
+
+        init(id: UUID) { self.id = id }
+
+        fileprivate func deliver(_ record: ConnectionRecord) {
+            let waiter = state.withLock { state in
+                defer { state.waiter = nil }
+                guard let waiter = state.waiter else {
+                    state.latest = record
+                    return nil as CheckedContinuation<ConnectionRecord?, Never>?
+                }
+                return waiter.continuation
+            }
+            waiter?.resume(returning: record)
+        }
+
+        /// The next committed record, or nil after `timeout` or when the task is cancelled.
+        func next(timeout: Duration) async -> ConnectionRecord? {
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<ConnectionRecord?, Never>) in
+                    let outcome: (immediate: ConnectionRecord??, token: UInt64) = state.withLock { state in
+                        if let latest = state.latest {
+                            state.latest = nil
+                            return (.some(latest), 0)
+                        }
+                        if Task.isCancelled { return (.some(nil), 0) }
+                        state.nextToken += 1
+                        state.waiter = (state.nextToken, continuation)
+                        return (nil, state.nextToken)
+                    }
+                    if let immediate = outcome.immediate {
+                        continuation.resume(returning: immediate)
+                        return
+                    }
+                    // The timer is not cancelled when a record arrives first: then it finds no waiter with its token.
+                    let (seconds, attoseconds) = timeout.components
+                    let deadline = DispatchTime.now() + .nanoseconds(Int(seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
+                    let token = outcome.token
+                    DispatchQueue.global().asyncAfter(deadline: deadline) { [self] in resumeWaiter(token: token) }
+                }
+            } onCancel: {
+                resumeWaiter(token: nil)
+            }
+        }
+
+        /// Resumes the waiter with nil: the one holding `token`, or any when `token` is nil.
+        private func resumeWaiter(token: UInt64?) {
+            let waiter = state.withLock { state -> CheckedContinuation<ConnectionRecord?, Never>? in
+                guard let waiter = state.waiter, token == nil || waiter.token == token else { return nil }
+                state.waiter = nil
+                return waiter.continuation
+            }
+            waiter?.resume(returning: nil)
+        }
+    }
+}
