@@ -4,8 +4,8 @@ import Logging
 
 /// Builds the `TenantContext` a handler gets: the tenant's database and keyring, after checking
 /// in one primary-key lookup that the tenant exists, is active and (for a session) still has
-/// the session's token. Sessions use it per call; the inbound DIDComm endpoint uses it without
-/// a token, for the tenant `AerieDatabase.tenantOwning(verkey:)` names.
+/// the session's token. Sessions use it per call; the inbound DIDComm endpoint builds its context
+/// from `TenantDirectory.owner(ofVerkey:)`, which finds the tenant and its key in one query.
 struct TenantContexts: Sendable {
     let database: AerieDatabase
     let masterKeys: MasterKeyring

@@ -21,16 +21,6 @@ public struct AerieDatabase: Sendable {
         PostgresTenantDatabase(tenantID: id, pool: pool)
     }
 
-    /// The tenant holding the private key of `verkey` (base58), if any: how the inbound DIDComm
-    /// endpoint finds the tenant of a message before any tenant is set. Goes through
-    /// `aerie.tenant_for_verkey`, which reveals only the tenant id.
-    public func tenantOwning(verkey: String) async throws -> TenantID? {
-        try await pool.read { session in
-            let result = try session.query("SELECT aerie.tenant_for_verkey($1)::text", [.text(verkey)])
-            return result.rowCount == 1 ? result.string(0, 0).flatMap(TenantID.init) : nil
-        }
-    }
-
     /// Leases the outbox row `id` of `tenant` for `leaseSeconds` if it is pending and due, like
     /// `OutboxRepository.claim`, as one transaction in one round trip.
     public func claimOutbox(_ id: UUID, tenant: TenantID, leaseSeconds: Int) async throws -> OutboxItem? {

@@ -99,12 +99,10 @@ public struct TenantDirectory: Sendable {
         }
     }
 
-    /// The wrapped data key of an active tenant, nil when the tenant is missing or suspended
-    /// or (given `tokenHash`) its token changed: the per-call check of a tenant session, which
-    /// also hands the call its tenant's key, in one primary-key lookup.
     /// The tenant holding the private key of `verkey` (base58), with its wrapped data key when it
-    /// is active (nil when suspended): `AerieDatabase.tenantOwning(verkey:)` and
-    /// `activeWrappedDataKey` in one round trip, for the inbound endpoint.
+    /// is active (nil when suspended), in one round trip: how the inbound DIDComm endpoint finds
+    /// the tenant of a message before any tenant is set. The owner comes from
+    /// `aerie.tenant_for_verkey` (SECURITY DEFINER), which reveals only the tenant id.
     public func owner(ofVerkey verkey: String) async throws -> (tenant: TenantID, activeWrappedDataKey: [UInt8]?)? {
         try await pool.read { session in
             let result = try session.query(
@@ -118,6 +116,9 @@ public struct TenantDirectory: Sendable {
         }
     }
 
+    /// The wrapped data key of an active tenant, nil when the tenant is missing or suspended
+    /// or (given `tokenHash`) its token changed: the per-call check of a tenant session, which
+    /// also hands the call its tenant's key, in one primary-key lookup.
     public func activeWrappedDataKey(_ id: TenantID, tokenHash: [UInt8]?) async throws -> [UInt8]? {
         try await pool.read { session in
             let result: PostgresResult

@@ -47,8 +47,8 @@ import Testing
 
             let runtime = server.database.runtime()
             defer { Task { await runtime.shutdown() } }
-            #expect(try await runtime.tenantOwning(verkey: aliceKey) == aliceID)
-            #expect(try await runtime.tenantOwning(verkey: bobKey) == bobID)
+            #expect(try await runtime.tenants.owner(ofVerkey: aliceKey)?.tenant == aliceID)
+            #expect(try await runtime.tenants.owner(ofVerkey: bobKey)?.tenant == bobID)
         }
     }
 
@@ -80,7 +80,7 @@ import Testing
             #expect(left.map { $0[1] } == [bobKey])
             let runtime = server.database.runtime()
             defer { Task { await runtime.shutdown() } }
-            for key in aliceKeys { #expect(try await runtime.tenantOwning(verkey: key) == nil) }
+            for key in aliceKeys { #expect(try await runtime.tenants.owner(ofVerkey: key)?.tenant == nil) }
             _ = try await bob.call("keyprobe.sign", params: ["verkey": .string(bobKey), "data": "still here"])
         }
     }

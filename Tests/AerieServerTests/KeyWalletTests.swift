@@ -111,10 +111,10 @@ import Testing
             #expect(try await !bob.holds(aliceKey))
 
             // The inbound endpoint's lookup names the owner and nothing else.
-            #expect(try await fixture.runtime.tenantOwning(verkey: aliceKey) == aliceContext.tenantID)
-            #expect(try await fixture.runtime.tenantOwning(verkey: bobKey) == bobContext.tenantID)
-            #expect(try await fixture.runtime.tenantOwning(verkey: Ed25519KeyPair.generate().verkeyBase58) == nil)
-            #expect(try await fixture.runtime.tenantOwning(verkey: "'; DROP TABLE aerie.tenant_keys; --") == nil)
+            #expect(try await fixture.runtime.tenants.owner(ofVerkey: aliceKey)?.tenant == aliceContext.tenantID)
+            #expect(try await fixture.runtime.tenants.owner(ofVerkey: bobKey)?.tenant == bobContext.tenantID)
+            #expect(try await fixture.runtime.tenants.owner(ofVerkey: Ed25519KeyPair.generate().verkeyBase58)?.tenant == nil)
+            #expect(try await fixture.runtime.tenants.owner(ofVerkey: "'; DROP TABLE aerie.tenant_keys; --")?.tenant == nil)
 
             // Raw SQL as the runtime role, tenant Bob set: row-level security hides Alice's row.
             let (visible, deleted) = try await fixture.runtime.withSession(tenant: bobContext.tenantID) { session in
