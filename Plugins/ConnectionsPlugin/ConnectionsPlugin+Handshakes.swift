@@ -30,12 +30,7 @@ extension ConnectionsPlugin {
 
         func checkConnectable(_ invitation: Invitation) throws {
             _ = try HandshakeProtocol.choose(kind: invitation.kind, offered: invitation.handshakeProtocols)
-            guard invitation.serviceEndpoint != nil, !invitation.recipientKeys.isEmpty else {
-                throw AerieError(
-                    .unsupportedInvitation,
-                    "no service of the invitation can be resolved here (a DID service other than did:peer:2 needs a resolver)",
-                    field: "services")
-            }
+            _ = try invitation.usableService()
         }
 
         func create(_ invitation: Invitation, tenant: TenantContext) async throws -> ConnectionRecord {

@@ -188,12 +188,7 @@ public struct OutOfBandService: Sendable {
     func createConnectionless(
         _ invitation: Invitation, row: OutOfBandDecision.Row, attached: JSONValue?, tenant: TenantContext
     ) async throws -> (ConnectionRecord, OutOfBandRecord) {
-        guard let endpoint = invitation.serviceEndpoint, let theirKey = invitation.recipientKeys.first else {
-            throw AerieError(
-                .unsupportedInvitation,
-                "no service of the invitation can be resolved here (a DID service other than did:peer:2 needs a resolver)",
-                field: "services")
-        }
+        let (endpoint, theirKey) = try invitation.usableService()
         let verkey = try await Self.crypto { try await tenant.keys.createKey() }
         let did = try Self.crypto { KeyReference.unqualifiedDID(verkey: try Base58.decode(verkey)) }
         var connection = handshakes.newRecord(for: invitation)

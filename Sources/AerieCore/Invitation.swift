@@ -69,6 +69,18 @@ public struct Invitation: Sendable, Hashable {
 
     public var hasAttachment: Bool { !attachments.isEmpty }
 
+    /// Where and to which key to send; `unsupported_invitation` when the invitation does not say
+    /// (an inviter named only by a DID other than did:peer:2 would need a resolver).
+    public func usableService() throws -> (endpoint: String, recipientKey: String) {
+        guard let serviceEndpoint, let recipientKey = recipientKeys.first else {
+            throw AerieError(
+                .unsupportedInvitation,
+                "no service of the invitation can be resolved here (a DID service other than did:peer:2 needs a resolver)",
+                field: "services")
+        }
+        return (serviceEndpoint, recipientKey)
+    }
+
     public init(
         kind: Kind, type: String? = nil, id: String, label: String? = nil, logoUrl: String? = nil,
         goal: String? = nil, goalCode: String? = nil, publicDid: String? = nil, recipientKeys: [String] = [],

@@ -35,6 +35,22 @@ import Testing
             }
             return .object(fields)
         }
+
+        /// A handshake-reuse-accepted naming `invitation` as parent thread.
+        static func reuseAccepted(of invitation: JSONValue) -> JSONValue {
+            [
+                "@type": "https://didcomm.org/out-of-band/1.1/handshake-reuse-accepted", "@id": .string(UUID().uuidString),
+                "~thread": ["pthid": invitation["@id"] ?? .null],
+            ]
+        }
+
+        /// Packs `message` from this inviter to `verkey` and posts it to the server's DIDComm
+        /// endpoint, as a peer would; the endpoint must take it (202).
+        func send(_ message: JSONValue, to verkey: String, _ server: LiveServer,
+                  sourceLocation: SourceLocation = #_sourceLocation) async throws {
+            let envelope = try DIDCommEnvelope.pack(message.serialized(), to: [verkey], from: key)
+            #expect(try await DIDCommEndpointTests.post(envelope, to: server.didcommPort) == 202, sourceLocation: sourceLocation)
+        }
     }
 
     static func question(_ id: String = UUID().uuidString) -> JSONValue {
@@ -200,13 +216,7 @@ import Testing
             #expect(waiting["state"] == "reuse-sent")
 
             // The inviter answers: a reuse-accepted whose pthid names the invitation.
-            let invitationId = try #require(reuseInvitation["@id"]?.stringValue)
-            let accepted: JSONValue = [
-                "@type": "https://didcomm.org/out-of-band/1.1/handshake-reuse-accepted", "@id": .string(UUID().uuidString),
-                "~thread": ["pthid": .string(invitationId)],
-            ]
-            let envelope = try DIDCommEnvelope.pack(accepted.serialized(), to: [pwVerkey], from: inviter.key)
-            #expect(try await DIDCommEndpointTests.post(envelope, to: server.didcommPort) == 202)
+            try await inviter.send(Inviter.reuseAccepted(of: reuseInvitation), to: pwVerkey, server)
             let reused = try await tenant.call("connections.get", params: ["connectionId": .string(connectionId)])
             #expect(reused["stateName"] == "reused")
             #expect(reused["state"] == 5)
@@ -248,8 +258,7 @@ import Testing
                 "@type": "https://didcomm.org/out-of-band/1.1/problem_report", "@id": .string(UUID().uuidString),
                 "~thread": ["pthid": reuse["@id"]!], "description": ["en": "no such invitation", "code": "no-invitation"],
             ]
-            let envelope = try DIDCommEnvelope.pack(report.serialized(), to: [pwVerkey], from: inviter.key)
-            #expect(try await DIDCommEndpointTests.post(envelope, to: server.didcommPort) == 202)
+            try await inviter.send(report, to: pwVerkey, server)
             let after = try await tenant.call("outOfBand.accept", params: ["invitation": reuse])
             #expect(after["sameInvitation"] == true)
             #expect(after["state"] == "failed")
@@ -278,12 +287,7 @@ import Testing
             let reuse = inviter.invitation(handshake: ["https://didcomm.org/connections/1.0"])
             _ = try await alice.call("outOfBand.accept", params: ["invitation": reuse, "wait": false])
             let bobKey = try #require(b["connection"]?["pwVerkey"]?.stringValue)
-            let forged: JSONValue = [
-                "@type": "https://didcomm.org/out-of-band/1.1/handshake-reuse-accepted", "@id": .string(UUID().uuidString),
-                "~thread": ["pthid": reuse["@id"]!],
-            ]
-            let envelope = try DIDCommEnvelope.pack(forged.serialized(), to: [bobKey], from: inviter.key)
-            #expect(try await DIDCommEndpointTests.post(envelope, to: server.didcommPort) == 202)
+            try await inviter.send(Inviter.reuseAccepted(of: reuse), to: bobKey, server)
             let aliceConnection = try #require(a["connection"]?["connectionId"]?.stringValue)
             let bobConnection = try #require(b["connection"]?["connectionId"]?.stringValue)
             #expect(try await alice.call("connections.get", params: ["connectionId": .string(aliceConnection)])["state"] == 4)
