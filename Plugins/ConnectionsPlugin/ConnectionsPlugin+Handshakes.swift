@@ -12,12 +12,11 @@ extension ConnectionsPlugin {
             try await plugin.read(ParseInvitationParams(invitation: invitation, url: url))
         }
 
-        func existingConnection(for invitation: Invitation, tenant: TenantContext) async throws -> ExistingConnection? {
+        func existingConnection(for invitation: Invitation, in tx: any TenantTransaction) throws -> ExistingConnection? {
             let keys = InvitationMatchKeys(invitation)
-            guard let found = try await tenant.database.transaction({
-                try $0.connections.findMatching(
-                    invitationId: keys.id, publicDid: keys.publicDid, firstRecipientKey: keys.firstRecipientKey)
-            }) else { return nil }
+            guard let found = try tx.connections.findMatching(
+                invitationId: keys.id, publicDid: keys.publicDid, firstRecipientKey: keys.firstRecipientKey)
+            else { return nil }
             let stored = InvitationMatchKeys(
                 id: found.invitationId, publicDid: found.publicDid, firstRecipientKey: found.firstRecipientKey)
             guard let match = stored.match(keys) else { return nil }

@@ -38,9 +38,15 @@ public struct OutOfBandService: Sendable {
     {
         try Self.requireOutOfBand(invitation)
         let attached = try AttachedMessage.extract(from: invitation)
-        if let same = try await sameInvitation(invitation, tenant: tenant) { return same }
+        let existing: ExistingConnection?
+        switch try await known(invitation, tenant: tenant) {
+        case .sameInvitation(let outcome): return outcome
+        case .new(let match): existing = match
+        }
         do {
-            return try await run(invitation, attached: attached, label: label, wait: wait, timeout: timeout, tenant: tenant)
+            return try await run(
+                invitation, attached: attached, existing: existing, label: label, wait: wait, timeout: timeout,
+                tenant: tenant)
         } catch let error as AerieError where error.code == .conflict {
             // Another call stored this invitation first (its @id is unique per tenant).
             guard let same = try await sameInvitation(invitation, tenant: tenant) else { throw error }
@@ -49,11 +55,9 @@ public struct OutOfBandService: Sendable {
     }
 
     private func run(
-        _ invitation: Invitation, attached: JSONValue?, label: String?, wait: Bool, timeout: Duration?,
-        tenant: TenantContext
+        _ invitation: Invitation, attached: JSONValue?, existing: ExistingConnection?, label: String?, wait: Bool,
+        timeout: Duration?, tenant: TenantContext
     ) async throws -> Outcome {
-
-        let existing = try await handshakes.existingConnection(for: invitation, tenant: tenant)
         let established = existing.flatMap { Self.isEstablished($0.record) ? $0 : nil }
         let row = OutOfBandDecision.decide(
             .init(
@@ -87,32 +91,48 @@ public struct OutOfBandService: Sendable {
         }
     }
 
-    /// Seed 003: the very same invitation again (its `@id` is known) is answered from what was
-    /// done the first time: no second connection, no reuse message.
-    func sameInvitation(_ invitation: Invitation, tenant: TenantContext) async throws -> Outcome? {
-        let found = try await tenant.database.transaction { tx -> (OutOfBandRecord?, ConnectionRecord?) in
+    /// What the tenant already has for an invitation.
+    enum Known {
+        /// Seed 003: the very same invitation (`@id`) again, answered from what was done the
+        /// first time: no second connection, no reuse message.
+        case sameInvitation(Outcome)
+        /// A new invitation, and the stored connection it matches (by public DID or key), if any.
+        case new(ExistingConnection?)
+    }
+
+    /// Reads the invitation's record, or else the connection it matches, in one transaction.
+    func known(_ invitation: Invitation, tenant: TenantContext) async throws -> Known {
+        let handshakes = self.handshakes
+        let found = try await tenant.database.transaction {
+            tx -> (record: OutOfBandRecord?, connection: ConnectionRecord?, existing: ExistingConnection?) in
             if let record = try tx.outOfBand.find(invitationId: invitation.id, forUpdate: false) {
-                return (record, try record.connectionId.flatMap { try tx.connections.get($0) })
+                return (record, try record.connectionId.flatMap { try tx.connections.get($0) }, nil)
             }
-            let keys = try tx.connections.findMatching(invitationId: invitation.id, publicDid: nil, firstRecipientKey: nil)
-            return (nil, keys)
+            return (nil, nil, try handshakes.existingConnection(for: invitation, in: tx))
         }
-        switch found {
-        case (var record?, let connection):
+        if var record = found.record {
             // A handshake that finished after the first call stopped waiting.
-            if record.state == .connecting, let connection { record = try await settle(record, connection: connection, tenant: tenant) }
-            return Outcome(
-                row: OutOfBandDecision.row(record.decisionRow),
-                sameInvitation: true, record: record, connection: connection, match: .id,
-                attachedMessage: record.attachedMessage)
-        case (nil, let connection?):
-            // Made from this invitation by connections.createWithInvite / accept.
-            return Outcome(
-                row: nil, sameInvitation: true, record: nil, connection: connection, match: .id,
-                attachedMessage: try AttachedMessage.extract(from: invitation))
-        case (nil, nil):
-            return nil
+            if record.state == .connecting, let connection = found.connection {
+                record = try await settle(record, connection: connection, tenant: tenant)
+            }
+            return .sameInvitation(
+                Outcome(
+                    row: OutOfBandDecision.row(record.decisionRow), sameInvitation: true, record: record,
+                    connection: found.connection, match: .id, attachedMessage: record.attachedMessage))
         }
+        if let existing = found.existing, existing.match == .id {
+            // Made from this invitation by connections.createWithInvite / accept.
+            return .sameInvitation(
+                Outcome(
+                    row: nil, sameInvitation: true, record: nil, connection: existing.record, match: .id,
+                    attachedMessage: try AttachedMessage.extract(from: invitation)))
+        }
+        return .new(found.existing)
+    }
+
+    func sameInvitation(_ invitation: Invitation, tenant: TenantContext) async throws -> Outcome? {
+        guard case .sameInvitation(let outcome) = try await known(invitation, tenant: tenant) else { return nil }
+        return outcome
     }
 
     // MARK: - Rows 3 and 5: a new connection through the handshake

@@ -28,8 +28,9 @@ public protocol ConnectionHandshakes: Sendable {
     /// Reads an invitation given as JSON (object or text, or an invitation URL) or as a URL
     /// (decoded, or fetched when short). Exactly one of the two.
     func readInvitation(_ invitation: JSONValue?, url: String?) async throws -> Invitation
-    /// The tenant's stored connection the invitation matches, if any.
-    func existingConnection(for invitation: Invitation, tenant: TenantContext) async throws -> ExistingConnection?
+    /// The tenant's stored connection the invitation matches, if any (the same `@id` first),
+    /// read inside the caller's transaction.
+    func existingConnection(for invitation: Invitation, in tx: any TenantTransaction) throws -> ExistingConnection?
     /// A new connection record for the invitation, state `initialized`, not stored.
     func newRecord(for invitation: Invitation) -> ConnectionRecord
     /// Throws `unsupported_invitation` unless `connect` can run a handshake for this invitation.
