@@ -57,6 +57,17 @@ import Testing
         ["@type": "https://didcomm.org/questionanswer/1.0/question", "@id": .string(id), "question_text": "Ready?"]
     }
 
+    /// A connection with `inviter` made at once from an attachment-only invitation (row 4): its
+    /// id and our pairwise verkey.
+    static func connectionless(_ tenant: AerieClient, from inviter: Inviter) async throws -> (id: String, pwVerkey: String) {
+        let row4 = try await tenant.call(
+            "outOfBand.accept", params: ["invitation": inviter.invitation(attachment: question())])
+        return (
+            try #require(row4["connection"]?["connectionId"]?.stringValue),
+            try #require(row4["connection"]?["pwVerkey"]?.stringValue)
+        )
+    }
+
     static func storedCounts(_ server: LiveServer, tenant: TenantID) async throws -> [Int] {
         let runtime = server.database.runtime(maxConnections: 1)
         defer { Task { await runtime.shutdown() } }
@@ -200,10 +211,7 @@ import Testing
             let (tenant, _) = try await server.tenantClient(label: "rows-6-8")
             defer { Task { await tenant.close() } }
             let inviter = try Inviter()
-            let row4 = try await tenant.call(
-                "outOfBand.accept", params: ["invitation": inviter.invitation(attachment: Self.question())])
-            let connectionId = try #require(row4["connection"]?["connectionId"]?.stringValue)
-            let pwVerkey = try #require(row4["connection"]?["pwVerkey"]?.stringValue)
+            let (connectionId, pwVerkey) = try await Self.connectionless(tenant, from: inviter)
 
             let reuseInvitation = inviter.invitation(handshake: ["https://didcomm.org/didexchange/1.1"])
             await expectCode("timeout") {
@@ -245,10 +253,7 @@ import Testing
             let (tenant, _) = try await server.tenantClient(label: "refused")
             defer { Task { await tenant.close() } }
             let inviter = try Inviter()
-            let row4 = try await tenant.call(
-                "outOfBand.accept", params: ["invitation": inviter.invitation(attachment: Self.question())])
-            let connectionId = try #require(row4["connection"]?["connectionId"]?.stringValue)
-            let pwVerkey = try #require(row4["connection"]?["pwVerkey"]?.stringValue)
+            let (connectionId, pwVerkey) = try await Self.connectionless(tenant, from: inviter)
             let reuse = inviter.invitation(handshake: ["https://didcomm.org/connections/1.0"])
             let sent = try await tenant.call(
                 "outOfBand.sendReuse", params: ["connectionId": .string(connectionId), "invitation": reuse, "wait": false])
