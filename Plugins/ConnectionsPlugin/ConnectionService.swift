@@ -325,6 +325,34 @@ public struct ConnectionService: Sendable {
         return record
     }
 
+    /// Waits while the connection is `requested` or `responded`, at most `timeout` (then
+    /// `timeout`, the connection left as it is). Woken by this process's commit of the next state
+    /// through `watch` (registered before that commit could happen); the store is read every
+    /// `waitPollInterval` for changes another process (or a delete) made.
+    func waitWhilePending(
+        _ start: ConnectionRecord, watch: ConnectionStateWaits.Watch, timeout: Duration, tenant: TenantContext
+    ) async throws -> ConnectionRecord {
+        var record = start
+        let deadline = ContinuousClock.now + timeout
+        while record.state == .requested || record.state == .responded {
+            guard ContinuousClock.now < deadline else {
+                throw AerieError(
+                    .timeout, "the inviter did not answer within \(timeout.components.seconds) s",
+                    data: [
+                        "connectionId": .string(record.id.uuidString.lowercased()),
+                        "state": .int(Int64(record.state.number)), "stateName": .string(record.state.rawValue),
+                    ])
+            }
+            if let changed = await watch.next(timeout: Self.waitPollInterval) {
+                record = changed
+            } else {
+                try Task.checkCancellation()
+                record = try await load(record.id, tenant: tenant)
+            }
+        }
+        return record
+    }
+
     public func load(_ id: UUID, tenant: TenantContext) async throws -> ConnectionRecord {
         guard let record = try await tenant.database.transaction({ try $0.connections.get(id) }) else {
             throw AerieError.notFound("no connection \(id.uuidString.lowercased())")

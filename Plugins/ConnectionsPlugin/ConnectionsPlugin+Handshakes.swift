@@ -40,6 +40,17 @@ extension ConnectionsPlugin {
             try await plugin.service.connect(id, label: label, tenant: tenant)
         }
 
+        func waitForHandshake(_ connection: ConnectionRecord, timeout: Duration, tenant: TenantContext) async throws
+            -> ConnectionRecord
+        {
+            let service = plugin.service
+            let watch = service.waits.watch(connection.id)
+            defer { service.waits.stop(watch) }
+            // Read once the watch is on, so a state committed before it is not missed.
+            let current = try await service.load(connection.id, tenant: tenant)
+            return try await service.waitWhilePending(current, watch: watch, timeout: timeout, tenant: tenant)
+        }
+
         func load(_ id: UUID, tenant: TenantContext) async throws -> ConnectionRecord {
             try await plugin.service.load(id, tenant: tenant)
         }

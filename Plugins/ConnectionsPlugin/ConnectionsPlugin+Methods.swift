@@ -130,22 +130,7 @@ extension ConnectionsPlugin {
             var record = connected
             if let watch {
                 let seconds = min(max(params.timeoutSeconds ?? 30, 1), 120)
-                let deadline = ContinuousClock.now + .seconds(seconds)
-                while record.state == .requested || record.state == .responded {
-                    guard ContinuousClock.now < deadline else {
-                        throw AerieError(
-                            .timeout, "the inviter did not answer within \(seconds) s",
-                            data: ["connectionId": .string(record.id.uuidString.lowercased()), "state": .int(Int64(record.state.number))])
-                    }
-                    // Woken by this process's commit of the next state; the store is polled for
-                    // changes another process (or a delete) made.
-                    if let changed = await watch.next(timeout: ConnectionService.waitPollInterval) {
-                        record = changed
-                    } else {
-                        try Task.checkCancellation()
-                        record = try await service.load(record.id, tenant: tenant)
-                    }
-                }
+                record = try await service.waitWhilePending(record, watch: watch, timeout: .seconds(seconds), tenant: tenant)
             }
             return ConnectionView(record)
         }

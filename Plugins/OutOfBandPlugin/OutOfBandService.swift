@@ -156,32 +156,10 @@ public struct OutOfBandService: Sendable {
             record = try await store(attached, for: record, on: connection, tenant: tenant)
         }
         if wait {
-            connection = try await waitForHandshake(connection, timeout: timeout, tenant: tenant)
+            connection = try await handshakes.waitForHandshake(connection, timeout: timeout, tenant: tenant)
         }
         record = try await settle(record, connection: connection, tenant: tenant)
         return Outcome(row: row, sameInvitation: false, record: record, connection: connection, attachedMessage: attached)
-    }
-
-    private func waitForHandshake(_ start: ConnectionRecord, timeout: Duration, tenant: TenantContext) async throws
-        -> ConnectionRecord
-    {
-        var connection = start
-        let deadline = ContinuousClock.now + timeout
-        var polls = 0
-        while connection.state == .requested || connection.state == .responded {
-            guard ContinuousClock.now < deadline else {
-                throw AerieError(
-                    .timeout, "the inviter did not complete the handshake within \(Self.seconds(timeout)) s",
-                    data: [
-                        "connectionId": .string(connection.id.uuidString.lowercased()),
-                        "state": .int(Int64(connection.state.number)), "stateName": .string(connection.state.rawValue),
-                    ])
-            }
-            try await Task.sleep(for: Self.pollDelay(after: polls))
-            polls += 1
-            connection = try await handshakes.load(connection.id, tenant: tenant)
-        }
-        return connection
     }
 
     /// Marks the record done or failed once its connection is.
@@ -340,7 +318,7 @@ public struct OutOfBandService: Sendable {
                 guard ContinuousClock.now < deadline else {
                     throw AerieError(
                         .timeout,
-                        "the inviter did not accept the reuse within \(Self.seconds(timeout)) s; the existing connection is unchanged",
+                        "the inviter did not accept the reuse within \(timeout.components.seconds) s; the existing connection is unchanged",
                         data: [
                             "connectionId": .string(connection.id.uuidString.lowercased()),
                             "invitationId": .string(invitationId),
@@ -423,13 +401,11 @@ public struct OutOfBandService: Sendable {
         connection.state == .accepted || connection.state == .reused
     }
 
-    /// How long a wait sleeps before reading the store again: 5 ms doubling to 100 ms, so a peer
+    /// How long the reuse wait sleeps before reading the store again: 5 ms doubling to 100 ms, so a peer
     /// that answers at once is seen within a few ms and a slow one costs at most 10 reads a second.
     static func pollDelay(after polls: Int) -> Duration {
         .milliseconds(min(100, 5 << min(polls, 5)))
     }
-
-    static func seconds(_ duration: Duration) -> Int64 { duration.components.seconds }
 
     static func crypto<T>(_ body: () async throws -> T) async throws -> T {
         do {

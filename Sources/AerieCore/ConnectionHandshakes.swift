@@ -39,5 +39,9 @@ public protocol ConnectionHandshakes: Sendable {
     func create(_ invitation: Invitation, tenant: TenantContext) async throws -> ConnectionRecord
     /// Makes the pairwise key and sends the handshake request (state `requested`).
     func connect(_ id: UUID, label: String?, tenant: TenantContext) async throws -> ConnectionRecord
+    /// Waits, at most `timeout`, while the handshake is under way (`requested`, `responded`);
+    /// answers the connection after it, or throws `timeout` and leaves it as it is.
+    func waitForHandshake(_ connection: ConnectionRecord, timeout: Duration, tenant: TenantContext) async throws
+        -> ConnectionRecord
     func load(_ id: UUID, tenant: TenantContext) async throws -> ConnectionRecord
 }
