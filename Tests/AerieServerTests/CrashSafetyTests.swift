@@ -1,0 +1,116 @@
+import AerieClient
+import AerieCore
+import AerieTesting
+import Foundation
+import Testing
+
+/// Issue 12: nothing lost, nothing twice. The real `aerie-server` executable against a real
+/// ACA-Py 1.2.7 inviter, killed with SIGKILL while flows run, then started again by the same
+/// command; the client sends the same URLs again, as a backend must when answers were lost.
+@Suite(.serialized, .timeLimit(.minutes(15))) struct CrashSafetyTests {
+    static let rounds = 10
+    static let flowsPerRound = 5
+
+    /// Several accepts in flight, `kill -9` at a random moment, restart, the same URLs again:
+    /// every flow ends established on both sides, one connection per invitation on each side.
+    @Test func killNineWhileAcceptsAreInFlight() async throws {
+        let agent = try await ACAPyAgent.start()
+        let database = try await TestPostgres.shared.freshDatabase()
+        let server = try ServerProcess(database: database)
+        do {
+            try await server.start()
+            let tenant = try await server.createTenant(label: "crash")
+            var started = 0
+            var completed = 0
+            var acapyIds: [String] = []
+            for round in 0..<Self.rounds {
+                var urls: [(url: String, acapy: String)] = []
+                for _ in 0..<Self.flowsPerRound {
+                    let created = try await agent.admin("POST", "/connections/create-invitation", body: [:])
+                    urls.append(
+                        (try #require(created["invitation_url"]?.stringValue), try #require(created["connection_id"]?.stringValue)))
+                }
+                started += urls.count
+                acapyIds += urls.map(\.acapy)
+                // In flight: each accept on its own session; answers may be lost with the process.
+                let flows = urls
+                let token = tenant.token
+                let inFlight = Task {
+                    await withTaskGroup(of: Void.self) { group in
+                        for flow in flows {
+                            group.addTask {
+                                guard let client = try? await server.tenantClient(token: token) else { return }
+                                _ = try? await client.call(
+                                    "connections.accept", params: ["url": .string(flow.url), "wait": true, "timeoutSeconds": 20])
+                                await client.close()
+                            }
+                        }
+                    }
+                }
+                try await Task.sleep(for: .milliseconds(Int.random(in: 0...400)))
+                await server.kill9()
+                await inFlight.value
+                try await server.start()
+
+                // The backend sends every URL again and waits for the connection.
+                let client = try await server.tenantClient(token: tenant.token)
+                for flow in urls {
+                    let state = try await Self.acceptUntilEstablished(client, url: flow.url)
+                    if state == 4 { completed += 1 }
+                    #expect(state == 4, "round \(round): \(flow.url.suffix(20)) ended in state \(state)\n\(server.log().suffix(3000))")
+                }
+                await client.close()
+            }
+            // Both sides: one connection per invitation, every one established.
+            let client = try await server.tenantClient(token: tenant.token)
+            let list = try await client.call("connections.list", params: ["limit": 500])
+            let connections = list["connections"]?.arrayValue ?? []
+            let invitationIds = connections.compactMap { $0["invitationId"]?.stringValue }
+            let duplicates = invitationIds.count - Set(invitationIds).count
+            await client.close()
+            var active = 0
+            for id in acapyIds {
+                let record = try await agent.waitForConnection(id, states: ["active", "completed"], timeout: .seconds(20))
+                if record["state"]?.stringValue == "active" || record["state"]?.stringValue == "completed" { active += 1 }
+            }
+            print("crash loop: \(Self.rounds) rounds, flows completed \(completed)/\(started), duplicates \(duplicates), ACA-Py active \(active)/\(started)")
+            #expect(completed == started)
+            #expect(connections.count == started, "\(connections.count) connections for \(started) invitations")
+            #expect(duplicates == 0)
+            #expect(active == started)
+        } catch {
+            print("server log:\n\(server.log().suffix(4000))\nACA-Py log:\n\(agent.log().suffix(2000))")
+            await server.cleanUp()
+            await agent.stop()
+            try? await database.drop()
+            throw error
+        }
+        await server.cleanUp()
+        await agent.stop()
+        try? await database.drop()
+    }
+
+    /// `connections.accept {url, wait: true}` until the connection is established or 30 s passed;
+    /// answers the last state seen.
+    static func acceptUntilEstablished(_ client: AerieClient, url: String) async throws -> Int {
+        let deadline = ContinuousClock.now + .seconds(30)
+        var state = -1
+        while ContinuousClock.now < deadline {
+            do {
+                let answer = try await client.call(
+                    "connections.accept", params: ["url": .string(url), "wait": true, "timeoutSeconds": 10])
+                state = Int(answer["state"]?.intValue ?? -1)
+                if state == 4 { return state }
+                if let id = answer["connectionId"]?.stringValue {
+                    let current = try await client.call("connections.get", params: ["connectionId": .string(id)])
+                    state = Int(current["state"]?.intValue ?? -1)
+                    if state == 4 { return state }
+                }
+            } catch let error as AerieClientError where error.message.contains("did not answer") {
+                // timeout: ask again
+            }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        return state
+    }
+}
