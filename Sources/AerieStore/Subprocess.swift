@@ -15,13 +15,13 @@ import Darwin
 ///
 /// When `user` is given (we are root and PostgreSQL refuses to run as root), the command runs
 /// through `runuser -u <user> --`.
-enum Subprocess {
-    struct Outcome {
-        var status: Int32
-        var output: String
+package enum Subprocess {
+    package struct Outcome {
+        package var status: Int32
+        package var output: String
     }
 
-    static func run(
+    package static func run(
         _ executable: URL, _ arguments: [String], as user: String?, in directory: URL
     ) throws -> Outcome {
         var argv = [executable.path] + arguments

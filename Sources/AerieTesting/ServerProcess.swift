@@ -1,5 +1,6 @@
 import AerieClient
 import AerieCore
+import AerieStore
 import Foundation
 
 /// The real `aerie-server` executable as a child process, for what an in-process `LiveServer`
@@ -167,21 +168,22 @@ public final class ServerProcess: @unchecked Sendable {
 /// `pg_ctl` of the installed PostgreSQL, run as the `postgres` user when we are root (a cluster
 /// made by `initdb` as root would be refused).
 public enum PostgresControl {
+    /// Runs `pg_ctl arguments` to completion on a thread of its own; answers its exit status.
     public static func run(_ arguments: [String]) async throws -> Int32 {
-        let bin = try binDirectory()
-        let process = Process()
-        if getuid() == 0 {
-            process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
-            process.arguments = ["-u", "postgres", "--", bin + "/pg_ctl"] + arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: bin + "/pg_ctl")
-            process.arguments = arguments
+        let pgctl = URL(fileURLWithPath: try binDirectory() + "/pg_ctl")
+        let user = getuid() == 0 ? "postgres" : nil
+        return try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                do {
+                    // AerieStore's spawn, not Foundation's Process: a restarted postmaster keeps
+                    // every inherited descriptor, and Process would wait for them to close.
+                    let outcome = try Subprocess.run(pgctl, arguments, as: user, in: URL(fileURLWithPath: "/tmp"))
+                    continuation.resume(returning: outcome.status)
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
         }
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
-        return process.terminationStatus
     }
 
     static func binDirectory() throws -> String {

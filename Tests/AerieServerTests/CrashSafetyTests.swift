@@ -114,3 +114,49 @@ import Testing
         return state
     }
 }
+
+extension CrashSafetyTests {
+    /// One invitation, one connection: 10 sessions of one tenant accept the same (multi-use, so
+    /// ACA-Py would answer every Request) invitation at once, each twice pipelined on its session.
+    /// Every caller gets the same connection, established, and ACA-Py saw one Request.
+    @Test func concurrentAcceptsOfOneInvitationMakeOneConnection() async throws {
+        try await ACAPyConnectionTests.withAerieAndACAPy { server, agent in
+            let created = try await agent.admin("POST", "/connections/create-invitation?multi_use=true", body: [:])
+            let url = try #require(created["invitation_url"]?.stringValue)
+            let admin = try await server.adminClient()
+            let token = try #require(
+                try await admin.call("admin.tenants.create", params: ["label": "racer"])["token"]?.stringValue)
+            await admin.close()
+            let label = "Racer-\(UUID().uuidString.prefix(6))"
+            let answers = try await withThrowingTaskGroup(of: [JSONValue].self) { group in
+                for _ in 0..<10 {
+                    group.addTask {
+                        let client = try await server.client()
+                        defer { Task { await client.close() } }
+                        try await client.authenticate(token: token)
+                        async let a = client.call(
+                            "connections.accept", params: ["url": .string(url), "wait": true, "timeoutSeconds": 30, "label": .string(label)])
+                        async let b = client.call(
+                            "connections.accept", params: ["url": .string(url), "wait": true, "timeoutSeconds": 30, "label": .string(label)])
+                        return try await [a, b]
+                    }
+                }
+                return try await group.reduce(into: []) { $0 += $1 }
+            }
+            let ids = Set(answers.compactMap { $0["connectionId"]?.stringValue })
+            #expect(answers.count == 20)
+            #expect(ids.count == 1, "\(ids.count) connections for one invitation")
+            #expect(answers.allSatisfy { $0["state"] == 4 }, "\(answers.map { $0["state"] ?? .null })")
+
+            let client = try await server.client()
+            try await client.authenticate(token: token)
+            let list = try await client.call("connections.list", params: [:])
+            #expect(list["connections"]?.arrayValue?.count == 1)
+            await client.close()
+            // ACA-Py makes one connection record per Request it receives on a multi-use invitation.
+            let records = try await agent.admin("GET", "/connections")["results"]?.arrayValue ?? []
+            let requests = records.filter { $0["their_label"]?.stringValue == label }
+            #expect(requests.count == 1, "ACA-Py received \(requests.count) Requests")
+        }
+    }
+}
