@@ -92,13 +92,15 @@ import Testing
 
     /// `connections.accept {url, wait: true}` until the connection is established or 30 s passed;
     /// answers the last state seen.
-    static func acceptUntilEstablished(_ client: AerieClient, url: String) async throws -> Int {
+    static func acceptUntilEstablished(_ client: AerieClient, url: String, method: String = "connections.accept")
+        async throws -> Int
+    {
         let deadline = ContinuousClock.now + .seconds(30)
         var state = -1
         while ContinuousClock.now < deadline {
             do {
-                let answer = try await client.call(
-                    "connections.accept", params: ["url": .string(url), "wait": true, "timeoutSeconds": 10])
+                var answer = try await client.call(method, params: ["url": .string(url), "wait": true, "timeoutSeconds": 10])
+                if let connection = answer["connection"], case .object = connection { answer = connection }
                 state = Int(answer["state"]?.intValue ?? -1)
                 if state == 4 { return state }
                 if let id = answer["connectionId"]?.stringValue {
@@ -158,5 +160,56 @@ extension CrashSafetyTests {
             let requests = records.filter { $0["their_label"]?.stringValue == label }
             #expect(requests.count == 1, "ACA-Py received \(requests.count) Requests")
         }
+    }
+}
+
+extension CrashSafetyTests {
+    /// A crash at each named window of a connection flow (`AERIE_FAULT_POINT`, debug builds):
+    /// after restart, the backend repeating its call ends with the connection established on
+    /// both sides and exactly one connection on each.
+    @Test(arguments: ["inbound.afterStore", "outbox.afterPost", "accept.afterRecord", "oob.afterRecord"])
+    func crashAtFaultPointThenTheFlowCompletes(point: String) async throws {
+        #expect(FaultPoint.names.contains(point))
+        let agent = try await ACAPyAgent.start()
+        let database = try await TestPostgres.shared.freshDatabase()
+        let server = try ServerProcess(database: database)
+        do {
+            try await server.start(extra: ["AERIE_FAULT_POINT": point])
+            let tenant = try await server.createTenant(label: "fault")
+            let outOfBand = point.hasPrefix("oob.")
+            let created =
+                outOfBand
+                ? try await agent.admin(
+                    "POST", "/out-of-band/create-invitation",
+                    body: ["handshake_protocols": ["https://didcomm.org/connections/1.0"], "use_public_did": false])
+                : try await agent.admin("POST", "/connections/create-invitation", body: [:])
+            let url = try #require(created["invitation_url"]?.stringValue)
+            let method = outOfBand ? "outOfBand.accept" : "connections.accept"
+
+            let client = try await server.tenantClient(token: tenant.token)
+            _ = try? await client.call(method, params: ["url": .string(url), "wait": true, "timeoutSeconds": 20])
+            await client.close()
+            #expect(await server.waitForExit(timeout: .seconds(30)), "fault point \(point) was never reached")
+            try await server.start()
+
+            let again = try await server.tenantClient(token: tenant.token)
+            let state = try await Self.acceptUntilEstablished(again, url: url, method: method)
+            #expect(state == 4, "after a crash at \(point): state \(state)\n\(server.log().suffix(3000))")
+            let list = try await again.call("connections.list", params: [:])
+            #expect(list["connections"]?.arrayValue?.count == 1, "\(list)")
+            await again.close()
+            let acapyConnections = try await agent.admin("GET", "/connections")["results"]?.arrayValue ?? []
+            let active = acapyConnections.filter { ["active", "completed"].contains($0["state"]?.stringValue ?? "") }
+            #expect(active.count == 1, "ACA-Py: \(acapyConnections.map { $0["state"] ?? .null })")
+        } catch {
+            print("server log:\n\(server.log().suffix(4000))\nACA-Py log:\n\(agent.log().suffix(2000))")
+            await server.cleanUp()
+            await agent.stop()
+            try? await database.drop()
+            throw error
+        }
+        await server.cleanUp()
+        await agent.stop()
+        try? await database.drop()
     }
 }
