@@ -105,6 +105,10 @@ public protocol ConnectionRepository {
     /// The oldest connection (not deleted) whose invitation matches by `@id`, public DID or first
     /// recipient key, all already normalised.
     func findMatching(invitationId: String?, publicDid: String?, firstRecipientKey: String?) throws -> ConnectionRecord?
+    /// Waits for, then holds until the transaction ends, this tenant's lock on an invitation
+    /// `@id`: every transaction that may make a connection for that invitation takes it before
+    /// looking for one, so concurrent accepts of one invitation make one connection.
+    func lockInvitation(_ invitationId: String) throws
     /// The connection whose pairwise verkey is `verkey` (locked for update).
     func findByMyVerkey(_ verkey: String) throws -> ConnectionRecord?
     func findByMyDid(_ did: String) throws -> ConnectionRecord?

@@ -69,6 +69,14 @@ struct PostgresConnectionRepository: ConnectionRepository {
             [.optionalText(invitationId), .optionalText(publicDid), .optionalText(firstRecipientKey)])
     }
 
+    func lockInvitation(_ invitationId: String) throws {
+        // A transaction-level advisory lock: released by COMMIT or ROLLBACK, also when the
+        // process dies. A hash collision only serializes two unrelated accepts.
+        try session.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended('aerie.invitation:' || $1 || ':' || $2, 0))",
+            [.text(tenantID.rawValue), .text(invitationId)])
+    }
+
     func findByMyVerkey(_ verkey: String) throws -> ConnectionRecord? {
         try one("WHERE tenant_id = $1::uuid AND my_verkey = $2 FOR UPDATE", [.text(verkey)])
     }
