@@ -3,9 +3,10 @@ set -euo pipefail
 
 APT_PACKAGES=(libsodium-dev libpq-dev libcurl4-openssl-dev postgresql netcat-openbsd)
 
+# ensure_apt_packages [EXTRA...]: the packages above plus EXTRA (scripts/test adds haproxy).
 ensure_apt_packages() {
     local missing=()
-    for pkg in "${APT_PACKAGES[@]}"; do
+    for pkg in "${APT_PACKAGES[@]}" "$@"; do
         dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
     done
     if [ "${#missing[@]}" -gt 0 ]; then

@@ -56,7 +56,7 @@ public final class ACAPyAgent: @unchecked Sendable {
     }
 
     /// The package checkout (Sources/AerieTesting/ACAPyAgent.swift -> root).
-    static var packageRoot: URL {
+    public static var packageRoot: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     }
 
