@@ -22,10 +22,20 @@ public struct ConnectionService: Sendable {
 
     // MARK: - Create and connect
 
-    public func create(_ invitation: Invitation, tenant: TenantContext) async throws -> ConnectionRecord {
+    /// `connections.createWithInvite`: a new record (state `initialized`), or the connection this
+    /// very invitation (`@id`) already made, under the tenant's lock on that `@id`.
+    public func create(_ invitation: Invitation, tenant: TenantContext) async throws -> (record: ConnectionRecord, existing: Bool) {
         let record = Self.record(for: invitation)
-        try await tenant.database.transaction { try $0.connections.insert(record) }
-        return record
+        return try await tenant.database.transaction { tx in
+            if let id = record.invitationId {
+                try tx.connections.lockInvitation(id)
+                if let existing = try tx.connections.findMatching(invitationId: id, publicDid: nil, firstRecipientKey: nil) {
+                    return (existing, true)
+                }
+            }
+            try tx.connections.insert(record)
+            return (record, false)
+        }
     }
 
     /// A new record for the invitation (state `initialized`), with its match keys normalised.
@@ -56,13 +66,38 @@ public struct ConnectionService: Sendable {
         return updated
     }
 
-    /// What `connections.accept` does with a new record (`record(for:)`): answers the tenant's
-    /// connection matching its invitation (`existing`) if there is one, else stores the record and
-    /// connects it, all in one transaction (the match, the record, the key, the state change and
-    /// the outbox row).
-    public func createAndConnect(_ record: ConnectionRecord, label: String?, returnRoute: Bool = false, tenant: TenantContext)
+    /// `connections.accept`: the tenant's connection for this invitation if it has one (the same
+    /// `@id`, public DID or first key), else a new one, created and connected in one transaction.
+    /// With `wait`, waits (bounded) while the handshake is under way: also when an earlier call
+    /// made the connection and it is still pending, so a repeated call gets the outcome.
+    public func accept(_ invitation: Invitation, label: String?, returnRoute: Bool, wait: Duration?, tenant: TenantContext)
         async throws -> (record: ConnectionRecord, existing: Bool)
     {
+        let new = Self.record(for: invitation)
+        // Watching before the Request is queued, so a Response handled at once still wakes the wait.
+        let watch = wait == nil ? nil : waits.watch(new.id, tenant: tenant.tenantID)
+        defer { watch.map(waits.stop) }
+        let (record, existing) = try await createAndConnect(new, label: label, returnRoute: returnRoute, tenant: tenant)
+        guard let wait, let watch else { return (record, existing) }
+        guard existing else { return (try await waitWhilePending(record, watch: watch, timeout: wait, tenant: tenant), false) }
+        guard Self.isPending(record) else { return (record, true) }
+        let pending = waits.watch(record.id, tenant: tenant.tenantID)
+        defer { waits.stop(pending) }
+        // Read again once the watch is on, so a state committed before it is not missed.
+        let current = try await load(record.id, tenant: tenant)
+        return (try await waitWhilePending(current, watch: pending, timeout: wait, tenant: tenant), true)
+    }
+
+    /// Answers the tenant's connection matching `record`'s invitation (`existing`) if there is
+    /// one, else stores the record and connects it, all in one transaction (the match, the record,
+    /// the key, the state change and the outbox row). The transaction first takes the tenant's
+    /// lock on the invitation `@id` (`lockInvitation`), so concurrent calls for one invitation
+    /// make one connection. `alsoStore` runs in the same transaction with the connected record
+    /// (the out-of-band plugin stores its record there).
+    public func createAndConnect(
+        _ record: ConnectionRecord, label: String?, returnRoute: Bool = false, tenant: TenantContext,
+        alsoStore: (@Sendable (ConnectionRecord, any TenantTransaction) throws -> Void)? = nil
+    ) async throws -> (record: ConnectionRecord, existing: Bool) {
         let keys = InvitationMatchKeys(
             id: record.invitationId, publicDid: record.publicDid, firstRecipientKey: record.firstRecipientKey)
         let prepared: PreparedConnect
@@ -70,25 +105,31 @@ public struct ConnectionService: Sendable {
             prepared = try await prepareConnect(record, label: label, returnRoute: returnRoute, tenant: tenant)
         } catch let error as AerieError where error.code == .unsupportedInvitation {
             // One that cannot be connected still answers the connection it matches; nothing is stored.
-            if let existing = try await tenant.database.transaction({ tx in
-                try tx.connections.findMatching(
-                    invitationId: keys.id, publicDid: keys.publicDid, firstRecipientKey: keys.firstRecipientKey)
-            }) {
+            if let existing = try await tenant.database.transaction({ tx in try Self.existing(keys, in: tx) }) {
                 return (existing, true)
             }
             throw error
         }
         let result = try await tenant.database.transaction { tx -> (record: ConnectionRecord, existing: Bool) in
-            if let existing = try tx.connections.findMatching(
-                invitationId: keys.id, publicDid: keys.publicDid, firstRecipientKey: keys.firstRecipientKey)
-            {
-                return (existing, true)
-            }
+            if let id = keys.id { try tx.connections.lockInvitation(id) }
+            if let existing = try Self.existing(keys, in: tx) { return (existing, true) }
             try tx.connections.insert(record)
-            return (try Self.commitConnect(prepared, to: record, in: tx), false)
+            FaultPoint.reach("accept.afterRecord")
+            let connected = try Self.commitConnect(prepared, to: record, in: tx)
+            try alsoStore?(connected, tx)
+            return (connected, false)
         }
         if !result.existing { tenant.outboxSignal.outboxChanged() }
         return result
+    }
+
+    /// The tenant's connection matching an invitation's keys, if any, inside `tx`.
+    static func existing(_ keys: InvitationMatchKeys, in tx: any TenantTransaction) throws -> ConnectionRecord? {
+        try tx.connections.findMatching(invitationId: keys.id, publicDid: keys.publicDid, firstRecipientKey: keys.firstRecipientKey)
+    }
+
+    static func isPending(_ record: ConnectionRecord) -> Bool {
+        record.state == .requested || record.state == .responded
     }
 
     /// A Request packed with a new pairwise key, ready to be committed with `commitConnect`.
@@ -169,8 +210,9 @@ public struct ConnectionService: Sendable {
     /// Applies a Response or problem report to the connection it belongs to. Returns the
     /// connection after the event, or nil when no connection of the tenant matches.
     @discardableResult
+    /// A `receipt` (the inbound pipeline's) stores the message in the transaction that applies it.
     public func apply(_ message: JSONValue, recipientVerkey: String?, connectionId: UUID?, mailboxUid: UUID?,
-                      tenant: TenantContext) async throws -> ConnectionRecord? {
+                      receipt: InboundReceipt? = nil, tenant: TenantContext) async throws -> ConnectionRecord? {
         guard let type = message["@type"]?.stringValue.map(InboundMessage.normalizedType) else {
             throw AerieError.invalidParams("the message has no @type", field: "message")
         }
@@ -209,10 +251,10 @@ public struct ConnectionService: Sendable {
                 peer = try ConnectionMessages.readResponse(message, invitationKey: invitationKey)
             } catch let error as CryptoError {
                 return try await fail(record.id, event: .problem(reason: "the response's connection~sig is invalid: \(error.message)"),
-                                      report: nil, mailboxUid: mailboxUid, tenant: tenant)
+                                      report: nil, mailboxUid: mailboxUid, receipt: receipt, tenant: tenant)
             }
             return try await accept(record, peer: peer, event: .responseVerified, reply: ConnectionMessages.trustPing(threadId: nil),
-                                    sealedKey: sealedKey, mailboxUid: mailboxUid, tenant: tenant)
+                                    sealedKey: sealedKey, mailboxUid: mailboxUid, receipt: receipt, tenant: tenant)
         case _ where exchangeVersion != nil && type.hasSuffix("/response"):
             guard usesExchange else {
                 throw AerieError(.conflict, "the connection does not use didexchange; a didexchange response does not apply")
@@ -227,21 +269,21 @@ public struct ConnectionService: Sendable {
             } catch let error as CryptoError {
                 return try await fail(
                     record.id, event: .problem(reason: "the didexchange response's signed attachment is invalid: \(error.message)"),
-                    report: nil, mailboxUid: mailboxUid, tenant: tenant)
+                    report: nil, mailboxUid: mailboxUid, receipt: receipt, tenant: tenant)
             }
             let parent = message["~thread"]?["pthid"]?.stringValue ?? record.invitationId ?? ""
             let complete = DIDExchangeMessages.complete(
                 version: exchangeVersion ?? "1.1", threadId: threadId, parentThreadId: String(parent.prefix(512)))
             return try await accept(record, peer: peer, event: .exchangeResponseVerified, reply: complete,
-                                    sealedKey: sealedKey, mailboxUid: mailboxUid, tenant: tenant)
+                                    sealedKey: sealedKey, mailboxUid: mailboxUid, receipt: receipt, tenant: tenant)
         case ConnectionMessages.problemReportType, ConnectionMessages.notificationProblemReportType:
             return try await fail(
                 record.id, event: .problem(reason: ConnectionMessages.problemReason(message)), report: message,
-                mailboxUid: mailboxUid, tenant: tenant)
+                mailboxUid: mailboxUid, receipt: receipt, tenant: tenant)
         case _ where exchangeVersion != nil && type.hasSuffix("/problem_report"):
             return try await fail(
                 record.id, event: .problem(reason: ConnectionMessages.problemReason(message)), report: message,
-                mailboxUid: mailboxUid, tenant: tenant)
+                mailboxUid: mailboxUid, receipt: receipt, tenant: tenant)
         default:
             throw AerieError.invalidParams("a \(type) message does not change a connection's state", field: "message")
         }
@@ -250,8 +292,8 @@ public struct ConnectionService: Sendable {
     /// Stores the peer of a verified Response, moves to `accepted` and enqueues `reply` (trust
     /// ping or didexchange complete) to the peer, in one transaction.
     private func accept(_ record: ConnectionRecord, peer: ConnectionMessages.PeerConnection, event: ConnectionStateMachine.Event,
-                        reply: JSONValue, sealedKey: [UInt8]?, mailboxUid: UUID?, tenant: TenantContext) async throws
-        -> ConnectionRecord
+                        reply: JSONValue, sealedKey: [UInt8]?, mailboxUid: UUID?, receipt: InboundReceipt?, tenant: TenantContext)
+        async throws -> ConnectionRecord
     {
         guard let myVerkey = record.myVerkey else { throw AerieError(.conflict, "the connection has not sent a request") }
         let envelope: [UInt8]
@@ -263,10 +305,13 @@ public struct ConnectionService: Sendable {
         } else {
             envelope = try await pack(reply, to: peer.verkey, routingKeys: peer.routingKeys, from: myVerkey, tenant: tenant)
         }
-        let updated = try await tenant.database.transaction { tx -> ConnectionRecord in
+        let (updated, changed) = try await tenant.database.transaction { tx -> (ConnectionRecord, Bool) in
             guard var current = try tx.connections.getForUpdate(record.id) else {
                 throw AerieError.notFound("no connection \(record.id)")
             }
+            // Stored and applied together: a copy handled before changes nothing.
+            if let receipt, try !receipt.claim(in: tx) { return (current, false) }
+            FaultPoint.reach("inbound.beforeCommit")
             let transition = try ConnectionStateMachine.apply(event, in: current.state)
             current.state = transition.state
             current.theirDid = peer.did
@@ -277,29 +322,31 @@ public struct ConnectionService: Sendable {
             if transition.actions.contains(.sendTrustPing) || transition.actions.contains(.sendComplete) {
                 try tx.outbox.enqueue(OutboxItem(connectionId: current.id, endpoint: peer.endpoint, envelope: envelope))
             }
-            if let mailboxUid { try tx.mailbox.updateStatus(mailboxUid, to: MailboxMessage.reviewed) }
-            return current
+            if let uid = receipt?.claimed?.uid ?? mailboxUid { try tx.mailbox.updateStatus(uid, to: MailboxMessage.reviewed) }
+            return (current, true)
         }
+        guard changed else { return updated }
         tenant.outboxSignal.outboxChanged()
-        waits.changed(updated)
+        waits.changed(updated, tenant: tenant.tenantID)
         return updated
     }
 
     /// Moves the connection to `failed` (problem report, bad response, undeliverable request).
     @discardableResult
     public func fail(_ id: UUID, event: ConnectionStateMachine.Event, report: JSONValue?, mailboxUid: UUID?,
-                     tenant: TenantContext) async throws -> ConnectionRecord {
-        let failed = try await tenant.database.transaction { tx -> ConnectionRecord in
+                     receipt: InboundReceipt? = nil, tenant: TenantContext) async throws -> ConnectionRecord {
+        let (failed, changed) = try await tenant.database.transaction { tx -> (ConnectionRecord, Bool) in
             guard var current = try tx.connections.getForUpdate(id) else { throw AerieError.notFound("no connection \(id)") }
+            if let receipt, try !receipt.claim(in: tx) { return (current, false) }
             let transition = try ConnectionStateMachine.apply(event, in: current.state)
             current.state = transition.state
             for case .recordFailure(let reason) in transition.actions { current.failureReason = reason }
             if let report { current.problemReport = report }
             try tx.connections.update(current)
-            if let mailboxUid { try tx.mailbox.updateStatus(mailboxUid, to: MailboxMessage.reviewed) }
-            return current
+            if let uid = receipt?.claimed?.uid ?? mailboxUid { try tx.mailbox.updateStatus(uid, to: MailboxMessage.reviewed) }
+            return (current, true)
         }
-        waits.changed(failed)
+        if changed { waits.changed(failed, tenant: tenant.tenantID) }
         return failed
     }
 
@@ -334,7 +381,7 @@ public struct ConnectionService: Sendable {
     ) async throws -> ConnectionRecord {
         var record = start
         let deadline = ContinuousClock.now + timeout
-        while record.state == .requested || record.state == .responded {
+        while Self.isPending(record) {
             guard ContinuousClock.now < deadline else {
                 throw AerieError(
                     .timeout, "the inviter did not answer within \(timeout.components.seconds) s",

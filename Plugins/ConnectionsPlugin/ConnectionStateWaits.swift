@@ -8,31 +8,39 @@ import Synchronization
 /// Changes committed by another process are not seen here: waiters still poll the store, only
 /// less often.
 public final class ConnectionStateWaits: Sendable {
-    private let watches = Mutex<[UUID: Watch]>([:])
+    /// Connection ids are unique, but a wait is only ever woken by its own tenant's commits.
+    struct Key: Hashable {
+        var tenant: TenantID
+        var connection: UUID
+    }
+    private let watches = Mutex<[Key: [Watch]]>([:])
 
     public init() {}
 
-    /// Starts recording changes of `id`; register before the change can happen, `stop` when done.
-    func watch(_ id: UUID) -> Watch {
-        let watch = Watch(id: id)
-        watches.withLock { $0[id] = watch }
+    /// Starts recording changes of the tenant's connection `id`; register before the change can
+    /// happen, `stop` when done. Any number of callers may watch one connection.
+    func watch(_ id: UUID, tenant: TenantID) -> Watch {
+        let watch = Watch(key: Key(tenant: tenant, connection: id))
+        watches.withLock { $0[watch.key, default: []].append(watch) }
         return watch
     }
 
     func stop(_ watch: Watch) {
         watches.withLock { watches in
-            if watches[watch.id] === watch { watches[watch.id] = nil }
+            watches[watch.key]?.removeAll { $0 === watch }
+            if watches[watch.key]?.isEmpty == true { watches[watch.key] = nil }
         }
     }
 
-    /// Called after a transaction that changed a connection's state has committed.
-    func changed(_ record: ConnectionRecord) {
-        watches.withLock { $0[record.id] }?.deliver(record)
+    /// Called after a transaction of `tenant` that changed a connection's state has committed.
+    func changed(_ record: ConnectionRecord, tenant: TenantID) {
+        let waiting = watches.withLock { $0[Key(tenant: tenant, connection: record.id)] } ?? []
+        for watch in waiting { watch.deliver(record) }
     }
 
     /// One waiter's view of one connection: the latest committed record not yet taken.
     final class Watch: Sendable {
-        let id: UUID
+        let key: Key
         private struct State {
             var latest: ConnectionRecord?
             var waiter: (token: UInt64, continuation: CheckedContinuation<ConnectionRecord?, Never>)?
@@ -40,7 +48,7 @@ public final class ConnectionStateWaits: Sendable {
         }
         private let state = Mutex(State())
 
-        init(id: UUID) { self.id = id }
+        init(key: Key) { self.key = key }
 
         fileprivate func deliver(_ record: ConnectionRecord) {
             let waiter = state.withLock { state in

@@ -33,7 +33,14 @@ extension ConnectionsPlugin {
         }
 
         func create(_ invitation: Invitation, tenant: TenantContext) async throws -> ConnectionRecord {
-            try await plugin.service.create(invitation, tenant: tenant)
+            try await plugin.service.create(invitation, tenant: tenant).record
+        }
+
+        func createAndConnect(
+            _ record: ConnectionRecord, label: String?, tenant: TenantContext,
+            alsoStore: @escaping @Sendable (ConnectionRecord, any TenantTransaction) throws -> Void
+        ) async throws -> (record: ConnectionRecord, existing: Bool) {
+            try await plugin.service.createAndConnect(record, label: label, tenant: tenant, alsoStore: alsoStore)
         }
 
         func connect(_ id: UUID, label: String?, tenant: TenantContext) async throws -> ConnectionRecord {
@@ -44,7 +51,7 @@ extension ConnectionsPlugin {
             -> ConnectionRecord
         {
             let service = plugin.service
-            let watch = service.waits.watch(connection.id)
+            let watch = service.waits.watch(connection.id, tenant: tenant.tenantID)
             defer { service.waits.stop(watch) }
             // Read once the watch is on, so a state committed before it is not missed.
             let current = try await service.load(connection.id, tenant: tenant)

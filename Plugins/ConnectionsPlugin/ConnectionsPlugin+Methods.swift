@@ -9,7 +9,10 @@ extension ConnectionsPlugin {
             "connections.createWithInvite", summary: "Stores a connection for an invitation (state 1, initialized)."
         ) { (params: InvitationParams, tenant: TenantContext) in
             let invitation = try await plugin.read(ParseInvitationParams(invitation: params.invitation, url: params.url))
-            return ConnectionView(try await service.create(invitation, tenant: tenant))
+            let (record, existing) = try await service.create(invitation, tenant: tenant)
+            var view = ConnectionView(record)
+            if existing { view.existing = true }
+            return view
         }
         try router.register(
             "connections.connect",
@@ -116,39 +119,28 @@ extension ConnectionsPlugin {
             summary: "The whole invitee flow: read, reuse an existing connection, or create and connect; with wait, until accepted (bounded)."
         ) { (params: AcceptParams, tenant: TenantContext) in
             let invitation = try await plugin.read(ParseInvitationParams(invitation: params.invitation, url: params.url))
-            let new = ConnectionService.record(for: invitation)
-            // Watching before the Request is queued, so a Response handled at once still wakes the wait.
-            let watch = params.wait == true ? service.waits.watch(new.id) : nil
-            defer { watch.map(service.waits.stop) }
-            let (connected, existing) = try await service.createAndConnect(
-                new, label: params.label, returnRoute: params.returnRoute ?? false, tenant: tenant)
-            if existing {
-                var view = ConnectionView(connected)
-                view.existing = true
-                return view
-            }
-            var record = connected
-            if let watch {
-                let seconds = min(max(params.timeoutSeconds ?? 30, 1), 120)
-                record = try await service.waitWhilePending(record, watch: watch, timeout: .seconds(seconds), tenant: tenant)
-            }
-            return ConnectionView(record)
+            let wait = params.wait == true ? Duration.seconds(min(max(params.timeoutSeconds ?? 30, 1), 120)) : nil
+            let (record, existing) = try await service.accept(
+                invitation, label: params.label, returnRoute: params.returnRoute ?? false, wait: wait, tenant: tenant)
+            var view = ConnectionView(record)
+            if existing { view.existing = true }
+            return view
         }
-        try router.registerInbound(ConnectionMessages.responseType) { message, tenant in
-            try await service.apply(
-                message.body, recipientVerkey: message.recipientVerkey, connectionId: nil, mailboxUid: UUID(uuidString: message.uid),
-                tenant: tenant)
-        }
-        // didexchange 1.0 and 1.1; the legacy did:sov:...;spec/ prefix routes the same way.
+        // Responses and problem reports of both handshakes (didexchange 1.0 and 1.1 too; the legacy
+        // did:sov:...;spec/ prefix routes the same way): stored and applied in one transaction.
         for type in
-            [ConnectionMessages.problemReportType, ConnectionMessages.notificationProblemReportType]
+            [ConnectionMessages.responseType, ConnectionMessages.problemReportType, ConnectionMessages.notificationProblemReportType]
             + DIDExchangeMessages.responseTypes + DIDExchangeMessages.problemReportTypes
         {
             try router.registerInbound(type) { message, tenant in
                 try await service.apply(
                     message.body, recipientVerkey: message.recipientVerkey, connectionId: nil,
-                    mailboxUid: UUID(uuidString: message.uid), tenant: tenant)
+                    mailboxUid: UUID(uuidString: message.uid), receipt: message.receipt, tenant: tenant)
             }
+        }
+        // The outbox gave up on a message of a connection, or an inbound message could not be handled.
+        router.onConnectionFailure { connectionId, reason, tenant in
+            _ = try? await service.fail(connectionId, event: .deliveryFailed(reason: reason), report: nil, mailboxUid: nil, tenant: tenant)
         }
         // Pings and their answers are kept in the mailbox; nothing else to do (we never ask for a response).
         for type in [ConnectionMessages.trustPingType, ConnectionMessages.trustPingResponseType] {

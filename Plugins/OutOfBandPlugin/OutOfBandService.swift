@@ -111,14 +111,20 @@ public struct OutOfBandService: Sendable {
             return (nil, nil, try handshakes.existingConnection(for: invitation, in: tx))
         }
         if var record = found.record {
+            var connection = found.connection
+            // Stored by a version that committed the record before connecting, and stopped
+            // between the two: connect now.
+            if record.state == .connecting, let pending = connection, pending.state == .initialized {
+                connection = try await handshakes.connect(pending.id, label: nil, tenant: tenant)
+            }
             // A handshake that finished after the first call stopped waiting.
-            if record.state == .connecting, let connection = found.connection {
+            if record.state == .connecting, let connection {
                 record = try await settle(record, connection: connection, tenant: tenant)
             }
             return .sameInvitation(
                 Outcome(
                     row: OutOfBandDecision.row(record.decisionRow), sameInvitation: true, record: record,
-                    connection: found.connection, match: .id, attachedMessage: record.attachedMessage))
+                    connection: connection, match: .id, attachedMessage: record.attachedMessage))
         }
         if let existing = found.existing, existing.match == .id {
             // Made from this invitation by connections.createWithInvite / accept.
@@ -143,18 +149,27 @@ public struct OutOfBandService: Sendable {
     ) async throws -> Outcome {
         try handshakes.checkConnectable(invitation)
         let created = handshakes.newRecord(for: invitation)
-        var record = OutOfBandRecord(
+        let start = OutOfBandRecord(
             invitationId: invitation.id, connectionId: created.id, decisionRow: row.number, state: .connecting,
             attachedMessage: attached, invitation: invitation.json)
-        try await tenant.database.transaction { [record] tx in
-            try tx.connections.insert(created)
-            try tx.outOfBand.insert(record)
+        // The connection, the Request, this record and the attached request (kept for the backend
+        // to act on once the connection is accepted) commit together: no half-done accept remains.
+        let (made, existing) = try await handshakes.createAndConnect(created, label: label, tenant: tenant) { connection, tx in
+            var stored = start
+            stored.attachedMessageUid = try attached.map { try tx.mailbox.insert(Self.mailboxEntry($0, on: connection)).uid }
+            try tx.outOfBand.insert(stored)
+            FaultPoint.reach("oob.afterRecord")
         }
-        var connection = try await handshakes.connect(created.id, label: label, tenant: tenant)
-        if let attached {
-            // The request is the backend's to act on once the connection is accepted.
-            record = try await store(attached, for: record, on: connection, tenant: tenant)
+        if existing {
+            // Another call (connections.accept, or a concurrent outOfBand.accept) made it first.
+            guard let same = try await sameInvitation(invitation, tenant: tenant) else {
+                throw AerieError(.conflict, "the invitation is being accepted by another call")
+            }
+            return same
         }
+        var record = try await tenant.database.transaction { tx in try tx.outOfBand.find(invitationId: invitation.id, forUpdate: false) }
+            ?? start
+        var connection = made
         if wait {
             connection = try await handshakes.waitForHandshake(connection, timeout: timeout, tenant: tenant)
         }
@@ -230,17 +245,6 @@ public struct OutOfBandService: Sendable {
             return uid
         }
         return (connection, record)
-    }
-
-    private func store(_ attached: JSONValue, for record: OutOfBandRecord, on connection: ConnectionRecord,
-                       tenant: TenantContext) async throws -> OutOfBandRecord {
-        let message = Self.mailboxEntry(attached, on: connection)
-        return try await tenant.database.transaction { [record] tx in
-            var updated = record
-            updated.attachedMessageUid = try tx.mailbox.insert(message).uid
-            try tx.outOfBand.update(updated)
-            return updated
-        }
     }
 
     /// The attached request as a mailbox message of the connection, as if the inviter had sent it
@@ -342,6 +346,8 @@ public struct OutOfBandService: Sendable {
         }
         let thid = message.body["~thread"]?["thid"]?.stringValue
         let applied = try await tenant.database.transaction { tx -> Bool in
+            // Stored and applied together; a copy handled before changes nothing.
+            guard try message.claim(in: tx) else { return true }
             guard var record = try tx.outOfBand.find(invitationId: pthid, forUpdate: true),
                 record.state == .reuseSent || record.state == .reused,
                 thid == nil || thid == record.reuseMessageId,
@@ -352,7 +358,9 @@ public struct OutOfBandService: Sendable {
             try tx.connections.update(connection)
             record.state = .reused
             try tx.outOfBand.update(record)
-            if let uid = UUID(uuidString: message.uid) { try tx.mailbox.updateStatus(uid, to: MailboxMessage.reviewed) }
+            if let uid = message.receipt?.claimed?.uid ?? UUID(uuidString: message.uid) {
+                try tx.mailbox.updateStatus(uid, to: MailboxMessage.reviewed)
+            }
             return true
         }
         if !applied {
@@ -367,6 +375,7 @@ public struct OutOfBandService: Sendable {
         guard let pthid = OutOfBandMessages.parentThreadId(message.body) else { return }
         let reason = Self.problemReason(message.body)
         try await tenant.database.transaction { tx in
+            guard try message.claim(in: tx) else { return }
             guard var record = try tx.outOfBand.find(invitationId: pthid, forUpdate: true),
                 record.state == .reuseSent || record.state == .connecting,
                 let connectionId = record.connectionId, let connection = try tx.connections.get(connectionId),
@@ -375,7 +384,9 @@ public struct OutOfBandService: Sendable {
             record.state = .failed
             record.failureReason = reason
             try tx.outOfBand.update(record)
-            if let uid = UUID(uuidString: message.uid) { try tx.mailbox.updateStatus(uid, to: MailboxMessage.reviewed) }
+            if let uid = message.receipt?.claimed?.uid ?? UUID(uuidString: message.uid) {
+                try tx.mailbox.updateStatus(uid, to: MailboxMessage.reviewed)
+            }
         }
     }
 

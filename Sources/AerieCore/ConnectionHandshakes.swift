@@ -37,6 +37,14 @@ public protocol ConnectionHandshakes: Sendable {
     func checkConnectable(_ invitation: Invitation) throws
     /// Stores a new connection for the invitation (state `initialized`).
     func create(_ invitation: Invitation, tenant: TenantContext) async throws -> ConnectionRecord
+    /// Stores `record` (from `newRecord`) and connects it in one transaction, in which
+    /// `alsoStore` also runs with the connected record; or, when the tenant already has a
+    /// connection for this invitation (taken under the tenant's lock on its `@id`), answers that
+    /// one with `existing` and stores nothing.
+    func createAndConnect(
+        _ record: ConnectionRecord, label: String?, tenant: TenantContext,
+        alsoStore: @escaping @Sendable (ConnectionRecord, any TenantTransaction) throws -> Void
+    ) async throws -> (record: ConnectionRecord, existing: Bool)
     /// Makes the pairwise key and sends the handshake request (state `requested`).
     func connect(_ id: UUID, label: String?, tenant: TenantContext) async throws -> ConnectionRecord
     /// Waits, at most `timeout`, while the handshake is under way (`requested`, `responded`);

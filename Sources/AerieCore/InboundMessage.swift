@@ -11,16 +11,22 @@ public struct InboundMessage: Sendable {
     public var senderVerkey: String?
     /// Base58 verkey of ours that the message was packed to.
     public var recipientVerkey: String
-    /// The mailbox uid it was stored under.
+    /// The mailbox uid it is stored under.
     public var uid: String
+    /// How it is stored: by the handler's own transaction (`claim(in:)`), else by the pipeline.
+    public var receipt: InboundReceipt?
 
-    public init(type: String, id: String?, body: JSONValue, senderVerkey: String?, recipientVerkey: String, uid: String) {
+    public init(
+        type: String, id: String?, body: JSONValue, senderVerkey: String?, recipientVerkey: String, uid: String,
+        receipt: InboundReceipt? = nil
+    ) {
         self.type = Self.normalizedType(type)
         self.id = id
         self.body = body
         self.senderVerkey = senderVerkey
         self.recipientVerkey = recipientVerkey
         self.uid = uid
+        self.receipt = receipt
     }
 
     public static func normalizedType(_ type: String) -> String {

@@ -36,11 +36,43 @@ public struct MailboxMessage: Sendable, Hashable, Codable {
     }
 }
 
+/// What `MailboxRepository.claim` found.
+public enum InboundClaim: Sendable, Hashable {
+    case new(UUID)
+    case resumed(UUID)
+    case alreadyHandled(UUID)
+
+    public var uid: UUID {
+        switch self {
+        case .new(let uid), .resumed(let uid), .alreadyHandled(let uid): uid
+        }
+    }
+
+    /// Whether the caller is to handle the message (it was not handled before).
+    public var isToHandle: Bool {
+        if case .alreadyHandled = self { return false }
+        return true
+    }
+}
+
 /// `aerie.mailbox` inside one tenant transaction.
 public protocol MailboxRepository {
     /// Stores `message` unless one with the same recipient verkey and `@id` is already there;
     /// returns the stored uid and whether this call inserted it.
     func insert(_ message: MailboxMessage) throws -> (uid: UUID, inserted: Bool)
+    /// Stores an inbound message as handled, in the transaction of the handler that handles it:
+    /// `.new` (stored now), `.resumed` (an earlier copy whose handling failed, now marked handled)
+    /// or `.alreadyHandled` (a duplicate: the caller does nothing). The row stays locked until the
+    /// transaction ends, so two copies are never handled at once.
+    func claim(_ message: MailboxMessage) throws -> InboundClaim
+    /// Records that handling `message` failed: stores it unhandled (or counts one more attempt on
+    /// the stored copy) with the error; the recovery service tries again after `backoffSeconds`
+    /// doubling per attempt, until `maxAttempts`. Answers the attempts so far and the message's
+    /// connection; nil when the stored copy was handled meanwhile.
+    func recordHandlingFailure(_ message: MailboxMessage, error: String, maxAttempts: Int, backoffSeconds: Int) throws
+        -> (attempts: Int, connectionId: UUID?)?
+    /// The handling attempts of an unhandled row (nil: absent or handled).
+    func unhandledAttempts(_ uid: UUID) throws -> Int?
     func get(_ uid: UUID) throws -> MailboxMessage?
     /// Messages of a connection, oldest first, optionally of one status and type; at most `limit`.
     func list(connectionId: UUID, status: String?, type: String?, limit: Int) throws -> [MailboxMessage]

@@ -34,8 +34,14 @@ public struct MethodRouter: Sendable {
         public let handler: InboundHandler
     }
 
+    /// Told when the server gives up on something a connection needed (an outbound message it
+    /// could not deliver, an inbound message it could not handle), so the plugin that owns
+    /// connection state can fail the connection with `reason`.
+    public typealias ConnectionFailureHook = @Sendable (_ connectionId: UUID, _ reason: String, TenantContext) async -> Void
+
     public private(set) var methods: [String: Method] = [:]
     public private(set) var inbound: [String: InboundRoute] = [:]
+    public private(set) var connectionFailureHooks: [ConnectionFailureHook] = []
     /// The plugin currently registering; set by `install(_:)` so errors and docs name it.
     private var currentPlugin = "core"
 
@@ -105,6 +111,16 @@ public struct MethodRouter: Sendable {
                 message: "message type '\(key)' is registered twice (by '\(existing.plugin)' and '\(currentPlugin)')")
         }
         inbound[key] = InboundRoute(type: key, plugin: currentPlugin, handler: handler)
+    }
+
+    /// Registers a hook the server calls when it gives up on something a connection needed.
+    public mutating func onConnectionFailure(_ hook: @escaping ConnectionFailureHook) {
+        connectionFailureHooks.append(hook)
+    }
+
+    /// Runs every connection-failure hook.
+    public func connectionFailed(_ connectionId: UUID, reason: String, tenant: TenantContext) async {
+        for hook in connectionFailureHooks { await hook(connectionId, reason, tenant) }
     }
 
     public func method(named name: String) -> Method? { methods[name] }

@@ -110,7 +110,9 @@ public enum AerieApplication {
                 serverVersion: version, logger: logger)
             let databaseService = DatabaseService(database: database, embedded: embedded, logger: logger)
             let transportService = TransportService(resolver: resolver)
-            let inbound = InboundProcessor(database: database, contexts: contexts, router: router, logger: logger)
+            let inbound = InboundProcessor(
+                database: database, contexts: contexts, router: router, logger: logger,
+                maxHandlingAttempts: configuration.inboundHandlingMaxAttempts, handlingBackoff: configuration.inboundHandlingBackoff)
             let didcommServer = DIDCommHTTPServer(
                 configuration: DIDCommHTTPServer.Configuration(
                     host: configuration.didcommHost, port: configuration.didcommPort,
@@ -126,10 +128,13 @@ public enum AerieApplication {
                 services.append(OutboxDeliveryService(
                 database: database, contexts: contexts,
                 delivery: HTTPDelivery(configuration: HTTPDelivery.Configuration(allowPrivateAddresses: configuration.allowPrivateURLs)),
-                inbound: inbound, connections: connectionsPlugin.service, wakeup: wakeup,
+                inbound: inbound, wakeup: wakeup,
                 maxAttempts: configuration.deliveryMaxAttempts, backoff: configuration.deliveryBackoff,
                 pollInterval: configuration.deliveryPollInterval, logger: logger))
             }
+            services.append(InboundRecoveryService(
+                database: database, contexts: contexts, processor: inbound, interval: configuration.inboundRecoveryInterval,
+                logger: logger))
             if let days = configuration.messageRetentionDays {
                 services.append(MailboxRetentionService(
                     database: database, retention: .seconds(days * 86_400), interval: configuration.retentionSweepInterval,

@@ -43,6 +43,13 @@ public struct AerieConfiguration: Sendable {
     public var messageRetentionDays: Int?
     /// How often the retention sweep runs (hourly).
     public var retentionSweepInterval: Duration
+    /// How often inbound messages whose handling failed are looked for, to be tried again (each
+    /// waits its own backoff: 5 s doubling, 5 attempts).
+    public var inboundRecoveryInterval: Duration = .seconds(10)
+    /// Handling attempts of one inbound message before its connection fails.
+    public var inboundHandlingMaxAttempts = 5
+    /// The wait before an inbound message whose handling failed is tried again; doubles per attempt.
+    public var inboundHandlingBackoff: Duration = .seconds(5)
     /// `AERIE_OOB_TIMEOUT`: how long `outOfBand.accept` / `sendReuse` wait for the inviter unless
     /// a call says otherwise (15 s).
     public var outOfBandTimeout: Duration

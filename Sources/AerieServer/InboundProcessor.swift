@@ -13,6 +13,10 @@ struct InboundProcessor: Sendable {
     let contexts: TenantContexts
     let router: MethodRouter
     let logger: Logger
+    /// Handling attempts of one inbound message before its connection fails.
+    let maxHandlingAttempts: Int
+    /// The wait before the first retry of a failed handling; doubles per attempt.
+    let handlingBackoff: Duration
 
     enum Outcome: Sendable, Equatable {
         case accepted
@@ -90,31 +94,78 @@ struct InboundProcessor: Sendable {
             return .rejected(status: 400, reason: "the message has no usable @id")
         }
         let threadId = message["~thread"]?["thid"]?.stringValue.map { String($0.prefix(256)) }
-        let recipient = unpacked.recipientVerkey
-        let sender = unpacked.senderVerkey
-        let stored = try await tenant.database.transaction { tx -> (uid: UUID, inserted: Bool)? in
-            let connection = try tx.connections.findByMyVerkey(recipient)
-            // A connection deleted while this message was being opened: its key is gone too (the
-            // lookup above waited for the deleting transaction's lock), so the message is refused.
-            if connection == nil, try tx.keys.sealedSecret(verkey: recipient) == nil { return nil }
-            return try tx.mailbox.insert(
-                MailboxMessage(
-                    connectionId: connection?.id, recipientVerkey: recipient, senderVerkey: sender, messageId: messageId,
-                    type: type, threadId: threadId, payload: message))
-        }
-        guard let stored else { return .rejected(status: 404, reason: "no recipient of this message is known here") }
-        guard stored.inserted else { return .duplicate }
+        let uid = UUID()
+        let receipt = InboundReceipt(
+            message: MailboxMessage(
+                uid: uid, connectionId: nil, recipientVerkey: unpacked.recipientVerkey, senderVerkey: unpacked.senderVerkey,
+                messageId: messageId, type: type, threadId: threadId, payload: message))
         let inbound = InboundMessage(
-            type: type, id: messageId, body: message, senderVerkey: sender, recipientVerkey: recipient,
-            uid: stored.uid.uuidString.lowercased())
+            type: type, id: messageId, body: message, senderVerkey: unpacked.senderVerkey,
+            recipientVerkey: unpacked.recipientVerkey, uid: uid.uuidString.lowercased(), receipt: receipt)
+        return await handle(inbound, route: route, tenant: tenant)
+    }
+
+    /// Runs the plugin's handler, which stores the message in its own write transaction (see
+    /// `InboundReceipt`); stores it here when the handler did not. A handler that fails leaves the
+    /// message stored but unhandled, with the error, for `InboundRecoveryService` to try again
+    /// (`maxHandlingAttempts`, then the connection fails with the reason). The peer gets 202 for
+    /// a stored message either way: it has nothing to resend.
+    func handle(_ inbound: InboundMessage, route: MethodRouter.InboundRoute, tenant: TenantContext) async -> Outcome {
+        guard let receipt = inbound.receipt else { preconditionFailure("inbound messages carry their receipt") }
         do {
             try await route.handler(inbound, tenant)
+            var claim = receipt.claimed
+            if claim == nil {
+                claim = try await tenant.database.transaction { tx in
+                    _ = try receipt.claim(in: tx)
+                    return receipt.claimed
+                }
+            }
+            FaultPoint.reach("inbound.afterStore")
+            return claim?.isToHandle == false ? .duplicate : .accepted
+        } catch is InboundReceipt.RecipientGone {
+            return .rejected(status: 404, reason: "no recipient of this message is known here")
         } catch {
-            // Stored: the tenant can still see it and retry with connections.updateState.
+            let reason = "\(inbound.type.split(separator: "/").suffix(2).joined(separator: "/")) could not be handled: \(Self.describe(error))"
             tenant.logger.warning(
                 "inbound message handler failed",
-                metadata: ["type": "\(type)", "uid": "\(inbound.uid)", "error": "\(String(reflecting: error))"])
+                metadata: ["type": "\(inbound.type)", "uid": "\(inbound.uid)", "error": "\(String(reflecting: error))"])
+            // A message the handler refuses (wrong thread, wrong state, bad signature) is kept but
+            // not retried: only failures that can pass (database, internal) are, and only those
+            // fail the connection in the end, so a stranger's message cannot fail a connection.
+            let transient = Self.isTransient(error)
+            do {
+                let maxAttempts = transient ? self.maxHandlingAttempts : 1
+                let backoff = Int(handlingBackoff.components.seconds)
+                let recorded = try await tenant.database.transaction { tx -> (attempts: Int, connectionId: UUID?)? in
+                    var message = receipt.message
+                    if message.connectionId == nil {
+                        message.connectionId = try tx.connections.findByMyVerkey(message.recipientVerkey)?.id
+                    }
+                    return try tx.mailbox.recordHandlingFailure(
+                        message, error: reason, maxAttempts: maxAttempts, backoffSeconds: max(1, backoff))
+                }
+                if transient, let recorded, recorded.attempts >= maxAttempts, let connectionId = recorded.connectionId {
+                    await router.connectionFailed(
+                        connectionId, reason: "\(reason) (after \(recorded.attempts) attempts)", tenant: tenant)
+                }
+            } catch {
+                // Not stored: the peer gets an error and may send it again.
+                tenant.logger.warning("inbound handling failure not recorded", metadata: ["error": "\(String(reflecting: error))"])
+                return .rejected(status: 500, reason: "the message could not be stored")
+            }
+            return .accepted
         }
-        return .accepted
+    }
+
+    static func isTransient(_ error: any Error) -> Bool {
+        guard let error = error as? AerieError else { return true }
+        return [.internalError, .unavailable, .busy, .timeout].contains(error.code)
+    }
+
+    /// A handler's failure as the connection's failure reason: an AerieError's safe message,
+    /// never internal details.
+    static func describe(_ error: any Error) -> String {
+        (error as? AerieError)?.message ?? "internal error"
     }
 }

@@ -1,7 +1,6 @@
 import AerieCore
 import AerieStore
 import AerieTransport
-import ConnectionsPlugin
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -23,13 +22,14 @@ final class OutboxWakeup: OutboxSignal {
 /// Delivers the durable outbox: rows due across all tenants (through `aerie.due_outbox`), each
 /// read, posted and marked under its own tenant. A row is marked sent only after a 2xx, so a
 /// restart resends what was not confirmed; failures retry with exponential backoff up to a
-/// limit, after which the row (and a connection still being set up) fails.
+/// limit, after which the row fails and the plugins' connection-failure hooks are told.
+/// At-least-once: a crash between the peer's 2xx and the mark sends the row again after restart
+/// (the envelope, and so the message `@id`, is the same every time, so peers can de-duplicate).
 struct OutboxDeliveryService: Service {
     let database: AerieDatabase
     let contexts: TenantContexts
     let delivery: HTTPDelivery
     let inbound: InboundProcessor
-    let connections: ConnectionService
     let wakeup: OutboxWakeup
     let maxAttempts: Int
     let backoff: Duration
@@ -86,10 +86,13 @@ struct OutboxDeliveryService: Service {
             do {
                 let response = try await delivery.post(item.envelope, to: item.endpoint)
                 if (200..<300).contains(response.status) {
-                    try await database.markOutboxSent(id, tenant: tenantID)
+                    FaultPoint.reach("outbox.afterPost")
+                    // A return-routed reply is stored and handled before the row is marked sent,
+                    // so a crash between the two sends the row again instead of losing the reply.
                     if response.body.first == UInt8(ascii: "{") {
                         _ = await inbound.process(response.body)
                     }
+                    try await database.markOutboxSent(id, tenant: tenantID)
                     return
                 }
                 failure = "the endpoint answered HTTP \(response.status)"
@@ -107,9 +110,8 @@ struct OutboxDeliveryService: Service {
             tenant.logger.info(
                 "delivery failed", metadata: ["outbox": "\(id)", "attempts": "\(attempts)", "error": "\(failure)", "final": "\(giveUp)"])
             if giveUp, let connectionId = item.connectionId {
-                _ = try? await connections.fail(
-                    connectionId, event: .deliveryFailed(reason: "delivery failed after \(attempts) attempts: \(failure)"),
-                    report: nil, mailboxUid: nil, tenant: tenant)
+                await inbound.router.connectionFailed(
+                    connectionId, reason: "delivery failed after \(attempts) attempts: \(failure)", tenant: tenant)
             }
         } catch {
             logger.warning("outbox delivery error", metadata: ["outbox": "\(id)", "error": "\(String(reflecting: error))"])

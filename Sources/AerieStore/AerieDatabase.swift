@@ -40,6 +40,21 @@ public struct AerieDatabase: Sendable {
 
     /// Outbox rows due for delivery across all tenants, as (tenant, row id) only: the delivery
     /// service then reads and updates each row under its tenant. Goes through `aerie.due_outbox`.
+    /// Mailbox rows across all tenants whose handling failed and is due for another try
+    /// (through `aerie.unhandled_mailbox`): only (tenant, uid) pairs.
+    public func unhandledMailbox(limit: Int) async throws -> [(tenant: TenantID, uid: UUID)] {
+        try await pool.read { session in
+            let result = try session.query(
+                "SELECT tenant_id::text, uid::text FROM aerie.unhandled_mailbox($1::int4)", [.int(max(1, min(limit, 1000)))])
+            return (0..<result.rowCount).compactMap { row in
+                guard let tenant = result.string(row, 0).flatMap(TenantID.init),
+                    let uid = result.string(row, 1).flatMap(UUID.init(uuidString:))
+                else { return nil }
+                return (tenant, uid)
+            }
+        }
+    }
+
     public func dueOutbox(limit: Int) async throws -> [(tenant: TenantID, id: UUID)] {
         try await pool.read { session in
             let result = try session.query(

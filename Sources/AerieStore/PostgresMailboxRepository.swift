@@ -36,6 +36,74 @@ struct PostgresMailboxRepository: MailboxRepository {
         return (uid, false)
     }
 
+    func claim(_ m: MailboxMessage) throws -> InboundClaim {
+        let inserted = try session.query(
+            Self.claimSQL, Self.insertParameters(tenantID, m))
+        if inserted.rowCount == 1 { return .new(m.uid) }
+        let existing = try session.query(
+            """
+            SELECT uid::text, handled_at IS NOT NULL FROM aerie.mailbox
+            WHERE tenant_id = $1::uuid AND recipient_verkey = $2 AND message_id = $3 FOR UPDATE
+            """,
+            [.text(tenantID.rawValue), .text(m.recipientVerkey), .text(m.messageId)])
+        guard existing.rowCount == 1, let uid = existing.string(0, 0).flatMap(UUID.init(uuidString:)) else {
+            throw AerieError.internalError(details: "mailbox claim conflicted but no row was found")
+        }
+        if existing.bool(0, 1) == true { return .alreadyHandled(uid) }
+        _ = try session.execute(
+            """
+            UPDATE aerie.mailbox SET handled_at = now(), handle_error = NULL, next_handle_at = NULL
+            WHERE tenant_id = $1::uuid AND uid = $2::uuid
+            """,
+            [.text(tenantID.rawValue), .text(uid.uuidString.lowercased())])
+        return .resumed(uid)
+    }
+
+    func recordHandlingFailure(_ m: MailboxMessage, error: String, maxAttempts: Int, backoffSeconds: Int) throws
+        -> (attempts: Int, connectionId: UUID?)?
+    {
+        let result = try session.query(
+            """
+            INSERT INTO aerie.mailbox (tenant_id, uid, connection_id, recipient_verkey, sender_verkey, message_id, type,
+                thread_id, status, payload, handled_at, handle_attempts, handle_error, next_handle_at)
+            VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6, $7, $8, $9, $10::jsonb, NULL, 1, $11,
+                CASE WHEN $12::int <= 1 THEN NULL ELSE now() + make_interval(secs => $13::int) END)
+            ON CONFLICT (tenant_id, recipient_verkey, message_id) DO UPDATE
+                SET handle_attempts = aerie.mailbox.handle_attempts + 1, handle_error = EXCLUDED.handle_error,
+                    next_handle_at = CASE WHEN aerie.mailbox.handle_attempts + 1 >= $12::int THEN NULL
+                        ELSE now() + make_interval(secs => $13::int * (2 ^ least(aerie.mailbox.handle_attempts, 16)))
+                    END
+                WHERE aerie.mailbox.handled_at IS NULL
+            RETURNING handle_attempts, connection_id::text
+            """,
+            Self.insertParameters(tenantID, m) + [.text(String(error.prefix(1000))), .int(maxAttempts), .int(backoffSeconds)])
+        guard result.rowCount == 1, let attempts = result.string(0, 0).flatMap({ Int($0) }) else { return nil }
+        return (attempts, result.string(0, 1).flatMap(UUID.init(uuidString:)))
+    }
+
+    func unhandledAttempts(_ uid: UUID) throws -> Int? {
+        let result = try session.query(
+            "SELECT handle_attempts FROM aerie.mailbox WHERE tenant_id = $1::uuid AND uid = $2::uuid AND handled_at IS NULL",
+            [.text(tenantID.rawValue), .text(uid.uuidString.lowercased())])
+        return result.rowCount == 1 ? result.string(0, 0).flatMap { Int($0) } : nil
+    }
+
+    private static let claimSQL = """
+        INSERT INTO aerie.mailbox (tenant_id, uid, connection_id, recipient_verkey, sender_verkey, message_id, type,
+            thread_id, status, payload, handled_at)
+        VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6, $7, $8, $9, $10::jsonb, now())
+        ON CONFLICT (tenant_id, recipient_verkey, message_id) DO NOTHING RETURNING uid::text
+        """
+
+    private static func insertParameters(_ tenantID: TenantID, _ m: MailboxMessage) -> [SQLValue] {
+        [
+            .text(tenantID.rawValue), .text(m.uid.uuidString.lowercased()),
+            .optionalText(m.connectionId?.uuidString.lowercased()), .text(m.recipientVerkey),
+            .optionalText(m.senderVerkey), .text(m.messageId), .text(m.type), .optionalText(m.threadId),
+            .text(m.status), .text(JSONColumn.encode(m.payload)),
+        ]
+    }
+
     func get(_ uid: UUID) throws -> MailboxMessage? {
         let result = try session.query(
             "SELECT \(Self.columns) FROM aerie.mailbox WHERE tenant_id = $1::uuid AND uid = $2::uuid",

@@ -1,5 +1,6 @@
 import AerieCore
 import Foundation
+import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -81,6 +82,10 @@ public final class ACAPyAgent: @unchecked Sendable {
         version: Version = .v1_2_7, label: String = "ACA-Py Inviter", extraArguments: [String] = [],
         readyTimeout: Duration = .seconds(60)
     ) async throws -> ACAPyAgent {
+        // Starting ACA-Py costs seconds of CPU; suites run in parallel on two cores, so at most
+        // two start at once and each one's ready timeout counts from its own start.
+        await startSlots.acquire()
+        defer { startSlots.release() }
         var attempt = 1
         while true {
             do {
@@ -89,6 +94,40 @@ public final class ACAPyAgent: @unchecked Sendable {
             } catch is PortTaken where attempt < 3 {
                 attempt += 1
             }
+        }
+    }
+
+    private static let startSlots = StartSlots(count: 2)
+
+    /// A counting semaphore for agent starts (waiters resume in order).
+    final class StartSlots: Sendable {
+        private let state: Mutex<(free: Int, waiters: [CheckedContinuation<Void, Never>])>
+
+        init(count: Int) { state = Mutex((count, [])) }
+
+        func acquire() async {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ready = state.withLock { state -> Bool in
+                    if state.free > 0 {
+                        state.free -= 1
+                        return true
+                    }
+                    state.waiters.append(continuation)
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
+        }
+
+        func release() {
+            let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                if state.waiters.isEmpty {
+                    state.free += 1
+                    return nil
+                }
+                return state.waiters.removeFirst()
+            }
+            next?.resume()
         }
     }
 

@@ -8,6 +8,9 @@ import Testing
 /// waiter at once, before or after it starts waiting; without one the wait times out (and the
 /// caller polls the store); cancellation ends it.
 @Suite struct ConnectionStateWaitsTests {
+    let alice = TenantID(uuid: UUID())
+    let bob = TenantID(uuid: UUID())
+
     func record(_ id: UUID, _ state: ConnectionRecord.State) -> ConnectionRecord {
         ConnectionRecord(id: id, state: state, invitation: .object([:]), invitationKind: "aries-connections")
     }
@@ -15,12 +18,12 @@ import Testing
     @Test func aChangeWhileWaitingWakesTheWaiterBeforeTheTimeout() async throws {
         let waits = ConnectionStateWaits()
         let id = UUID()
-        let watch = waits.watch(id)
+        let watch = waits.watch(id, tenant: alice)
         defer { waits.stop(watch) }
         let started = ContinuousClock.now
         async let woken = watch.next(timeout: .seconds(10))
         try await Task.sleep(for: .milliseconds(50))
-        waits.changed(record(id, .accepted))
+        waits.changed(record(id, .accepted), tenant: alice)
         let got = await woken
         #expect(got?.state == .accepted)
         #expect(ContinuousClock.now - started < .seconds(5))
@@ -29,9 +32,9 @@ import Testing
     @Test func aChangeBeforeWaitingIsKept() async {
         let waits = ConnectionStateWaits()
         let id = UUID()
-        let watch = waits.watch(id)
+        let watch = waits.watch(id, tenant: alice)
         defer { waits.stop(watch) }
-        waits.changed(record(id, .failed))
+        waits.changed(record(id, .failed), tenant: alice)
         let got = await watch.next(timeout: .seconds(10))
         #expect(got?.state == .failed)
     }
@@ -39,17 +42,40 @@ import Testing
     @Test func otherConnectionsAndStoppedWatchesAreNotDelivered() async {
         let waits = ConnectionStateWaits()
         let id = UUID()
-        let watch = waits.watch(id)
-        waits.changed(record(UUID(), .accepted))
+        let watch = waits.watch(id, tenant: alice)
+        waits.changed(record(UUID(), .accepted), tenant: alice)
         #expect(await watch.next(timeout: .milliseconds(20)) == nil)
         waits.stop(watch)
-        waits.changed(record(id, .accepted))
+        waits.changed(record(id, .accepted), tenant: alice)
         #expect(await watch.next(timeout: .milliseconds(20)) == nil)
+    }
+
+    /// Connection ids are unique, but a commit of one tenant never wakes another tenant's wait.
+    @Test func anotherTenantsChangeIsNotDelivered() async {
+        let waits = ConnectionStateWaits()
+        let id = UUID()
+        let watch = waits.watch(id, tenant: alice)
+        defer { waits.stop(watch) }
+        waits.changed(record(id, .accepted), tenant: bob)
+        waits.changed(record(id, .failed), tenant: alice)
+        #expect(await watch.next(timeout: .seconds(10))?.state == .failed)
+    }
+
+    /// Several callers waiting for one connection (a repeated accept) are all woken.
+    @Test func everyWatcherOfAConnectionIsWoken() async {
+        let waits = ConnectionStateWaits()
+        let id = UUID()
+        let first = waits.watch(id, tenant: alice)
+        let second = waits.watch(id, tenant: alice)
+        defer { waits.stop(first); waits.stop(second) }
+        waits.changed(record(id, .accepted), tenant: alice)
+        #expect(await first.next(timeout: .seconds(10))?.state == .accepted)
+        #expect(await second.next(timeout: .seconds(10))?.state == .accepted)
     }
 
     @Test func withoutAChangeTheWaitTimesOut() async {
         let waits = ConnectionStateWaits()
-        let watch = waits.watch(UUID())
+        let watch = waits.watch(UUID(), tenant: alice)
         defer { waits.stop(watch) }
         let started = ContinuousClock.now
         #expect(await watch.next(timeout: .milliseconds(30)) == nil)
@@ -58,7 +84,7 @@ import Testing
 
     @Test func cancellationEndsTheWait() async {
         let waits = ConnectionStateWaits()
-        let watch = waits.watch(UUID())
+        let watch = waits.watch(UUID(), tenant: alice)
         defer { waits.stop(watch) }
         let task = Task { await watch.next(timeout: .seconds(30)) }
         try? await Task.sleep(for: .milliseconds(20))

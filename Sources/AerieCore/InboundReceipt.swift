@@ -1,0 +1,46 @@
+import Foundation
+import Synchronization
+
+/// How an inbound message reaches the mailbox exactly once. The handler that handles the message
+/// stores it with `claim(in:)` inside its own write transaction, so storing and handling commit
+/// together or not at all; a copy that was already handled is reported, and the handler then
+/// does nothing. A handler that never claims gets its message stored by the inbound pipeline.
+public final class InboundReceipt: Sendable {
+    /// The message as it will be stored (its connection is filled in when claimed).
+    public let message: MailboxMessage
+    private let outcome = Mutex<InboundClaim?>(nil)
+
+    /// Thrown by `claim` when the recipient key is gone (its connection deleted while the
+    /// message was being opened): the message is refused, nothing is stored.
+    public struct RecipientGone: Error {}
+
+    public init(message: MailboxMessage) {
+        self.message = message
+    }
+
+    /// Stores the message in `tx`, linked to the connection of its recipient key. Answers
+    /// whether to handle it: false when this copy was handled before (a duplicate).
+    public func claim(in tx: any TenantTransaction) throws -> Bool {
+        var stored = message
+        if stored.connectionId == nil {
+            let connection = try tx.connections.findByMyVerkey(stored.recipientVerkey)
+            if connection == nil, try tx.keys.sealedSecret(verkey: stored.recipientVerkey) == nil { throw RecipientGone() }
+            stored.connectionId = connection?.id
+        }
+        let claim = try tx.mailbox.claim(stored)
+        outcome.withLock { $0 = claim }
+        return claim.isToHandle
+    }
+
+    /// What the last `claim` found, nil when none ran.
+    public var claimed: InboundClaim? { outcome.withLock { $0 } }
+}
+
+extension InboundMessage {
+    /// Stores this message in `tx` if it came through the inbound pipeline (see `InboundReceipt`);
+    /// answers whether to handle it. A message given by other means (a backend's
+    /// `connections.updateStateWithMessage`) is always handled.
+    public func claim(in tx: any TenantTransaction) throws -> Bool {
+        try receipt?.claim(in: tx) ?? true
+    }
+}
