@@ -34,3 +34,31 @@ CREATE FUNCTION aerie.unhandled_mailbox(max_rows integer)
 
 REVOKE ALL ON FUNCTION aerie.unhandled_mailbox(integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION aerie.unhandled_mailbox(integer) TO aerie_runtime;
+
+-- Outbox leases name the server instance that took them (AERIE_INSTANCE, by default host, state
+-- directory and DIDComm address), so a server restarted after a crash takes back at once the rows
+-- its previous run had leased, instead of waiting for the lease to expire.
+ALTER TABLE aerie.outbox ADD COLUMN leased_by text;
+
+DO $$
+BEGIN
+    EXECUTE format(
+        'CREATE POLICY owner_lease_release ON aerie.outbox FOR UPDATE TO %I USING (leased_by IS NOT NULL)', current_user);
+END
+$$;
+
+CREATE FUNCTION aerie.release_outbox_leases(instance text)
+    RETURNS integer
+    LANGUAGE sql VOLATILE STRICT SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+        WITH released AS (
+            UPDATE aerie.outbox SET next_attempt_at = now(), leased_by = NULL
+            WHERE status = 'pending' AND leased_by = instance AND next_attempt_at > now()
+            RETURNING 1
+        )
+        SELECT count(*)::integer FROM released
+    $$;
+
+REVOKE ALL ON FUNCTION aerie.release_outbox_leases(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION aerie.release_outbox_leases(text) TO aerie_runtime;

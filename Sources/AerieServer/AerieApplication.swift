@@ -128,7 +128,7 @@ public enum AerieApplication {
                 services.append(OutboxDeliveryService(
                 database: database, contexts: contexts,
                 delivery: HTTPDelivery(configuration: HTTPDelivery.Configuration(allowPrivateAddresses: configuration.allowPrivateURLs)),
-                inbound: inbound, wakeup: wakeup,
+                inbound: inbound, wakeup: wakeup, instance: configuration.instanceName,
                 maxAttempts: configuration.deliveryMaxAttempts, backoff: configuration.deliveryBackoff,
                 pollInterval: configuration.deliveryPollInterval, logger: logger))
             }

@@ -43,6 +43,13 @@ public struct AerieConfiguration: Sendable {
     public var messageRetentionDays: Int?
     /// How often the retention sweep runs (hourly).
     public var retentionSweepInterval: Duration
+    /// `AERIE_INSTANCE`: this server's name in outbox leases, unique among the servers of one
+    /// database and the same across its restarts. Default: host name, state directory and
+    /// DIDComm listen address.
+    public var instance: String?
+    public var instanceName: String {
+        instance ?? "\(ProcessInfo.processInfo.hostName):\(home.standardizedFileURL.path):\(didcommHost):\(didcommPort)"
+    }
     /// How often inbound messages whose handling failed are looked for, to be tried again (each
     /// waits its own backoff: 5 s doubling, 5 attempts).
     public var inboundRecoveryInterval: Duration = .seconds(10)
@@ -139,6 +146,7 @@ public struct AerieConfiguration: Sendable {
             config.plugins = plugins.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
         config.masterKeyBase64 = nonEmpty("AERIE_MASTER_KEY")
+        config.instance = nonEmpty("AERIE_INSTANCE").map { String($0.prefix(200)) }
         if let level = nonEmpty("AERIE_LOG_LEVEL") {
             guard let parsed = Logger.Level(rawValue: level.lowercased()) else {
                 throw Invalid(description: "AERIE_LOG_LEVEL must be one of trace, debug, info, notice, warning, error, critical")
@@ -204,5 +212,6 @@ public struct AerieConfiguration: Sendable {
           AERIE_DELIVERY_MAX_ATTEMPTS  delivery attempts before a message fails (6)
           AERIE_MESSAGE_RETENTION_DAYS reviewed (MS-106) mailbox messages older than this are purged, hourly (unlimited)
           AERIE_OOB_TIMEOUT            seconds outOfBand.accept/sendReuse wait for the inviter, 1...120 (15)
+          AERIE_INSTANCE               this server's name in outbox leases; unique per server of one database, kept across restarts (host:AERIE_HOME:DIDComm address)
         """
 }

@@ -31,6 +31,8 @@ struct OutboxDeliveryService: Service {
     let delivery: HTTPDelivery
     let inbound: InboundProcessor
     let wakeup: OutboxWakeup
+    /// This server in its leases: a restart takes back its previous run's leases at once.
+    let instance: String
     let maxAttempts: Int
     let backoff: Duration
     let pollInterval: Duration
@@ -42,6 +44,12 @@ struct OutboxDeliveryService: Service {
     static let maxBackoff: Duration = .seconds(300)
 
     func run() async throws {
+        do {
+            let released = try await database.releaseOutboxLeases(instance: instance)
+            if released > 0 { logger.info("took back outbox leases of the previous run", metadata: ["rows": "\(released)"]) }
+        } catch {
+            logger.warning("outbox leases not released", metadata: ["error": "\(String(reflecting: error))"])
+        }
         let wakeup = self.wakeup
         let pollInterval = self.pollInterval
         await withGracefulShutdownHandler {
@@ -81,7 +89,7 @@ struct OutboxDeliveryService: Service {
     func deliver(_ id: UUID, tenant tenantID: TenantID) async {
         do {
             // The claim checks that the tenant is active; its context is built only when a failure needs it.
-            guard let item = try await database.claimOutbox(id, tenant: tenantID, leaseSeconds: Self.leaseSeconds) else { return }
+            guard let item = try await database.claimOutbox(id, tenant: tenantID, leaseSeconds: Self.leaseSeconds, instance: instance) else { return }
             let failure: String
             do {
                 let response = try await delivery.post(item.envelope, to: item.endpoint)

@@ -23,10 +23,11 @@ public struct AerieDatabase: Sendable {
 
     /// Leases the outbox row `id` of `tenant` for `leaseSeconds` if it is pending and due, like
     /// `OutboxRepository.claim`, as one transaction in one round trip.
-    public func claimOutbox(_ id: UUID, tenant: TenantID, leaseSeconds: Int) async throws -> OutboxItem? {
+    /// `instance` names this server in the lease (see `releaseOutboxLeases`).
+    public func claimOutbox(_ id: UUID, tenant: TenantID, leaseSeconds: Int, instance: String) async throws -> OutboxItem? {
         try await pool.transactionStatement(
             tenant: tenant, PostgresOutboxRepository.claimSQL,
-            PostgresOutboxRepository.claimParameters(tenant, id, leaseSeconds: leaseSeconds),
+            PostgresOutboxRepository.claimParameters(tenant, id, leaseSeconds: leaseSeconds, instance: instance),
             read: PostgresOutboxRepository.claimed)
     }
 
@@ -52,6 +53,14 @@ public struct AerieDatabase: Sendable {
                 else { return nil }
                 return (tenant, uid)
             }
+        }
+    }
+
+    /// Makes the pending rows leased by `instance` (this server's previous run, which died
+    /// mid-send) due at once; answers how many.
+    public func releaseOutboxLeases(instance: String) async throws -> Int {
+        try await pool.read { session in
+            try session.query("SELECT aerie.release_outbox_leases($1)", [.text(instance)]).int(0, 0) ?? 0
         }
     }
 

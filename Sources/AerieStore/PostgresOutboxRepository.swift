@@ -35,7 +35,7 @@ struct PostgresOutboxRepository: OutboxRepository {
     }
 
     func claim(_ id: UUID, leaseSeconds: Int) throws -> OutboxItem? {
-        try Self.claimed(session.query(Self.claimSQL, Self.claimParameters(tenantID, id, leaseSeconds: leaseSeconds)))
+        try Self.claimed(session.query(Self.claimSQL, Self.claimParameters(tenantID, id, leaseSeconds: leaseSeconds, instance: nil)))
     }
 
     func markSent(_ id: UUID) throws {
@@ -45,14 +45,14 @@ struct PostgresOutboxRepository: OutboxRepository {
     // Shared with `AerieDatabase.claimOutbox` and `markOutboxSent` (one round trip each). A
     // suspended or deleted tenant's rows are not claimed.
     static let claimSQL = """
-        UPDATE aerie.outbox SET next_attempt_at = now() + make_interval(secs => $3::int)
+        UPDATE aerie.outbox SET next_attempt_at = now() + make_interval(secs => $3::int), leased_by = $4
         WHERE tenant_id = $1::uuid AND id = $2::uuid AND status = 'pending' AND next_attempt_at <= now()
             AND EXISTS (SELECT 1 FROM aerie.tenants WHERE id = $1::uuid AND status = 'active')
         RETURNING \(columns)
         """
 
-    static func claimParameters(_ tenantID: TenantID, _ id: UUID, leaseSeconds: Int) -> [SQLValue] {
-        [.text(tenantID.rawValue), .text(id.uuidString.lowercased()), .int(max(1, leaseSeconds))]
+    static func claimParameters(_ tenantID: TenantID, _ id: UUID, leaseSeconds: Int, instance: String?) -> [SQLValue] {
+        [.text(tenantID.rawValue), .text(id.uuidString.lowercased()), .int(max(1, leaseSeconds)), .optionalText(instance)]
     }
 
     static func claimed(_ result: PostgresResult) throws -> OutboxItem? {
@@ -60,7 +60,7 @@ struct PostgresOutboxRepository: OutboxRepository {
     }
 
     static let markSentSQL =
-        "UPDATE aerie.outbox SET status = 'sent', attempts = attempts + 1, last_error = NULL WHERE tenant_id = $1::uuid AND id = $2::uuid"
+        "UPDATE aerie.outbox SET status = 'sent', attempts = attempts + 1, last_error = NULL, leased_by = NULL WHERE tenant_id = $1::uuid AND id = $2::uuid"
 
     func recordFailure(_ id: UUID, attempts: Int, nextAttemptAt: Date?, error: String) throws {
         try session.execute(
