@@ -43,7 +43,7 @@ ALTER TABLE aerie.outbox ADD COLUMN leased_by text;
 DO $$
 BEGIN
     EXECUTE format(
-        'CREATE POLICY owner_lease_release ON aerie.outbox FOR UPDATE TO %I USING (leased_by IS NOT NULL)', current_user);
+        'CREATE POLICY owner_lease_release ON aerie.outbox FOR UPDATE TO %I USING (leased_by IS NOT NULL) WITH CHECK (leased_by IS NULL)', current_user);
 END
 $$;
 

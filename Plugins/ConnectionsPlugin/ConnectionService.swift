@@ -318,6 +318,8 @@ public struct ConnectionService: Sendable {
             current.theirVerkey = peer.verkey
             current.theirEndpoint = peer.endpoint
             current.theirRoutingKeys = peer.routingKeys
+            current.failureReason = nil
+            current.problemReport = nil
             try tx.connections.update(current)
             if transition.actions.contains(.sendTrustPing) || transition.actions.contains(.sendComplete) {
                 try tx.outbox.enqueue(OutboxItem(connectionId: current.id, endpoint: peer.endpoint, envelope: envelope))

@@ -38,9 +38,13 @@ public enum ConnectionStateMachine {
         switch (state, event) {
         case (.initialized, .connect):
             return Transition(state: .requested, actions: [.sendRequest])
-        case (.requested, .responseVerified), (.responded, .responseVerified):
+        // A verified Response to our Request establishes the connection even after it failed:
+        // the inviter's signature is the last word over a problem report (ACA-Py sends one for a
+        // Request we sent again after a crash), a delivery we gave up on, or a forged Response.
+        case (.requested, .responseVerified), (.responded, .responseVerified), (.failed, .responseVerified):
             return Transition(state: .accepted, actions: [.sendTrustPing])
-        case (.requested, .exchangeResponseVerified), (.responded, .exchangeResponseVerified):
+        case (.requested, .exchangeResponseVerified), (.responded, .exchangeResponseVerified),
+            (.failed, .exchangeResponseVerified):
             return Transition(state: .accepted, actions: [.sendComplete])
         case (.initialized, .problem(let reason)), (.requested, .problem(let reason)), (.responded, .problem(let reason)),
             (.initialized, .deliveryFailed(let reason)), (.requested, .deliveryFailed(let reason)),

@@ -29,7 +29,8 @@ import Testing
         (.accepted, .connect),
         (.initialized, .responseVerified),
         (.accepted, .responseVerified),
-        (.failed, .responseVerified),
+        (.failed, .connect),
+        (.deleted, .responseVerified),
         (.accepted, .problem(reason: "late")),
         (.deleted, .deliveryFailed(reason: "x")),
     ])
@@ -43,6 +44,13 @@ import Testing
         } catch {
             Issue.record("unexpected \(error)")
         }
+    }
+
+    /// The inviter's signed Response to our Request wins over an earlier failure (a problem
+    /// report ACA-Py sends for a Request sent again after a crash, a forged Response).
+    @Test func aVerifiedResponseEstablishesAFailedConnection() throws {
+        #expect(try Machine.apply(.responseVerified, in: .failed) == .init(state: .accepted, actions: [.sendTrustPing]))
+        #expect(try Machine.apply(.exchangeResponseVerified, in: .failed) == .init(state: .accepted, actions: [.sendComplete]))
     }
 
     @Test func stateNumbersFollowTheSDK() {
