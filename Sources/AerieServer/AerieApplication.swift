@@ -63,6 +63,12 @@ public enum AerieApplication {
                 configuration: DatabaseConfiguration(conninfo: runtimeURL, maxConnections: configuration.databasePoolSize),
                 logger: logger)
             try await database.verifyRuntimeRole()
+            let unsafe = try await database.durabilitySettingsOff()
+            if !unsafe.isEmpty {
+                logger.notice(
+                    "PostgreSQL runs with durability settings off: a crash can lose acknowledged writes",
+                    metadata: ["off": "\(unsafe)"])
+            }
 
             let masterKeys = try MasterKeyring.load(configuration, logger: logger)
             do {
