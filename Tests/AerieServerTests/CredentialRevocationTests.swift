@@ -1,7 +1,9 @@
 import AerieClient
 import AerieCore
+import AerieStore
 import AerieTesting
 import Foundation
+import Logging
 import Testing
 
 /// Rotate, suspend and delete act at once on every server process (issue 13 item 5, issue 16
@@ -169,6 +171,41 @@ import Testing
             try await aliceSeen.wait(for: "session.revoked")
             #expect(await Self.errorCode(alice, "connections.list") == "unauthenticated")
             #expect(await Self.errorCode(bob, "connections.list") == nil)
+        }
+    }
+
+    @Test func aListenerOutageClearsTheCacheSoALostNotifyCannotLeaveStaleAuthority() async throws {
+        try await LiveServer.with { server in
+            let (aliceID, aliceToken) = try await Self.tenant(server, label: "alice")
+            let (_, bobToken) = try await Self.tenant(server, label: "bob")
+            let alice = try await MessagesPushTests.client(server, token: aliceToken)
+            let bob = try await MessagesPushTests.client(server, token: bobToken)
+            defer { Task { await alice.close(); await bob.close() } }
+            #expect(await Self.errorCode(alice, "connections.list") == nil)  // cached from here on
+            let superuser = AerieDatabase(
+                configuration: DatabaseConfiguration(conninfo: server.database.superuserConninfo, maxConnections: 1),
+                logger: Logger(label: "test"))
+            do {
+                // Cut the server's LISTEN connection; then suspend alice with no NOTIFY at all (as
+                // if it were sent during the outage and lost).
+                let cut = try await superuser.withSession { session in
+                    try session.query(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN aerie_events'"
+                    ).rowCount
+                }
+                #expect(cut == 1)
+                try await Task.sleep(for: .milliseconds(300))
+                try await superuser.withSession { session in
+                    try session.execute("ALTER TABLE aerie.tenants DISABLE TRIGGER tenants_notify_credential")
+                    try session.execute("UPDATE aerie.tenants SET status = 'suspended' WHERE id = $1::uuid", [.text(aliceID.rawValue)])
+                }
+                #expect(await Self.errorCode(alice, "connections.list") == "unauthenticated")
+                #expect(await Self.errorCode(bob, "connections.list") == nil)
+            } catch {
+                await superuser.shutdown()
+                throw error
+            }
+            await superuser.shutdown()
         }
     }
 
