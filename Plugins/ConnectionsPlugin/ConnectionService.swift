@@ -403,7 +403,7 @@ public struct ConnectionService: Sendable {
     }
 
     public func load(_ id: UUID, tenant: TenantContext) async throws -> ConnectionRecord {
-        guard let record = try await tenant.database.transaction({ try $0.connections.get(id) }) else {
+        guard let record = try await tenant.database.read({ try $0.connections.get(id) }) else {
             throw AerieError.notFound("no connection \(id.uuidString.lowercased())")
         }
         return record

@@ -34,10 +34,17 @@ public protocol SessionHandle: Sendable {
     /// it on every delivery, so a session that re-authenticated as another tenant gets nothing
     /// of the first one's.
     var tenantID: TenantID? { get }
+    /// The hash of the token the session authenticated with (nil: not authenticated).
+    var credentialTokenHash: [UInt8]? { get }
+    /// Forgets the session's credential if it is still the one hashed `tokenHash`, and then
+    /// sends the notification `method` with `params` (why the session must authenticate again).
+    func revokeCredential(ifStill tokenHash: [UInt8], method: String, params: JSONValue)
 }
 
 extension SessionHandle {
     public var tenantID: TenantID? { nil }
+    public var credentialTokenHash: [UInt8]? { nil }
+    public func revokeCredential(ifStill tokenHash: [UInt8], method: String, params: JSONValue) {}
 
     /// Sessions that never close (test doubles) have nothing to run.
     public func onClose(_ action: @escaping @Sendable () -> Void) {}

@@ -7,6 +7,16 @@
 public protocol TenantDatabase: Sendable {
     var tenantID: TenantID { get }
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any TenantTransaction) throws -> T) async throws -> T
+    /// Reads only: each statement of `body` is a read-only transaction of its own, scoped to the
+    /// tenant, in one round trip (a transaction costs one more, for `COMMIT`). For reads that need
+    /// no consistency across statements, e.g. loading one row.
+    func read<T: Sendable>(_ body: @escaping @Sendable (any TenantTransaction) throws -> T) async throws -> T
+}
+
+extension TenantDatabase {
+    public func read<T: Sendable>(_ body: @escaping @Sendable (any TenantTransaction) throws -> T) async throws -> T {
+        try await transaction(body)
+    }
 }
 
 /// The repositories available inside one tenant transaction.

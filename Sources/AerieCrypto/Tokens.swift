@@ -21,6 +21,10 @@ public enum TokenHasher {
     /// Constant-time comparison of two hashes.
     public static func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool { ConstantTime.equal(a, b) }
 
+    /// The first 8 bytes (hex) of SHA-256 over a stored token hash: how a credential change event
+    /// (schema/0007) names the current token without carrying anything to authenticate with.
+    public static func fingerprint(ofHash hash: [UInt8]) -> String { Hex.encode(Array(SHA256.hash(hash).prefix(8))) }
+
     /// Lowercase hex of a hash, for storage as text.
     public static func hex(_ hash: [UInt8]) -> String { Hex.encode(hash) }
 }

@@ -39,11 +39,20 @@ final class RPCSession: SessionHandle, Sendable {
         if case .tenant(let id)? = credential?.kind { id } else { nil }
     }
 
+    var credentialTokenHash: [UInt8]? { credential?.tokenHash }
+
     /// Forgets the credential, but only if it is still the one that failed a re-check.
-    func revoke(ifStill tokenHash: [UInt8]) {
+    @discardableResult
+    func revoke(ifStill tokenHash: [UInt8]) -> Bool {
         credentialState.withLock { current in
-            if current?.tokenHash == tokenHash { current = nil }
+            guard current?.tokenHash == tokenHash else { return false }
+            current = nil
+            return true
         }
+    }
+
+    func revokeCredential(ifStill tokenHash: [UInt8], method: String, params: JSONValue) {
+        if revoke(ifStill: tokenHash) { notify(method: method, params: params) }
     }
 
     @discardableResult

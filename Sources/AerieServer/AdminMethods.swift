@@ -10,6 +10,9 @@ struct AdminMethods: AeriePlugin {
 
     let database: AerieDatabase
     let masterKeys: MasterKeyring
+    /// Called once a rotate, suspend or delete committed, with the fingerprint of the tenant's
+    /// valid token (nil: none), so this process acts before its NOTIFY comes back.
+    var credentialChanged: @Sendable (TenantID, String?) -> Void = { _, _ in }
 
     struct CreateParams: Codable, Sendable, DocumentedParams {
         var label: String
@@ -93,6 +96,7 @@ struct AdminMethods: AeriePlugin {
         let database = self.database
         let masterKeys = self.masterKeys
         let tenants = database.tenants
+        let credentialChanged = self.credentialChanged
 
         try router.register(
             "admin.tenants.create", summary: "Creates a tenant; returns its id and token (shown once).", access: .admin
@@ -158,9 +162,11 @@ struct AdminMethods: AeriePlugin {
         ) { (params: TenantParams, _) in
             let id = try params.validated()
             let token = TokenHasher.generate(prefix: Self.tenantTokenPrefix)
-            guard try await tenants.replaceTokenHash(id, with: TokenHasher.hash(token)) else {
+            let hash = TokenHasher.hash(token)
+            guard try await tenants.replaceTokenHash(id, with: hash) else {
                 throw AerieError.notFound("no tenant \(params.tenantId)")
             }
+            credentialChanged(id, TokenHasher.fingerprint(ofHash: hash))
             return RotatedToken(tenantId: id, token: token)
         }
 
@@ -173,6 +179,7 @@ struct AdminMethods: AeriePlugin {
                 guard try await tenants.setStatus(id, status), let record = try await tenants.get(id) else {
                     throw AerieError.notFound("no tenant \(params.tenantId)")
                 }
+                if status != .active { credentialChanged(id, nil) }
                 return TenantView(record)
             }
         }
@@ -185,6 +192,7 @@ struct AdminMethods: AeriePlugin {
             guard let counts = try await tenants.delete(id) else {
                 throw AerieError.notFound("no tenant \(params.tenantId)")
             }
+            credentialChanged(id, nil)
             return DeletedTenant(tenantId: id, deleted: true, rowsRemoved: counts)
         }
     }

@@ -63,6 +63,12 @@ public enum AerieApplication {
                 configuration: DatabaseConfiguration(conninfo: runtimeURL, maxConnections: configuration.databasePoolSize),
                 logger: logger)
             try await database.verifyRuntimeRole()
+            let unsafe = try await database.durabilitySettingsOff()
+            if !unsafe.isEmpty {
+                logger.notice(
+                    "PostgreSQL runs with durability settings off: a crash can lose acknowledged writes",
+                    metadata: ["off": "\(unsafe)"])
+            }
 
             let masterKeys = try MasterKeyring.load(configuration, logger: logger)
             do {
@@ -78,16 +84,24 @@ public enum AerieApplication {
             var contexts = TenantContexts(database: database, masterKeys: masterKeys)
             contexts.outboxSignal = wakeup
             let endpoint = PublicEndpoint(configuration.publicEndpoint)
-            let authenticator = TenantAuthenticator(database: database, contexts: contexts)
+            // The LISTEN on aerie_events (its own connection) always runs: it keeps the credential
+            // cache true; push subscriptions ride on it when the messages plugin offers them.
+            let credentials = CredentialCache(
+                capacity: configuration.credentialCacheSize, maxAge: configuration.credentialCacheMaxAge)
+            let tenantDirectory = database.tenants
+            let events = EventHub(
+                conninfo: runtimeURL, logger: logger, credentials: credentials,
+                credentialIsCurrent: { id, tokenHash in try await tenantDirectory.isActive(id, tokenHash: tokenHash) })
+            var authenticator = TenantAuthenticator(database: database, contexts: contexts)
+            authenticator.credentials = credentials
             var router = MethodRouter()
             try router.install(SystemPlugin(version: version))
             try router.install(SessionMethods(authenticator: authenticator))
-            try router.install(AdminMethods(database: database, masterKeys: masterKeys))
+            var admin = AdminMethods(database: database, masterKeys: masterKeys)
+            admin.credentialChanged = { [events] id, current in events.credentialChanged(tenant: id, current: current) }
+            try router.install(admin)
             let resolver = URLResolver(
                 configuration: URLResolver.Configuration(allowPrivateAddresses: configuration.allowPrivateURLs), logger: logger)
-            // Push (LISTEN on its own connection) only runs when the messages plugin offers it.
-            let events = EventHub(conninfo: runtimeURL, logger: logger)
-            var pushEnabled = false
             let connectionsPlugin = ConnectionsPlugin(fetcher: resolver, endpoint: { endpoint.value })
             for name in try selectedPlugins(configuration) {
                 switch name {
@@ -98,7 +112,6 @@ public enum AerieApplication {
                 case "delete": try router.install(DeletePlugin())
                 case "messages":
                     try router.install(MessagesPlugin(events: events))
-                    pushEnabled = true
                 default: break
                 }
                 logger.info("plugin enabled", metadata: ["plugin": "\(name)"])
@@ -122,8 +135,7 @@ public enum AerieApplication {
             ) { body in
                 (await inbound.process(body).httpStatus, nil)
             }
-            var services: [any Service] = [databaseService, transportService]
-            if pushEnabled { services.append(events) }
+            var services: [any Service] = [databaseService, transportService, events]
             if configuration.deliveryEnabled {
                 services.append(OutboxDeliveryService(
                 database: database, contexts: contexts,

@@ -60,6 +60,12 @@ public struct AerieConfiguration: Sendable {
     /// `AERIE_OOB_TIMEOUT`: how long `outOfBand.accept` / `sendReuse` wait for the inviter unless
     /// a call says otherwise (15 s).
     public var outOfBandTimeout: Duration
+    /// `AERIE_CREDENTIAL_CACHE_SIZE`: tenant session credentials held in memory (tenant + token
+    /// hash -> wrapped data key), invalidated by NOTIFY; 0 checks every call against the database.
+    public var credentialCacheSize: Int
+    /// `AERIE_CREDENTIAL_CACHE_TTL`: the longest a cached credential is used without a database
+    /// read (a bound for the case no NOTIFY could cover, e.g. a silently partitioned listener).
+    public var credentialCacheMaxAge: Duration
 
     public init(
         home: URL = URL(fileURLWithPath: ".aerie"),
@@ -82,7 +88,9 @@ public struct AerieConfiguration: Sendable {
         deliveryEnabled: Bool = true,
         messageRetentionDays: Int? = nil,
         retentionSweepInterval: Duration = .seconds(3600),
-        outOfBandTimeout: Duration = .seconds(15)
+        outOfBandTimeout: Duration = .seconds(15),
+        credentialCacheSize: Int = 10_000,
+        credentialCacheMaxAge: Duration = .seconds(60)
     ) {
         self.home = home
         self.databaseURL = databaseURL
@@ -105,6 +113,8 @@ public struct AerieConfiguration: Sendable {
         self.messageRetentionDays = messageRetentionDays
         self.retentionSweepInterval = retentionSweepInterval
         self.outOfBandTimeout = outOfBandTimeout
+        self.credentialCacheSize = credentialCacheSize
+        self.credentialCacheMaxAge = credentialCacheMaxAge
     }
 
     public struct Invalid: Error, CustomStringConvertible {
@@ -171,6 +181,8 @@ public struct AerieConfiguration: Sendable {
         if let v = try integer("AERIE_DELIVERY_MAX_ATTEMPTS", 1...100) { config.deliveryMaxAttempts = v }
         config.messageRetentionDays = try integer("AERIE_MESSAGE_RETENTION_DAYS", 1...36500)
         if let v = try integer("AERIE_OOB_TIMEOUT", 1...120) { config.outOfBandTimeout = .seconds(v) }
+        if let v = try integer("AERIE_CREDENTIAL_CACHE_SIZE", 0...10_000_000) { config.credentialCacheSize = v }
+        if let v = try integer("AERIE_CREDENTIAL_CACHE_TTL", 1...86_400) { config.credentialCacheMaxAge = .seconds(v) }
         return config
     }
 
@@ -213,5 +225,7 @@ public struct AerieConfiguration: Sendable {
           AERIE_MESSAGE_RETENTION_DAYS reviewed (MS-106) mailbox messages older than this are purged, hourly (unlimited)
           AERIE_OOB_TIMEOUT            seconds outOfBand.accept/sendReuse wait for the inviter, 1...120 (15)
           AERIE_INSTANCE               this server's name in outbox leases; unique per server of one database, kept across restarts (host:AERIE_HOME:DIDComm address)
+          AERIE_CREDENTIAL_CACHE_SIZE  session credentials cached in memory, dropped by NOTIFY on rotate/suspend/delete; 0 = off (10000)
+          AERIE_CREDENTIAL_CACHE_TTL   seconds a cached credential is used before it is read again (60)
         """
 }

@@ -1,4 +1,5 @@
 import AerieCore
+import AerieCrypto
 import AerieStore
 import Foundation
 import Logging
@@ -10,6 +11,12 @@ import Synchronization
 /// there in the transaction that stores a message or changes a connection's state, whichever
 /// process ran it) and sends each event to the subscribed sessions of that event's tenant only,
 /// through each filter (`types`, full `@type` or the download's short kind, applies to messages only; `pairwiseDids` to both kinds). A full session queue drops its notifications; nobody waits for it.
+///
+/// The same channel carries credential changes (schema/0007: rotate, suspend, resume, rewrap,
+/// delete): each one clears that tenant's entries in the `CredentialCache` and ends the
+/// subscriptions of the tenant's sessions whose token is no longer the current one (they are told
+/// with `session.revoked` and answer `unauthenticated` from then on). The listener's state drives
+/// the cache: it serves nothing while the LISTEN is down.
 final class EventHub: EventSubscriptions, Service, Sendable {
     static let channel = "aerie_events"
 
@@ -25,10 +32,22 @@ final class EventHub: EventSubscriptions, Service, Sendable {
     private let listener = Mutex<PostgresEventListener?>(nil)
     /// How long `subscribe` waits for the LISTEN to be in place.
     static let listenWait: Duration = .seconds(10)
+    static let revokedMethod = "session.revoked"
+    let credentials: CredentialCache
+    /// Whether a tenant is active and `tokenHash` is still its token (a database read).
+    private let credentialIsCurrent: @Sendable (TenantID, [UInt8]) async throws -> Bool
 
-    init(conninfo: String, logger: Logger) {
+    init(
+        conninfo: String, logger: Logger, credentials: CredentialCache = CredentialCache(capacity: 0, maxAge: .zero),
+        credentialIsCurrent: @escaping @Sendable (TenantID, [UInt8]) async throws -> Bool = { _, _ in true }
+    ) {
         self.logger = logger
-        let listener = PostgresEventListener(conninfo: conninfo, channel: Self.channel, logger: logger) { [weak self] payload in
+        self.credentials = credentials
+        self.credentialIsCurrent = credentialIsCurrent
+        let listener = PostgresEventListener(
+            conninfo: conninfo, channel: Self.channel, logger: logger,
+            listeningChanged: { [credentials] listening in credentials.listenerChanged(listening: listening) }
+        ) { [weak self] payload in
             self?.deliver(payload)
         }
         self.listener.withLock { $0 = listener }
@@ -62,6 +81,33 @@ final class EventHub: EventSubscriptions, Service, Sendable {
             }
             try await Task.sleep(for: .milliseconds(20))
         }
+        // A rotate or suspend committed after the caller's credential check but before the
+        // subscription was in place sent its event too early to end it: check once more, now
+        // that any later change will find the subscription.
+        if let tokenHash = session.credentialTokenHash, !(try await credentialIsCurrent(tenant, tokenHash)) {
+            remove(sessionID: session.id)
+            throw AerieError(.unauthenticated, "the token is no longer valid (tenant suspended, deleted or token rotated)")
+        }
+    }
+
+    /// A credential of `tenant` changed: `current` is the fingerprint of its valid token
+    /// (`TokenHasher.fingerprint`), nil when the tenant is suspended or deleted. Runs for every
+    /// NOTIFY, and in the process that made the change as soon as it committed.
+    func credentialChanged(tenant: TenantID, current: String?) {
+        credentials.invalidate(tenant: tenant)
+        let targets = subscriptions.withLock { all in all[tenant].map { Array($0.values) } ?? [] }
+        for target in targets {
+            let session = target.session
+            guard session.tenantID == tenant, let tokenHash = session.credentialTokenHash else { continue }
+            if let current, TokenHasher.fingerprint(ofHash: tokenHash) == current { continue }
+            remove(sessionID: session.id)
+            session.revokeCredential(
+                ifStill: tokenHash, method: Self.revokedMethod,
+                params: [
+                    "code": "unauthenticated",
+                    "reason": current == nil ? "the tenant was suspended or deleted" : "the token was rotated",
+                ])
+        }
     }
 
     @discardableResult
@@ -79,13 +125,19 @@ final class EventHub: EventSubscriptions, Service, Sendable {
         return true
     }
 
-    /// One NOTIFY payload: `{tenant, kind: "message", uid, type, pairwiseDID}` or
-    /// `{tenant, kind: "connection", connectionId, state, pairwiseDID}`.
+    /// One NOTIFY payload: `{tenant, kind: "message", uid, type, pairwiseDID}`,
+    /// `{tenant, kind: "connection", connectionId, state, pairwiseDID}` or
+    /// `{tenant, kind: "credential", active, credential}`.
     func deliver(_ payload: String) {
         guard let event = try? JSONValue(parsing: payload), let tenant = event["tenant"]?.stringValue.flatMap(TenantID.init),
             let kind = event["kind"]?.stringValue
         else {
             logger.warning("unreadable event payload", metadata: ["payload": "\(payload.prefix(200))"])
+            return
+        }
+        if kind == "credential" {
+            let active = event["active"] == .bool(true)
+            credentialChanged(tenant: tenant, current: active ? (event["credential"]?.stringValue ?? "") : nil)
             return
         }
         let targets = subscriptions.withLock { all in all[tenant].map { Array($0.values) } ?? [] }

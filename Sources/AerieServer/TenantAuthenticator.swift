@@ -6,9 +6,14 @@ import Logging
 
 /// Checks tokens against the database. Tokens are only ever held as BLAKE2b hashes; the admin hash
 /// is compared in constant time, tenant hashes are looked up by their (unique, indexed) hash.
+///
+/// A tenant session's per-call check is answered from the `CredentialCache` when it can (no
+/// database round trip); a miss reads `aerie.tenants` and fills the cache unless a credential
+/// change (or a listener outage) happened while it read.
 struct TenantAuthenticator: SessionAuthenticator {
     let database: AerieDatabase
     let contexts: TenantContexts
+    var credentials = CredentialCache(capacity: 0, maxAge: .zero)
 
     func authenticate(token: String) async throws -> SessionCredential {
         let hash = TokenHasher.hash(token)
@@ -29,10 +34,20 @@ struct TenantAuthenticator: SessionAuthenticator {
             else { throw AerieError(.unauthenticated, "the admin token is no longer valid") }
             return .admin
         case .tenant(let id):
-            guard let context = try await contexts.context(for: id, tokenHash: credential.tokenHash, logger: logger) else {
+            let generation: UInt64?
+            switch credentials.lookup(tenant: id, tokenHash: credential.tokenHash) {
+            case .hit(let wrapped):
+                return .tenant(contexts.context(for: id, wrappedDataKey: wrapped, logger: logger))
+            case .miss(let current):
+                generation = current
+            }
+            guard let wrapped = try await database.tenants.activeWrappedDataKey(id, tokenHash: credential.tokenHash) else {
                 throw AerieError(.unauthenticated, "the token is no longer valid (tenant suspended, deleted or token rotated)")
             }
-            return .tenant(context)
+            if let generation {
+                credentials.store(tenant: id, tokenHash: credential.tokenHash, wrappedDataKey: wrapped, generation: generation)
+            }
+            return .tenant(contexts.context(for: id, wrappedDataKey: wrapped, logger: logger))
         }
     }
 }

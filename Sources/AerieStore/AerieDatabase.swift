@@ -81,6 +81,16 @@ public struct AerieDatabase: Sendable {
     /// with BYPASSRLS, or one that owns (directly or through membership) schema `aerie` or any
     /// relation in it, since owners can alter or disable policies. Call at start-up; doubles as
     /// a connectivity check.
+    /// The durability settings (`EmbeddedPostgres.durabilitySettings`) this database runs with
+    /// turned off, e.g. `["fsync"]`: then an acknowledged commit can be lost in a crash.
+    public func durabilitySettingsOff() async throws -> [String] {
+        try await pool.read { session in
+            let result = try session.query(
+                "SELECT name FROM pg_settings WHERE name IN ('fsync', 'synchronous_commit', 'full_page_writes') AND setting = 'off' ORDER BY name")
+            return (0..<result.rowCount).compactMap { result.string($0, 0) }
+        }
+    }
+
     public func verifyRuntimeRole() async throws {
         let problems = try await pool.read { session in
             let result = try session.query(

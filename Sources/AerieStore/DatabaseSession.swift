@@ -15,6 +15,9 @@ package final class DatabaseSession {
         case autocommit
         /// One transaction; with a tenant, row-level security admits only that tenant's rows.
         case transaction(tenant: TenantID?)
+        /// Every statement is a read-only transaction of its own, scoped to the tenant: `BEGIN
+        /// READ ONLY`, the tenant setting, the statement and `COMMIT` in one pipeline.
+        case tenantReads(tenant: TenantID)
     }
 
     private let connection: PostgresConnection
@@ -34,6 +37,18 @@ package final class DatabaseSession {
             throw AerieError.internalError(details: "a database session was used after its transaction ended")
         }
         do {
+            if case .tenantReads(let tenant) = mode {
+                do {
+                    return try connection.pipeline(
+                        [
+                            ("BEGIN READ ONLY", []), ("SELECT set_config('aerie.tenant_id', $1, true)", [.text(tenant.rawValue)]),
+                            (sql, parameters), ("COMMIT", []),
+                        ], resultIndex: 2)
+                } catch {
+                    if !connection.isBroken { _ = try? connection.query("ROLLBACK") }
+                    throw error
+                }
+            }
             guard case .transaction(let tenant) = mode, !hasBegun else {
                 return try connection.query(sql, parameters)
             }
@@ -103,6 +118,16 @@ extension ConnectionPool {
     ) async throws -> T {
         try await withConnection { connection in
             try DatabaseSession.run(on: connection, mode: .transaction(tenant: tenant), body)
+        }
+    }
+
+    /// Runs `body` with every statement a read-only tenant transaction of its own (one round
+    /// trip each). Retried once on a fresh connection like any read.
+    package func tenantReads<T: Sendable>(
+        tenant: TenantID, _ body: @escaping @Sendable (DatabaseSession) throws -> T
+    ) async throws -> T {
+        try await withConnection { connection in
+            try DatabaseSession.run(on: connection, mode: .tenantReads(tenant: tenant), body)
         }
     }
 

@@ -39,6 +39,10 @@ public struct EmbeddedPostgres: Sendable {
     public var logger: Logger
 
     public static let port = 5432
+    /// What an operator must keep for acknowledged commits to survive a crash (README, Durability).
+    public static let durabilitySettings: [(String, String)] = [
+        ("fsync", "on"), ("synchronous_commit", "on"), ("full_page_writes", "on"),
+    ]
     private static let superuser = "postgres"
     private static let osUser = "postgres"
 
@@ -88,10 +92,18 @@ public struct EmbeddedPostgres: Sendable {
         }
         try writeConfiguration(owner: owner)
 
-        // A server that answers is reused; anything else gets `pg_ctl start`, which also copes
-        // with a stale postmaster.pid left by a crash.
+        // A server that answers is reused (e.g. the one a killed aerie-server left running); one
+        // still starting or recovering is waited for; anything else gets `pg_ctl start`, after
+        // a lock file whose PID now belongs to another program is cleared (see `clearStaleLock`).
         let connection = connectionStrings()
-        let running = try? PostgresConnection(conninfo: connection.superuserConninfo)
+        var running = try? PostgresConnection(conninfo: connection.superuserConninfo)
+        if running == nil, try clearStaleLock() {
+            running = waitForConnection(connection.superuserConninfo, seconds: 60)
+            guard running != nil else {
+                throw DatabaseSetupError(
+                    "the embedded PostgreSQL in \(dataDirectory.path) is running but does not accept connections\n\(logTail())")
+            }
+        }
         if running != nil {
             logger.info("reusing running embedded PostgreSQL", metadata: ["data": "\(dataDirectory.path)"])
         } else {
@@ -114,6 +126,71 @@ public struct EmbeddedPostgres: Sendable {
             throw DatabaseSetupError("cannot set up roles in the embedded PostgreSQL: \(error)")
         }
         return connection
+    }
+
+    /// Before `pg_ctl start` when nothing answers on the socket. Returns true when the cluster's
+    /// own postmaster is alive (starting up, or recovering after a crash): the caller waits for it.
+    ///
+    /// PostgreSQL itself ignores a postmaster.pid whose process is gone, but refuses to start
+    /// while that PID is alive, whatever program holds it now: after a crash and a reboot or in
+    /// a container, PIDs are reused. So when no process at all runs in the data directory (every
+    /// PostgreSQL process has it as its working directory: postmaster, backends, orphans of a
+    /// killed postmaster), a lock file naming a live PID is stale and removed, with the socket's
+    /// lock file. Orphaned backends of a killed postmaster are given time to exit first, since
+    /// they still hold the shared memory a new postmaster must not share.
+    func clearStaleLock() throws -> Bool {
+        #if os(Linux)
+        let pidFile = dataDirectory.appendingPathComponent("postmaster.pid")
+        guard let text = try? String(contentsOf: pidFile, encoding: .utf8),
+            let pid = text.split(separator: "\n").first.flatMap({ pid_t($0.trimmingCharacters(in: .whitespaces)) }), pid > 0
+        else { return false }
+        var inDirectory = processesInDataDirectory()
+        if inDirectory.contains(pid) { return true }
+        var waited = 0
+        while !inDirectory.isEmpty, waited < 100 {
+            Thread.sleep(forTimeInterval: 0.1)
+            waited += 1
+            inDirectory = processesInDataDirectory()
+        }
+        guard inDirectory.isEmpty else {
+            throw DatabaseSetupError(
+                "processes \(inDirectory.sorted()) of an earlier embedded PostgreSQL still run in \(dataDirectory.path) "
+                    + "without their postmaster; stop them, then start again")
+        }
+        let alive = kill(pid, 0) == 0 || errno == EPERM
+        if alive {
+            logger.warning(
+                "removing a stale postmaster.pid whose PID now belongs to another process",
+                metadata: ["pid": "\(pid)", "data": "\(dataDirectory.path)"])
+            try? FileManager.default.removeItem(at: pidFile)
+            try? FileManager.default.removeItem(at: socketDirectory.appendingPathComponent(".s.PGSQL.\(Self.port).lock"))
+        }
+        return false
+        #else
+        return false
+        #endif
+    }
+
+    /// PIDs of the processes whose working directory is the data directory (Linux /proc).
+    func processesInDataDirectory() -> Set<pid_t> {
+        let target = dataDirectory.resolvingSymlinksInPath().path
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }
+        var found: Set<pid_t> = []
+        for entry in entries {
+            guard let pid = pid_t(entry), pid != getpid(),
+                let cwd = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(entry)/cwd")
+            else { continue }
+            if cwd == target { found.insert(pid) }
+        }
+        return found
+    }
+
+    private func waitForConnection(_ conninfo: String, seconds: Int) -> PostgresConnection? {
+        for _ in 0..<(seconds * 10) {
+            if let connection = try? PostgresConnection(conninfo: conninfo) { return connection }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        return nil
     }
 
     func stopBlocking() throws {
@@ -225,6 +302,12 @@ public struct EmbeddedPostgres: Sendable {
             "unix_socket_permissions = 0700",
             "port = \(Self.port)",
         ]
+        // Durability: a commit acknowledged to a client survives a crash of PostgreSQL or of the
+        // machine. Written explicitly so that an edited postgresql.conf cannot turn them off;
+        // only `settings` (throwaway test clusters) may.
+        for (key, value) in Self.durabilitySettings where settings[key] == nil {
+            lines.append("\(key) = \(value)")
+        }
         for (key, value) in settings.sorted(by: { $0.key < $1.key }) {
             lines.append("\(key) = \(Self.quoteSetting(value))")
         }

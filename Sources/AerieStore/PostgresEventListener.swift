@@ -11,17 +11,26 @@ package final class PostgresEventListener: Sendable {
     private let conninfo: String
     private let logger: Logger
     private let deliver: @Sendable (String) -> Void
+    private let listeningChanged: @Sendable (Bool) -> Void
     private let state = Mutex<(started: Bool, stopped: Bool, listening: Bool)>((false, false, false))
 
     /// How long one wait blocks, so that `stop()` is noticed.
     static let pollMilliseconds: Int32 = 200
     static let reconnectDelay: TimeInterval = 1
 
-    package init(conninfo: String, channel: String, logger: Logger, deliver: @escaping @Sendable (String) -> Void) {
+    /// `listeningChanged` runs on the listening thread when the LISTEN is in place (true, before
+    /// any notification of that connection is delivered) and when it is lost (false), so that
+    /// whatever relies on seeing every event knows when it may not have.
+    package init(
+        conninfo: String, channel: String, logger: Logger,
+        listeningChanged: @escaping @Sendable (Bool) -> Void = { _ in },
+        deliver: @escaping @Sendable (String) -> Void
+    ) {
         precondition(channel.allSatisfy { $0.isLetter || $0 == "_" }, "channel must be a plain identifier")
         self.conninfo = conninfo
         self.channel = channel
         self.logger = logger
+        self.listeningChanged = listeningChanged
         self.deliver = deliver
     }
 
@@ -47,12 +56,21 @@ package final class PostgresEventListener: Sendable {
 
     private var stopped: Bool { state.withLock { $0.stopped } }
 
+    private func setNotListening() {
+        let was = state.withLock { state in
+            defer { state.listening = false }
+            return state.listening
+        }
+        if was { listeningChanged(false) }
+    }
+
     private func loop() {
         while !stopped {
             do {
                 let connection = try PostgresConnection(conninfo: conninfo)
                 defer { connection.close() }
                 try connection.script("LISTEN \(channel)")
+                listeningChanged(true)
                 state.withLock { $0.listening = true }
                 logger.debug("listening for events", metadata: ["channel": "\(channel)"])
                 while !stopped {
@@ -61,9 +79,9 @@ package final class PostgresEventListener: Sendable {
                         deliver(event.payload)
                     }
                 }
-                state.withLock { $0.listening = false }
+                setNotListening()
             } catch {
-                state.withLock { $0.listening = false }
+                setNotListening()
                 if stopped { return }
                 logger.warning("event listener connection failed; reconnecting", metadata: ["error": "\(error)"])
                 var waited: TimeInterval = 0

@@ -14,6 +14,13 @@ struct PostgresTenantDatabase: TenantDatabase {
             try body(PostgresTenantTransaction(tenantID: tenantID, session: session))
         }
     }
+
+    func read<T: Sendable>(_ body: @escaping @Sendable (any TenantTransaction) throws -> T) async throws -> T {
+        let tenantID = tenantID
+        return try await pool.tenantReads(tenant: tenantID) { session in
+            try body(PostgresTenantTransaction(tenantID: tenantID, session: session))
+        }
+    }
 }
 
 /// The repositories of one tenant transaction, all sharing its session.

@@ -1,5 +1,6 @@
 import AerieClient
 import AerieCore
+import AerieCrypto
 import AerieServer
 import AerieTesting
 import Foundation
@@ -12,7 +13,8 @@ import Synchronization
 /// answer, sends the next) against three targets in one run:
 ///   - a bare SwiftNIO line-echo server (the ceiling: framing and sockets only),
 ///   - `system.ping` on a live Aerie server,
-///   - `settings.get` on an authenticated tenant session (a real row-level-secured store read).
+///   - `settings.get` on an authenticated tenant session (a real row-level-secured store read),
+///   - `connections.get` on an authenticated tenant session (issue 16's ratio: >= 0.60 of ping).
 /// Client and servers share this machine's cores, as they would on a 2-core box.
 struct RPCBench {
     var sessions: Int
@@ -37,22 +39,38 @@ struct RPCBench {
 
         // The production defaults (LiveServer's test default is a smaller pool).
         let server = try await LiveServer.start(server: { $0.databasePoolSize = AerieConfiguration().databasePoolSize })
-        let token = try await benchTenantToken(server)
+        let (token, connectionId) = try await benchTenant(server)
         let pingOutcome = try await measure(name: "system.ping", port: server.port, setup: nil, line: Self.pingLine)
         let authLine = #"{"jsonrpc":"2.0","id":0,"method":"session.authenticate","params":{"token":"\#(token)"}}"#
         let readLine = #"{"jsonrpc":"2.0","id":1,"method":"settings.get","params":{"key":"bench"}}"#
         let readOutcome = try await measure(name: "settings.get (auth, RLS read)", port: server.port, setup: authLine, line: readLine)
+        let getLine = #"{"jsonrpc":"2.0","id":1,"method":"connections.get","params":{"connectionId":"\#(connectionId)"}}"#
+        let getOutcome = try await measure(name: "connections.get (auth)", port: server.port, setup: authLine, line: getLine)
         let interval = TimeAmount.nanoseconds(Int64(1e9 / pacedRatePerSession))
         let pacedPing = try await measure(name: "system.ping", port: server.port, setup: nil, line: Self.pingLine, interval: interval)
         let pacedRead = try await measure(name: "settings.get", port: server.port, setup: authLine, line: readLine, interval: interval)
+        let pacedGet = try await measure(name: "connections.get", port: server.port, setup: authLine, line: getLine, interval: interval)
         let pacedEcho = try await EchoServer.start()
         let pacedEchoOutcome = try await measure(name: "echo (bare NIO)", port: pacedEcho.port, setup: nil, line: Self.pingLine, interval: interval)
         try await pacedEcho.channel.close()
         try await server.stop()
+        // The same read with the per-call database check of before the credential cache.
+        let uncached = try await LiveServer.start(server: {
+            $0.databasePoolSize = AerieConfiguration().databasePoolSize
+            $0.credentialCacheSize = 0
+        })
+        let (uncachedToken, uncachedConnection) = try await benchTenant(uncached)
+        let uncachedAuth = #"{"jsonrpc":"2.0","id":0,"method":"session.authenticate","params":{"token":"\#(uncachedToken)"}}"#
+        let uncachedGet = #"{"jsonrpc":"2.0","id":1,"method":"connections.get","params":{"connectionId":"\#(uncachedConnection)"}}"#
+        let uncachedOutcome = try await measure(
+            name: "connections.get (no cache)", port: uncached.port, setup: uncachedAuth, line: uncachedGet)
+        let pacedUncached = try await measure(
+            name: "connections.get (no cache)", port: uncached.port, setup: uncachedAuth, line: uncachedGet, interval: interval)
+        try await uncached.stop()
 
         var lines = ["rpc: \(sessions) sessions, closed loop, \(String(format: "%.0f", seconds)) s each after \(String(format: "%.0f", warmup)) s warm-up"]
         lines.append("  target                          req/s      p50 µs   p99 µs")
-        for outcome in [echoOutcome, pingOutcome, readOutcome] {
+        for outcome in [echoOutcome, pingOutcome, readOutcome, getOutcome, uncachedOutcome] {
             lines.append(
                 "  " + outcome.name.padding(toLength: 30, withPad: " ", startingAt: 0)
                     + String(format: "%9.0f  %8.0f %8.0f", outcome.rate, outcome.p50, outcome.p99))
@@ -60,21 +78,25 @@ struct RPCBench {
         let ratio = pingOutcome.rate / echoOutcome.rate
         lines.append(String(format: "  ping / echo ratio: %.2f (target >= 0.50)", ratio))
         lines.append(
+            String(format: "  connections.get / ping ratio: %.2f (target >= 0.60); without the credential cache: %.2f",
+                   getOutcome.rate / pingOutcome.rate, uncachedOutcome.rate / pingOutcome.rate))
+        lines.append(
             String(format: "paced latency: %d sessions x %.0f req/s (%.0f req/s offered)", sessions, pacedRatePerSession, Double(sessions) * pacedRatePerSession))
         lines.append("  target                          req/s      p50 µs   p99 µs")
-        for outcome in [pacedEchoOutcome, pacedPing, pacedRead] {
+        for outcome in [pacedEchoOutcome, pacedPing, pacedRead, pacedGet, pacedUncached] {
             lines.append(
                 "  " + outcome.name.padding(toLength: 30, withPad: " ", startingAt: 0)
                     + String(format: "%9.0f  %8.0f %8.0f", outcome.rate, outcome.p50, outcome.p99))
         }
         lines.append(String(format: "  ping p99 at %d sessions: %.2f ms (target < 2 ms)", sessions, pacedPing.p99 / 1000))
+        lines.append(String(format: "  connections.get p99 at %d sessions: %.2f ms (target < 5 ms)", sessions, pacedGet.p99 / 1000))
         return lines.joined(separator: "\n")
     }
 
     static let pingLine = #"{"jsonrpc":"2.0","id":1,"method":"system.ping"}"#
 
-    /// Creates the tenant whose sessions read, with one setting to read.
-    private func benchTenantToken(_ server: LiveServer) async throws -> String {
+    /// Creates the tenant whose sessions read, with one setting and one connection to read.
+    private func benchTenant(_ server: LiveServer) async throws -> (token: String, connectionId: String) {
         let admin = try await server.adminClient()
         defer { Task { await admin.close() } }
         let created = try await admin.call("admin.tenants.create", params: ["label": "bench"])
@@ -82,8 +104,14 @@ struct RPCBench {
         let client = try await server.client()
         try await client.authenticate(token: token)
         _ = try await client.call("settings.set", params: ["key": "bench", "value": ["theme": "dark", "n": 42]])
+        let key = try Ed25519KeyPair(seed: Random.bytes(32))
+        let invitation: JSONValue = [
+            "@type": "https://didcomm.org/connections/1.0/invitation", "@id": .string(UUID().uuidString), "label": "Peer",
+            "recipientKeys": .array([.string(key.verkeyBase58)]), "serviceEndpoint": "http://127.0.0.1:9/",
+        ]
+        let connection = try await client.call("connections.createWithInvite", params: ["invitation": invitation])
         await client.close()
-        return token
+        return (token, connection["connectionId"]?.stringValue ?? "")
     }
 
     private func measure(name: String, port: Int, setup: String?, line: String, interval: TimeAmount? = nil) async throws -> Outcome {

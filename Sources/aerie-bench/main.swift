@@ -14,7 +14,7 @@ func option(_ name: String, default value: Double) -> Double {
 let usage = """
     USAGE: aerie-bench <rpc|crypto|connections|messages|oob|all> [options]
 
-      rpc      JSON-RPC load: bare NIO echo ceiling, system.ping, authenticated settings.get;
+      rpc      JSON-RPC load: bare NIO echo ceiling, system.ping, authenticated settings.get and connections.get;
                closed loop (throughput) then paced (latency at a fixed offered load)
                --sessions N (100)  --seconds S (5)  --warmup S (1)
                --paced-rate R (100): per-session req/s of the paced latency runs

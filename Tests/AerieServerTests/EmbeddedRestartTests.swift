@@ -1,0 +1,190 @@
+import AerieClient
+import AerieCore
+import AerieStore
+import AerieTesting
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Issue 12 item 6: the real `aerie-server` binary with the embedded default, killed with
+/// SIGKILL, comes back on the same AERIE_HOME, whether its PostgreSQL survived (reused) or was
+/// killed too and left a postmaster.pid naming a PID another program now holds.
+@Suite(.serialized) struct EmbeddedRestartTests {
+    /// One `aerie-server` process on `home`.
+    final class ServerProcess {
+        let process = Process()
+        let port: Int
+
+        init(home: URL, port: Int, didcommPort: Int) throws {
+            self.port = port
+            process.executableURL = try BuiltProducts.executable("aerie-server")
+            var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("AERIE_") }
+            environment["AERIE_HOME"] = home.path
+            environment["AERIE_RPC_LISTEN"] = "127.0.0.1:\(port)"
+            environment["AERIE_DIDCOMM_LISTEN"] = "127.0.0.1:\(didcommPort)"
+            environment["AERIE_SCHEMA_DIR"] = SchemaLocator.defaultDirectory().path
+            environment["AERIE_LOG_LEVEL"] = "warning"
+            process.environment = environment
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+        }
+
+        /// Waits until `system.ping` answers (first start runs initdb: allow a while).
+        func ready(seconds: Int = 120) async throws {
+            let clock = ContinuousClock()
+            let deadline = clock.now.advanced(by: .seconds(seconds))
+            while clock.now < deadline {
+                #expect(process.isRunning, "aerie-server exited with \(process.isRunning ? 0 : process.terminationStatus)")
+                guard process.isRunning else { throw Failure("aerie-server exited") }
+                if let client = try? await AerieClient.connect(host: "127.0.0.1", port: port) {
+                    let pong = try? await client.call("system.ping")
+                    await client.close()
+                    if pong != nil { return }
+                }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            throw Failure("aerie-server did not answer within \(seconds) s")
+        }
+
+        func signal(_ number: Int32) async throws {
+            kill(process.processIdentifier, number)
+            for _ in 0..<600 where process.isRunning { try await Task.sleep(for: .milliseconds(100)) }
+            #expect(!process.isRunning)
+        }
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        guard bound else { throw Failure("no free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// PIDs of processes whose working directory is the cluster's data directory (every
+    /// PostgreSQL process of it).
+    static func clusterProcesses(_ data: URL) -> [pid_t] {
+        let target = data.resolvingSymlinksInPath().path
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { entry in
+            guard let pid = pid_t(entry),
+                let cwd = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(entry)/cwd"), cwd == target
+            else { return nil }
+            return pid
+        }
+    }
+
+    static func tenantClient(port: Int, token: String) async throws -> AerieClient {
+        let client = try await AerieClient.connect(host: "127.0.0.1", port: port)
+        try await client.authenticate(token: token)
+        return client
+    }
+
+    @Test func killedServerComesBackOnItsEmbeddedDatabase() async throws {
+        // Short: the cluster's Unix socket path must stay under 108 bytes.
+        let home = URL(fileURLWithPath: "/tmp/aerie-rs-\(UUID().uuidString.prefix(8))")
+        let data = home.appendingPathComponent("pg/data")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let port = try Self.freePort()
+        let didcommPort = try Self.freePort()
+        var server = try ServerProcess(home: home, port: port, didcommPort: didcommPort)
+        var stand: Process? = nil
+        do {
+            try await server.ready()
+            // The embedded default keeps every acknowledged commit through a crash.
+            let conf = try String(contentsOf: data.appendingPathComponent("aerie.conf"), encoding: .utf8)
+            for setting in ["fsync = on", "synchronous_commit = on", "full_page_writes = on"] {
+                #expect(conf.contains(setting))
+            }
+            let adminToken = try String(contentsOf: home.appendingPathComponent("admin-token"), encoding: .utf8)
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            let admin = try await Self.tenantClient(port: port, token: adminToken)
+            let created = try await admin.call("admin.tenants.create", params: ["label": "survivor"])
+            await admin.close()
+            let token = try #require(created["token"]?.stringValue)
+            let client = try await Self.tenantClient(port: port, token: token)
+            _ = try await client.call("settings.set", params: ["key": "k", "value": "before the crash"])
+            await client.close()
+
+            // 1. kill -9 of the server alone: its PostgreSQL keeps running and is reused.
+            try await server.signal(SIGKILL)
+            let survivors = Self.clusterProcesses(data)
+            #expect(!survivors.isEmpty, "the embedded PostgreSQL should outlive a killed server")
+            server = try ServerProcess(home: home, port: port, didcommPort: didcommPort)
+            try await server.ready()
+            var again = try await Self.tenantClient(port: port, token: token)
+            #expect(try await again.call("settings.get", params: ["key": "k"])["value"] == "before the crash")
+            _ = try await again.call("settings.set", params: ["key": "k", "value": "after one restart"])
+            await again.close()
+
+            // 2. Server and PostgreSQL killed; postmaster.pid then names a live, unrelated process
+            //    (PID reuse after a crash): PostgreSQL alone would refuse to start.
+            try await server.signal(SIGKILL)
+            for pid in Self.clusterProcesses(data) { kill(pid, SIGKILL) }
+            for _ in 0..<100 where !Self.clusterProcesses(data).isEmpty { try await Task.sleep(for: .milliseconds(100)) }
+            #expect(Self.clusterProcesses(data).isEmpty)
+            // Owned by the cluster's OS user (postgres when we are root), as a reused PID would
+            // be: PostgreSQL cannot tell it from a live postmaster.
+            let other = Process()
+            if geteuid() == 0 {
+                other.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+                other.arguments = ["--reuid=postgres", "--regid=postgres", "--clear-groups", "/bin/sleep", "120"]
+            } else {
+                other.executableURL = URL(fileURLWithPath: "/bin/sleep")
+                other.arguments = ["120"]
+            }
+            try other.run()
+            stand = other
+            let pidFile = data.appendingPathComponent("postmaster.pid")
+            var lines = try String(contentsOf: pidFile, encoding: .utf8).components(separatedBy: "\n")
+            lines[0] = "\(other.processIdentifier)"
+            try lines.joined(separator: "\n").write(to: pidFile, atomically: false, encoding: .utf8)
+
+            server = try ServerProcess(home: home, port: port, didcommPort: didcommPort)
+            try await server.ready()
+            again = try await Self.tenantClient(port: port, token: token)
+            #expect(try await again.call("settings.get", params: ["key": "k"])["value"] == "after one restart")
+            _ = try await again.call("settings.set", params: ["key": "k", "value": "after two restarts"])
+            await again.close()
+
+            // 3. Both killed again, the stale postmaster.pid left as is (its PID is gone).
+            try await server.signal(SIGKILL)
+            for pid in Self.clusterProcesses(data) { kill(pid, SIGKILL) }
+            for _ in 0..<100 where !Self.clusterProcesses(data).isEmpty { try await Task.sleep(for: .milliseconds(100)) }
+            #expect(FileManager.default.fileExists(atPath: pidFile.path))
+            server = try ServerProcess(home: home, port: port, didcommPort: didcommPort)
+            try await server.ready()
+            again = try await Self.tenantClient(port: port, token: token)
+            #expect(try await again.call("settings.get", params: ["key": "k"])["value"] == "after two restarts")
+            await again.close()
+
+            // A graceful stop stops the embedded cluster too.
+            try await server.signal(SIGTERM)
+            #expect(Self.clusterProcesses(data).isEmpty)
+        } catch {
+            if server.process.isRunning { try? await server.signal(SIGTERM) }
+            for pid in Self.clusterProcesses(data) { kill(pid, SIGKILL) }
+            stand?.terminate()
+            throw error
+        }
+        stand?.terminate()
+    }
+}
