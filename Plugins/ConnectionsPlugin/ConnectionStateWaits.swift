@@ -4,35 +4,44 @@ import Foundation
 import Synchronization
 
 /// Wakes callers waiting for a connection to leave `requested` (`connections.accept {wait: true}`)
-/// as soon as this process commits its next state, instead of letting them find out by polling.
-/// Changes committed by another process are not seen here: waiters still poll the store, only
-/// less often.
+/// or to be reused (out-of-band) as soon as this process commits its next state, instead of
+/// letting them find out by polling. Changes committed by another process are not seen here:
+/// waiters still poll the store, only less often. Keyed by tenant and connection id, and any
+/// number of waiters may watch one connection.
 public final class ConnectionStateWaits: Sendable {
-    private let watches = Mutex<[UUID: Watch]>([:])
+    struct Key: Hashable {
+        var tenant: TenantID?
+        var id: UUID
+    }
+
+    private let watches = Mutex<[Key: [Watch]]>([:])
 
     public init() {}
 
-    /// Starts recording changes of `id`; register before the change can happen, `stop` when done.
-    func watch(_ id: UUID) -> Watch {
-        let watch = Watch(id: id)
-        watches.withLock { $0[id] = watch }
+    /// Starts recording changes of `id` of `tenant`; register before the change can happen,
+    /// `stop` when done.
+    func watch(_ id: UUID, tenant: TenantID? = nil) -> Watch {
+        let watch = Watch(key: Key(tenant: tenant, id: id))
+        watches.withLock { $0[watch.key, default: []].append(watch) }
         return watch
     }
 
     func stop(_ watch: Watch) {
         watches.withLock { watches in
-            if watches[watch.id] === watch { watches[watch.id] = nil }
+            watches[watch.key]?.removeAll { $0 === watch }
+            if watches[watch.key]?.isEmpty == true { watches[watch.key] = nil }
         }
     }
 
-    /// Called after a transaction that changed a connection's state has committed.
-    func changed(_ record: ConnectionRecord) {
-        watches.withLock { $0[record.id] }?.deliver(record)
+    /// Called after a transaction that changed a connection of `tenant` has committed.
+    func changed(_ record: ConnectionRecord, tenant: TenantID? = nil) {
+        for watch in watches.withLock({ $0[Key(tenant: tenant, id: record.id)] ?? [] }) { watch.deliver(record) }
     }
 
     /// One waiter's view of one connection: the latest committed record not yet taken.
     final class Watch: Sendable {
-        let id: UUID
+        let key: Key
+        var id: UUID { key.id }
         private struct State {
             var latest: ConnectionRecord?
             var waiter: (token: UInt64, continuation: CheckedContinuation<ConnectionRecord?, Never>)?
@@ -40,7 +49,7 @@ public final class ConnectionStateWaits: Sendable {
         }
         private let state = Mutex(State())
 
-        init(id: UUID) { self.id = id }
+        init(key: Key) { self.key = key }
 
         fileprivate func deliver(_ record: ConnectionRecord) {
             let waiter = state.withLock { state in

@@ -34,8 +34,13 @@ public struct MethodRouter: Sendable {
         public let handler: InboundHandler
     }
 
+    /// Told when the outbox gave up delivering a row linked to a connection: the connection id
+    /// and the reason. Every registered hook runs; a failing hook does not stop the others.
+    public typealias DeliveryFailureHook = @Sendable (UUID, String, TenantContext) async throws -> Void
+
     public private(set) var methods: [String: Method] = [:]
     public private(set) var inbound: [String: InboundRoute] = [:]
+    public private(set) var deliveryFailureHooks: [DeliveryFailureHook] = []
     /// The plugin currently registering; set by `install(_:)` so errors and docs name it.
     private var currentPlugin = "core"
 
@@ -105,6 +110,24 @@ public struct MethodRouter: Sendable {
                 message: "message type '\(key)' is registered twice (by '\(existing.plugin)' and '\(currentPlugin)')")
         }
         inbound[key] = InboundRoute(type: key, plugin: currentPlugin, handler: handler)
+    }
+
+    /// Registers a hook run when the outbox gives up on a connection's message, so the server's
+    /// delivery service reaches plugins without importing them.
+    public mutating func onDeliveryFailure(_ hook: @escaping DeliveryFailureHook) {
+        deliveryFailureHooks.append(hook)
+    }
+
+    /// Runs every delivery-failure hook for `connectionId`; failures are logged, not thrown.
+    public func deliveryFailed(_ connectionId: UUID, reason: String, tenant: TenantContext) async {
+        for hook in deliveryFailureHooks {
+            do {
+                try await hook(connectionId, reason, tenant)
+            } catch {
+                tenant.logger.info(
+                    "delivery-failure hook failed", metadata: ["connection": "\(connectionId)", "error": "\(String(reflecting: error))"])
+            }
+        }
     }
 
     public func method(named name: String) -> Method? { methods[name] }

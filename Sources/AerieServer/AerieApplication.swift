@@ -126,7 +126,7 @@ public enum AerieApplication {
                 services.append(OutboxDeliveryService(
                 database: database, contexts: contexts,
                 delivery: HTTPDelivery(configuration: HTTPDelivery.Configuration(allowPrivateAddresses: configuration.allowPrivateURLs)),
-                inbound: inbound, connections: connectionsPlugin.service, wakeup: wakeup,
+                inbound: inbound, router: router, wakeup: wakeup,
                 maxAttempts: configuration.deliveryMaxAttempts, backoff: configuration.deliveryBackoff,
                 pollInterval: configuration.deliveryPollInterval, logger: logger))
             }

@@ -1,7 +1,6 @@
 import AerieCore
 import AerieStore
 import AerieTransport
-import ConnectionsPlugin
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -29,7 +28,8 @@ struct OutboxDeliveryService: Service {
     let contexts: TenantContexts
     let delivery: HTTPDelivery
     let inbound: InboundProcessor
-    let connections: ConnectionService
+    /// Whose delivery-failure hooks a connection's final failure runs (the connections plugin's).
+    let router: MethodRouter
     let wakeup: OutboxWakeup
     let maxAttempts: Int
     let backoff: Duration
@@ -107,9 +107,8 @@ struct OutboxDeliveryService: Service {
             tenant.logger.info(
                 "delivery failed", metadata: ["outbox": "\(id)", "attempts": "\(attempts)", "error": "\(failure)", "final": "\(giveUp)"])
             if giveUp, let connectionId = item.connectionId {
-                _ = try? await connections.fail(
-                    connectionId, event: .deliveryFailed(reason: "delivery failed after \(attempts) attempts: \(failure)"),
-                    report: nil, mailboxUid: nil, tenant: tenant)
+                await router.deliveryFailed(
+                    connectionId, reason: "delivery failed after \(attempts) attempts: \(failure)", tenant: tenant)
             }
         } catch {
             logger.warning("outbox delivery error", metadata: ["outbox": "\(id)", "error": "\(String(reflecting: error))"])
