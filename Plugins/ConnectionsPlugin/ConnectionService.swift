@@ -153,16 +153,17 @@ public struct ConnectionService: Sendable {
         var next = current
         next.state = transition.state
         change(&next)
+        for case .recordFailure(let reason) in transition.actions { next.failureReason = reason }
+        // The record first, so an outbox row never points at a connection not yet written.
+        if inserting { try tx.connections.insert(next) } else { try tx.connections.update(next) }
         for action in transition.actions {
             switch action {
             case .sendRequest, .sendTrustPing, .sendComplete:
                 guard let sending else { throw AerieError.internalError(details: "\(action) without a packed message") }
                 try sending.enqueue(for: next.id, in: tx)
-            case .recordFailure(let reason):
-                next.failureReason = reason
+            case .recordFailure: break
             }
         }
-        if inserting { try tx.connections.insert(next) } else { try tx.connections.update(next) }
         if let mailboxUid { try tx.mailbox.updateStatus(mailboxUid, to: MailboxMessage.reviewed) }
         return next
     }

@@ -27,7 +27,7 @@ import Testing
         }
     }
 
-    @Test func establishedConnectionsIgnoreNothingButRefuseLateFailures() {
+    @Test func establishedConnectionsRefuseLateFailuresAndConnects() {
         for state in [ConnectionRecord.State.accepted, .reused] {
             #expect(!Machine.accepts(.deliveryFailed(reason: "x"), in: state))
             #expect(!Machine.accepts(.problem(reason: "x"), in: state))
