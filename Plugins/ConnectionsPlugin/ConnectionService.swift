@@ -60,9 +60,9 @@ public struct ConnectionService: Sendable {
         let prepared = try await prepareConnect(record, label: label, returnRoute: returnRoute, tenant: tenant)
         let updated = try await tenant.database.transaction { tx -> ConnectionRecord in
             guard let current = try tx.connections.getForUpdate(id) else { throw AerieError.notFound("no connection \(id)") }
-            return try Self.commitConnect(prepared, to: current, in: tx)
+            return try Self.commitConnect(prepared, to: current, inserting: false, in: tx)
         }
-        tenant.outboxSignal.outboxChanged()
+        committed(updated, sent: true, tenant: tenant)
         return updated
     }
 
@@ -105,21 +105,20 @@ public struct ConnectionService: Sendable {
             prepared = try await prepareConnect(record, label: label, returnRoute: returnRoute, tenant: tenant)
         } catch let error as AerieError where error.code == .unsupportedInvitation {
             // One that cannot be connected still answers the connection it matches; nothing is stored.
-            if let existing = try await tenant.database.transaction({ tx in try Self.existing(keys, in: tx) }) {
-                return (existing, true)
-            }
+            if let existing = try await findExisting(keys, tenant: tenant) { return (existing.record, true) }
             throw error
         }
         let result = try await tenant.database.transaction { tx -> (record: ConnectionRecord, existing: Bool) in
             if let id = keys.id { try tx.connections.lockInvitation(id) }
-            if let existing = try Self.existing(keys, in: tx) { return (existing, true) }
+            if let existing = try Self.findExisting(keys, in: tx) { return (existing.record, true) }
+            // Inserted as `initialized` first: subscribers see both states, as with create + connect.
             try tx.connections.insert(record)
             FaultPoint.reach("accept.afterRecord")
-            let connected = try Self.commitConnect(prepared, to: record, in: tx)
+            let connected = try Self.commitConnect(prepared, to: record, inserting: false, in: tx)
             try alsoStore?(connected, tx)
             return (connected, false)
         }
-        if !result.existing { tenant.outboxSignal.outboxChanged() }
+        if !result.existing { committed(result.record, sent: true, tenant: tenant) }
         return result
     }
 
@@ -138,8 +137,7 @@ public struct ConnectionService: Sendable {
         var key: PendingKey
         var did: String
         var requestId: String
-        var destination: String
-        var envelope: [UInt8]
+        var request: Outbound
     }
 
     /// Everything `connect` computes before touching the store: checks, key, DID, packed Request.
@@ -147,50 +145,82 @@ public struct ConnectionService: Sendable {
         -> PreparedConnect
     {
         let handshake = try Self.handshake(for: record)
-        _ = try ConnectionStateMachine.apply(.connect, in: record.state)
+        try ConnectionStateMachine.check(.connect, in: record.state)
         guard let invitationKey = record.firstRecipientKey, let destination = record.invitationEndpoint else {
             throw AerieError(.unsupportedInvitation, "the invitation names no endpoint and recipient key to connect to")
         }
-        let key = try await Self.crypto { try await tenant.keys.makeKey() }
+        let key = try await AerieError.mappingCrypto { try await tenant.keys.makeKey() }
         let verkey = key.verkey
         let requestId = UUID().uuidString.lowercased()
         let did: String
         let request: JSONValue
         switch handshake {
         case .connections10:
-            did = try Self.crypto { KeyReference.unqualifiedDID(verkey: try Base58.decode(verkey)) }
+            did = try AerieError.mappingCrypto { KeyReference.unqualifiedDID(verkey: try Base58.decode(verkey)) }
             request = ConnectionMessages.request(
                 id: requestId, label: label ?? defaultLabel, did: did, verkey: verkey, endpoint: endpoint(),
                 invitationId: record.invitationId ?? "", returnRoute: returnRoute)
         case .didExchange10, .didExchange11:
-            did = try Self.crypto { try PeerDID2.make(verkey: try Base58.decode(verkey), serviceEndpoint: endpoint()) }
+            did = try AerieError.mappingCrypto { try PeerDID2.make(verkey: try Base58.decode(verkey), serviceEndpoint: endpoint()) }
             request = DIDExchangeMessages.request(
                 version: handshake.version, id: requestId, label: label ?? defaultLabel, did: did,
                 invitationId: record.invitationId ?? "", returnRoute: returnRoute)
         }
-        let envelope = try Self.crypto {
-            let packed = try tenant.keys.pack(request.serialized(), to: [invitationKey], from: key)
-            return try Forward.wrap(packed, recipientKey: invitationKey, routingKeys: record.invitationRoutingKeys)
-        }
-        return PreparedConnect(
-            handshake: handshake, key: key, did: did, requestId: requestId, destination: destination, envelope: envelope)
+        let outbound = try await Outbound.pack(
+            request, from: .pending(key),
+            to: Outbound.Route(recipientKey: invitationKey, routingKeys: record.invitationRoutingKeys, endpoint: destination),
+            tenant: tenant)
+        return PreparedConnect(handshake: handshake, key: key, did: did, requestId: requestId, request: outbound)
     }
 
-    /// Stores the key, moves `current` (locked or just inserted) to `requested` and enqueues the Request.
-    static func commitConnect(_ prepared: PreparedConnect, to current: ConnectionRecord, in tx: any TenantTransaction) throws
-        -> ConnectionRecord
+    /// Stores the key, moves `current` (locked, or new and then inserted) to `requested` and
+    /// enqueues the Request.
+    static func commitConnect(_ prepared: PreparedConnect, to current: ConnectionRecord, inserting: Bool, in tx: any TenantTransaction)
+        throws -> ConnectionRecord
     {
-        var current = current
-        let transition = try ConnectionStateMachine.apply(.connect, in: current.state)
         try prepared.key.store(in: tx)
-        current.state = transition.state
-        current.myDid = prepared.did
-        current.myVerkey = prepared.key.verkey
-        current.threadId = prepared.requestId
-        current.handshakeProtocol = prepared.handshake.rawValue
-        try tx.connections.update(current)
-        try tx.outbox.enqueue(OutboxItem(connectionId: current.id, endpoint: prepared.destination, envelope: prepared.envelope))
-        return current
+        return try commit(.connect, to: current, inserting: inserting, sending: prepared.request, in: tx) { next in
+            next.myDid = prepared.did
+            next.myVerkey = prepared.key.verkey
+            next.threadId = prepared.requestId
+            next.handshakeProtocol = prepared.handshake.rawValue
+        }
+    }
+
+    // MARK: - The driver
+
+    /// The one place a connection's state changes: applies `event` to `current` (locked by `tx`,
+    /// or new when `inserting`), lets `change` fill in what the event brought, executes the
+    /// actions (a send enqueues `sending`, a failure records its reason), writes the record and
+    /// marks the mailbox row that caused the event reviewed. Call `committed` after the commit.
+    static func commit(
+        _ event: ConnectionStateMachine.Event, to current: ConnectionRecord, inserting: Bool = false, sending: Outbound? = nil,
+        reviewed mailboxUid: UUID? = nil, in tx: any TenantTransaction, change: (inout ConnectionRecord) -> Void = { _ in }
+    ) throws -> ConnectionRecord {
+        let transition = try ConnectionStateMachine.apply(event, in: current.state)
+        var next = current
+        next.state = transition.state
+        change(&next)
+        for case .recordFailure(let reason) in transition.actions { next.failureReason = reason }
+        // The record first, so an outbox row never points at a connection not yet written.
+        if inserting { try tx.connections.insert(next) } else { try tx.connections.update(next) }
+        for action in transition.actions {
+            switch action {
+            case .sendRequest, .sendTrustPing, .sendComplete:
+                guard let sending else { throw AerieError.internalError(details: "\(action) without a packed message") }
+                try sending.enqueue(for: next.id, in: tx)
+            case .recordFailure: break
+            }
+        }
+        if let mailboxUid { try tx.mailbox.updateStatus(mailboxUid, to: MailboxMessage.reviewed) }
+        return next
+    }
+
+    /// After the driver's transaction committed: wakes the delivery service when something was
+    /// enqueued and this process's waiters on the connection.
+    func committed(_ record: ConnectionRecord, sent: Bool, tenant: TenantContext) {
+        if sent { Outbound.committed(tenant) }
+        waits.changed(record, tenant: tenant.tenantID)
     }
 
     /// The handshake to connect a stored invitation with; `unsupported_invitation` when none fits.
@@ -245,7 +275,7 @@ public struct ConnectionService: Sendable {
             guard let invitationKey = record.firstRecipientKey, record.myVerkey != nil else {
                 throw AerieError(.conflict, "the connection has not sent a request")
             }
-            _ = try ConnectionStateMachine.apply(.responseVerified, in: record.state)
+            try ConnectionStateMachine.check(.responseVerified, in: record.state)
             let peer: ConnectionMessages.PeerConnection
             do {
                 peer = try ConnectionMessages.readResponse(message, invitationKey: invitationKey)
@@ -262,7 +292,7 @@ public struct ConnectionService: Sendable {
             guard let invitationKey = record.firstRecipientKey, record.myVerkey != nil, let threadId = record.threadId else {
                 throw AerieError(.conflict, "the connection has not sent a request")
             }
-            _ = try ConnectionStateMachine.apply(.exchangeResponseVerified, in: record.state)
+            try ConnectionStateMachine.check(.exchangeResponseVerified, in: record.state)
             let peer: ConnectionMessages.PeerConnection
             do {
                 peer = try DIDExchangeMessages.readResponse(message, invitationKey: invitationKey)
@@ -296,40 +326,29 @@ public struct ConnectionService: Sendable {
         async throws -> ConnectionRecord
     {
         guard let myVerkey = record.myVerkey else { throw AerieError(.conflict, "the connection has not sent a request") }
-        let envelope: [UInt8]
-        if let sealedKey {
-            envelope = try await Self.crypto {
-                let packed = try await tenant.keys.pack(reply.serialized(), to: [peer.verkey], from: myVerkey, sealedSecret: sealedKey)
-                return try Forward.wrap(packed, recipientKey: peer.verkey, routingKeys: peer.routingKeys)
-            }
-        } else {
-            envelope = try await pack(reply, to: peer.verkey, routingKeys: peer.routingKeys, from: myVerkey, tenant: tenant)
-        }
+        let outbound = try await Outbound.pack(
+            reply, from: sealedKey.map { .sealed(verkey: myVerkey, sealedSecret: $0) } ?? .stored(verkey: myVerkey),
+            to: Outbound.Route(recipientKey: peer.verkey, routingKeys: peer.routingKeys, endpoint: peer.endpoint), tenant: tenant)
         let (updated, changed) = try await tenant.database.transaction { tx -> (ConnectionRecord, Bool) in
-            guard var current = try tx.connections.getForUpdate(record.id) else {
+            guard let current = try tx.connections.getForUpdate(record.id) else {
                 throw AerieError.notFound("no connection \(record.id)")
             }
             // Stored and applied together: a copy handled before changes nothing.
             if let receipt, try !receipt.claim(in: tx) { return (current, false) }
             FaultPoint.reach("inbound.beforeCommit")
-            let transition = try ConnectionStateMachine.apply(event, in: current.state)
-            current.state = transition.state
-            current.theirDid = peer.did
-            current.theirVerkey = peer.verkey
-            current.theirEndpoint = peer.endpoint
-            current.theirRoutingKeys = peer.routingKeys
-            current.failureReason = nil
-            current.problemReport = nil
-            try tx.connections.update(current)
-            if transition.actions.contains(.sendTrustPing) || transition.actions.contains(.sendComplete) {
-                try tx.outbox.enqueue(OutboxItem(connectionId: current.id, endpoint: peer.endpoint, envelope: envelope))
+            let next = try Self.commit(event, to: current, sending: outbound, reviewed: receipt?.claimed?.uid ?? mailboxUid, in: tx) {
+                next in
+                next.theirDid = peer.did
+                next.theirVerkey = peer.verkey
+                next.theirEndpoint = peer.endpoint
+                next.theirRoutingKeys = peer.routingKeys
+                next.failureReason = nil
+                next.problemReport = nil
             }
-            if let uid = receipt?.claimed?.uid ?? mailboxUid { try tx.mailbox.updateStatus(uid, to: MailboxMessage.reviewed) }
-            return (current, true)
+            return (next, true)
         }
         guard changed else { return updated }
-        tenant.outboxSignal.outboxChanged()
-        waits.changed(updated, tenant: tenant.tenantID)
+        committed(updated, sent: true, tenant: tenant)
         return updated
     }
 
@@ -338,17 +357,14 @@ public struct ConnectionService: Sendable {
     public func fail(_ id: UUID, event: ConnectionStateMachine.Event, report: JSONValue?, mailboxUid: UUID?,
                      receipt: InboundReceipt? = nil, tenant: TenantContext) async throws -> ConnectionRecord {
         let (failed, changed) = try await tenant.database.transaction { tx -> (ConnectionRecord, Bool) in
-            guard var current = try tx.connections.getForUpdate(id) else { throw AerieError.notFound("no connection \(id)") }
+            guard let current = try tx.connections.getForUpdate(id) else { throw AerieError.notFound("no connection \(id)") }
             if let receipt, try !receipt.claim(in: tx) { return (current, false) }
-            let transition = try ConnectionStateMachine.apply(event, in: current.state)
-            current.state = transition.state
-            for case .recordFailure(let reason) in transition.actions { current.failureReason = reason }
-            if let report { current.problemReport = report }
-            try tx.connections.update(current)
-            if let uid = receipt?.claimed?.uid ?? mailboxUid { try tx.mailbox.updateStatus(uid, to: MailboxMessage.reviewed) }
-            return (current, true)
+            let next = try Self.commit(event, to: current, reviewed: receipt?.claimed?.uid ?? mailboxUid, in: tx) { next in
+                if let report { next.problemReport = report }
+            }
+            return (next, true)
         }
-        if changed { waits.changed(failed, tenant: tenant.tenantID) }
+        if changed { committed(failed, sent: false, tenant: tenant) }
         return failed
     }
 
@@ -407,43 +423,5 @@ public struct ConnectionService: Sendable {
             throw AerieError.notFound("no connection \(id.uuidString.lowercased())")
         }
         return record
-    }
-
-    // MARK: - Packing
-
-    func pack(_ message: JSONValue, to recipientKey: String, routingKeys: [String], from sender: String,
-              tenant: TenantContext) async throws -> [UInt8] {
-        try await Self.crypto {
-            let packed = try await tenant.keys.pack(message.serialized(), to: [recipientKey], from: sender)
-            return try Forward.wrap(packed, recipientKey: recipientKey, routingKeys: routingKeys)
-        }
-    }
-
-    /// CryptoError as AerieError, once, here.
-    static func crypto<T>(_ body: () async throws -> T) async throws -> T {
-        do {
-            return try await body()
-        } catch let error as CryptoError {
-            throw aerieError(error)
-        }
-    }
-
-    static func crypto<T>(_ body: () throws -> T) throws -> T {
-        do {
-            return try body()
-        } catch let error as CryptoError {
-            throw aerieError(error)
-        }
-    }
-
-    static func aerieError(_ error: CryptoError) -> AerieError {
-        switch error.code {
-        case .invalidKey, .invalidDID, .invalidEncoding:
-            AerieError(.invalidInvitation, error.message, details: String(reflecting: error))
-        case .invalidSignature, .malformedSignature, .invalidMessage, .malformedEnvelope:
-            AerieError(.invalidParams, error.message, field: "message", details: String(reflecting: error))
-        default:
-            AerieError.internalError(details: String(reflecting: error))
-        }
     }
 }

@@ -1,8 +1,11 @@
 import AerieCore
 
 /// The invitee side of RFC 0160 and the requester side of RFC 0023 (didexchange) as a pure
-/// function: an event and the current state in, the new state and the actions to take out. The
-/// driver (`ConnectionService`) does the I/O.
+/// function: an event and the current state in, the new state and the actions to take out. It
+/// owns every state a connection takes (connect, responses, problem reports, delivery failures,
+/// handshake reuse, connectionless out-of-band); the driver (`ConnectionService.commit`) does
+/// the I/O: it writes the new state, enqueues what the actions send, marks the mailbox row that
+/// caused the event reviewed, and after the commit wakes this process's waiters.
 public enum ConnectionStateMachine {
     public enum Event: Sendable, Hashable {
         /// `connections.connect`: a Request is to be sent.
@@ -17,6 +20,11 @@ public enum ConnectionStateMachine {
         case problem(reason: String)
         /// The outbox gave up delivering a message of this connection.
         case deliveryFailed(reason: String)
+        /// The inviter answered our handshake-reuse over this established connection.
+        case reuseAccepted
+        /// An out-of-band invitation without handshake (seed 004 row 4): the connection is made
+        /// from the invitation's service, established at once.
+        case connectionless
     }
 
     public enum Action: Sendable, Hashable {
@@ -33,6 +41,17 @@ public enum ConnectionStateMachine {
         public var actions: [Action]
     }
 
+    /// Whether `event` applies in `state` (`apply` would not throw).
+    public static func accepts(_ event: Event, in state: ConnectionRecord.State) -> Bool {
+        (try? apply(event, in: state)) != nil
+    }
+
+    /// Throws `conflict` when the event does not apply in `state` (a check before the work an
+    /// event needs; the driver applies the event itself in its transaction).
+    public static func check(_ event: Event, in state: ConnectionRecord.State) throws {
+        _ = try apply(event, in: state)
+    }
+
     /// Throws `conflict` when the event does not apply in `state`.
     public static func apply(_ event: Event, in state: ConnectionRecord.State) throws -> Transition {
         switch (state, event) {
@@ -46,6 +65,10 @@ public enum ConnectionStateMachine {
         case (.requested, .exchangeResponseVerified), (.responded, .exchangeResponseVerified),
             (.failed, .exchangeResponseVerified):
             return Transition(state: .accepted, actions: [.sendComplete])
+        case (.accepted, .reuseAccepted), (.reused, .reuseAccepted):
+            return Transition(state: .reused, actions: [])
+        case (.initialized, .connectionless):
+            return Transition(state: .accepted, actions: [])
         case (.initialized, .problem(let reason)), (.requested, .problem(let reason)), (.responded, .problem(let reason)),
             (.initialized, .deliveryFailed(let reason)), (.requested, .deliveryFailed(let reason)),
             (.responded, .deliveryFailed(let reason)):
@@ -63,6 +86,8 @@ public enum ConnectionStateMachine {
         case .responseVerified, .exchangeResponseVerified: "a response"
         case .problem: "a problem report"
         case .deliveryFailed: "a delivery failure"
+        case .reuseAccepted: "a handshake reuse"
+        case .connectionless: "a connectionless invitation"
         }
     }
 }

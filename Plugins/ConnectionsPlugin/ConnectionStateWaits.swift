@@ -4,9 +4,10 @@ import Foundation
 import Synchronization
 
 /// Wakes callers waiting for a connection to leave `requested` (`connections.accept {wait: true}`)
-/// as soon as this process commits its next state, instead of letting them find out by polling.
-/// Changes committed by another process are not seen here: waiters still poll the store, only
-/// less often.
+/// or to be reused (out-of-band) as soon as this process commits its next state, instead of
+/// letting them find out by polling. Changes committed by another process are not seen here:
+/// waiters still poll the store, only less often. Keyed by tenant and connection id, and any
+/// number of waiters may watch one connection.
 public final class ConnectionStateWaits: Sendable {
     /// Connection ids are unique, but a wait is only ever woken by its own tenant's commits.
     struct Key: Hashable {
@@ -41,6 +42,7 @@ public final class ConnectionStateWaits: Sendable {
     /// One waiter's view of one connection: the latest committed record not yet taken.
     final class Watch: Sendable {
         let key: Key
+        var id: UUID { key.connection }
         private struct State {
             var latest: ConnectionRecord?
             var waiter: (token: UInt64, continuation: CheckedContinuation<ConnectionRecord?, Never>)?

@@ -13,14 +13,7 @@ extension ConnectionsPlugin {
         }
 
         func existingConnection(for invitation: Invitation, in tx: any TenantTransaction) throws -> ExistingConnection? {
-            let keys = InvitationMatchKeys(invitation)
-            guard let found = try tx.connections.findMatching(
-                invitationId: keys.id, publicDid: keys.publicDid, firstRecipientKey: keys.firstRecipientKey)
-            else { return nil }
-            let stored = InvitationMatchKeys(
-                id: found.invitationId, publicDid: found.publicDid, firstRecipientKey: found.firstRecipientKey)
-            guard let match = stored.match(keys) else { return nil }
-            return ExistingConnection(record: found, match: match)
+            try ConnectionService.findExisting(InvitationMatchKeys(invitation), in: tx)
         }
 
         func newRecord(for invitation: Invitation) -> ConnectionRecord {
@@ -60,6 +53,37 @@ extension ConnectionsPlugin {
 
         func load(_ id: UUID, tenant: TenantContext) async throws -> ConnectionRecord {
             try await plugin.service.load(id, tenant: tenant)
+        }
+
+        func move(_ move: ConnectionMove, _ connection: ConnectionRecord, reviewed mailboxUid: UUID?, in tx: any TenantTransaction)
+            throws -> ConnectionRecord
+        {
+            switch move {
+            case .reuseAccepted:
+                try ConnectionService.commit(.reuseAccepted, to: connection, reviewed: mailboxUid, in: tx)
+            case .connectionless:
+                try ConnectionService.commit(.connectionless, to: connection, inserting: true, reviewed: mailboxUid, in: tx)
+            }
+        }
+
+        func committed(_ connection: ConnectionRecord, tenant: TenantContext) {
+            plugin.service.committed(connection, sent: false, tenant: tenant)
+        }
+
+        func waitFor<T: Sendable>(
+            _ connectionId: UUID, timeout: Duration, tenant: TenantContext, check: @Sendable () async throws -> T?
+        ) async throws -> T? {
+            let service = plugin.service
+            let watch = service.waits.watch(connectionId, tenant: tenant.tenantID)
+            defer { service.waits.stop(watch) }
+            let deadline = ContinuousClock.now + timeout
+            while true {
+                if let answer = try await check() { return answer }
+                let left = deadline - ContinuousClock.now
+                guard left > .zero else { return nil }
+                _ = await watch.next(timeout: min(left, ConnectionService.waitPollInterval))
+                try Task.checkCancellation()
+            }
         }
     }
 }

@@ -1,4 +1,5 @@
 import AerieCore
+import AerieCrypto
 import Foundation
 
 extension ConnectionsPlugin {
@@ -72,20 +73,10 @@ extension ConnectionsPlugin {
             } catch {
                 throw AerieError.invalidParams("serialized.connection is not a serialized connection", field: "serialized")
             }
-            if let existing = try await tenant.database.transaction({ try $0.connections.get(record.id) }) {
-                var view = ConnectionView(existing)
-                view.existing = true
-                return view
-            }
-            if let verkey = record.myVerkey {
-                let held = try await ConnectionService.crypto { try await tenant.keys.holds(verkey) }
-                guard held else {
-                    throw AerieError.invalidParams(
-                        "the connection's pairwise key is not in this tenant's wallet", field: "serialized")
-                }
-            }
-            try await tenant.database.transaction { try $0.connections.insert(record) }
-            return ConnectionView(record)
+            let imported = try await service.importRecord(record, tenant: tenant)
+            var view = ConnectionView(imported.record)
+            if imported.existing { view.existing = true }
+            return view
         }
         try router.register("connections.list", summary: "Connections in id order, by keyset cursor; optionally in one state.") {
             (params: ListParams, tenant: TenantContext) in
@@ -95,7 +86,7 @@ extension ConnectionsPlugin {
                 guard let id = UUID(uuidString: raw) else { throw AerieError.invalidParams("after must be a connection id", field: "after") }
                 return id
             }
-            let rows = try await tenant.database.transaction { try $0.connections.list(after: after, state: state, limit: limit) }
+            let rows = try await service.list(after: after, state: state, limit: limit, tenant: tenant)
             return ConnectionPage(
                 connections: rows.map(ConnectionView.init),
                 next: rows.count == limit ? rows.last?.id.uuidString.lowercased() : nil)
@@ -104,15 +95,10 @@ extension ConnectionsPlugin {
             "connections.findExisting", summary: "The tenant's connection matching an invitation by @id, public DID or first key."
         ) { (params: InvitationParams, tenant: TenantContext) in
             let invitation = try await plugin.read(ParseInvitationParams(invitation: params.invitation, url: params.url))
-            let keys = InvitationMatchKeys(invitation)
-            let found = try await tenant.database.transaction {
-                try $0.connections.findMatching(invitationId: keys.id, publicDid: keys.publicDid, firstRecipientKey: keys.firstRecipientKey)
-            }
+            let found = try await service.findExisting(InvitationMatchKeys(invitation), tenant: tenant)
             return ExistingResult(
-                connectionId: found?.id.uuidString.lowercased(),
-                match: found.map { InvitationMatchKeys(id: $0.invitationId, publicDid: $0.publicDid, firstRecipientKey: $0.firstRecipientKey) }
-                    .flatMap { $0.match(keys) }?.rawValue,
-                connection: found.map(ConnectionView.init))
+                connectionId: found?.record.id.uuidString.lowercased(), match: found?.match.rawValue,
+                connection: found.map { ConnectionView($0.record) })
         }
         try router.register(
             "connections.accept",
@@ -137,10 +123,6 @@ extension ConnectionsPlugin {
                     message.body, recipientVerkey: message.recipientVerkey, connectionId: nil,
                     mailboxUid: UUID(uuidString: message.uid), receipt: message.receipt, tenant: tenant)
             }
-        }
-        // The outbox gave up on a message of a connection, or an inbound message could not be handled.
-        router.onConnectionFailure { connectionId, reason, tenant in
-            _ = try? await service.fail(connectionId, event: .deliveryFailed(reason: reason), report: nil, mailboxUid: nil, tenant: tenant)
         }
         // Pings and their answers are kept in the mailbox; nothing else to do (we never ask for a response).
         for type in [ConnectionMessages.trustPingType, ConnectionMessages.trustPingResponseType] {

@@ -39,6 +39,12 @@ public struct ConnectionsPlugin: AeriePlugin {
                 invitation: invitation.json, summary: try await plugin.summary(of: invitation, tenant: tenant))
         }
         try registerConnectionMethods(with: &router)
+        let service = self.service
+        router.onConnectionFailure { connectionId, reason, tenant in
+            // Only a connection still being set up fails (`conflict` otherwise: nothing to do).
+            _ = try? await service.fail(
+                connectionId, event: .deliveryFailed(reason: reason), report: nil, mailboxUid: nil, tenant: tenant)
+        }
     }
 
     func read(_ params: ParseInvitationParams) async throws -> Invitation {

@@ -14,7 +14,7 @@ public struct ConnectionDeletion: Sendable {
     }
 
     public func delete(_ id: UUID, notify: Bool, tenant: TenantContext) async throws -> DeletedConnection {
-        let notice: PackedNotice?
+        let notice: Outbound?
         if notify {
             guard let record = try await tenant.database.transaction({ try $0.connections.get(id) }) else {
                 throw Self.notFound(id)
@@ -31,13 +31,13 @@ public struct ConnectionDeletion: Sendable {
             removed["connections"] = try tx.connections.delete(id) ? 1 : 0
             // Only a notice packed with the key the connection still had (not one raced by a connect).
             var queued = false
-            if let notice, notice.sender == record.myVerkey {
-                try tx.outbox.enqueue(OutboxItem(connectionId: nil, endpoint: notice.endpoint, envelope: notice.envelope))
+            if let notice, notice.senderVerkey == record.myVerkey {
+                try notice.enqueue(for: nil, in: tx)
                 queued = true
             }
             return (removed, queued)
         }
-        if queued { tenant.outboxSignal.outboxChanged() }
+        if queued { Outbound.committed(tenant) }
         tenant.logger.info(
             "connection deleted", metadata: ["connection": "\(id)", "removed": "\(removed)", "notified": "\(queued)"])
         return DeletedConnection(connectionId: id.uuidString.lowercased(), removed: removed, notified: queued)
@@ -45,29 +45,20 @@ public struct ConnectionDeletion: Sendable {
 
     /// The notice, packed; nil (and logged) when the connection has no peer to tell yet or packing
     /// fails: telling the peer never stands in the way of the delete.
-    func packNotice(for record: ConnectionRecord, tenant: TenantContext) async -> PackedNotice? {
-        guard let sender = record.myVerkey, let recipient = record.theirVerkey, let endpoint = record.theirEndpoint else {
+    func packNotice(for record: ConnectionRecord, tenant: TenantContext) async -> Outbound? {
+        guard let sender = record.myVerkey, let route = Outbound.Route(peerOf: record) else {
             tenant.logger.info("no notice for a connection without a peer yet", metadata: ["connection": "\(record.id)"])
             return nil
         }
         do {
-            let message = ClosedNotice.message(threadId: record.threadId)
-            let packed = try await tenant.keys.pack(message.serialized(), to: [recipient], from: sender)
-            let envelope = try Forward.wrap(packed, recipientKey: recipient, routingKeys: record.theirRoutingKeys)
-            return PackedNotice(envelope: envelope, endpoint: endpoint, sender: sender)
+            return try await Outbound.pack(
+                ClosedNotice.message(threadId: record.threadId), from: .stored(verkey: sender), to: route, tenant: tenant)
         } catch {
             tenant.logger.warning(
                 "could not pack the notice for a deleted connection",
                 metadata: ["connection": "\(record.id)", "error": "\(String(reflecting: error))"])
             return nil
         }
-    }
-
-    struct PackedNotice: Sendable {
-        var envelope: [UInt8]
-        var endpoint: String
-        /// The pairwise verkey it was packed with.
-        var sender: String
     }
 
     static func notFound(_ id: UUID) -> AerieError {

@@ -202,10 +202,9 @@ public struct OutOfBandService: Sendable {
         _ invitation: Invitation, row: OutOfBandDecision.Row, attached: JSONValue?, tenant: TenantContext
     ) async throws -> (ConnectionRecord, OutOfBandRecord) {
         let (endpoint, theirKey) = try invitation.usableService()
-        let verkey = try await Self.crypto { try await tenant.keys.createKey() }
-        let did = try Self.crypto { KeyReference.unqualifiedDID(verkey: try Base58.decode(verkey)) }
+        let verkey = try await AerieError.mappingCrypto { try await tenant.keys.createKey() }
+        let did = try AerieError.mappingCrypto { KeyReference.unqualifiedDID(verkey: try Base58.decode(verkey)) }
         var connection = handshakes.newRecord(for: invitation)
-        connection.state = .accepted
         connection.myDid = did
         connection.myVerkey = verkey
         connection.theirDid = invitation.services.first(where: \.isUsable)?.did
@@ -216,14 +215,18 @@ public struct OutOfBandService: Sendable {
             invitationId: invitation.id, connectionId: connection.id, decisionRow: row.number, state: .done,
             attachedMessage: attached, invitation: invitation.json)
         let message = attached.map { Self.mailboxEntry($0, on: connection) }
-        record.attachedMessageUid = try await tenant.database.transaction { [connection, record] tx -> UUID? in
-            try tx.connections.insert(connection)
+        let handshakes = self.handshakes
+        let stored = try await tenant.database.transaction { [connection, record] tx -> (ConnectionRecord, UUID?) in
+            let accepted = try handshakes.move(.connectionless, connection, reviewed: nil, in: tx)
             let uid = try message.map { try tx.mailbox.insert($0).uid }
             var stored = record
             stored.attachedMessageUid = uid
             try tx.outOfBand.insert(stored)
-            return uid
+            return (accepted, uid)
         }
+        connection = stored.0
+        record.attachedMessageUid = stored.1
+        handshakes.committed(connection, tenant: tenant)
         return (connection, record)
     }
 
@@ -268,8 +271,7 @@ public struct OutOfBandService: Sendable {
         wait: Bool, timeout: Duration, tenant: TenantContext
     ) async throws -> Outcome {
         try Self.requireOutOfBand(invitation)
-        guard Self.isEstablished(connection), let myVerkey = connection.myVerkey, let theirVerkey = connection.theirVerkey,
-            let endpoint = connection.theirEndpoint
+        guard Self.isEstablished(connection), let myVerkey = connection.myVerkey, let route = Outbound.Route(peerOf: connection)
         else {
             throw AerieError(
                 .conflict, "the connection is \(connection.state.rawValue); only an accepted connection can be reused",
@@ -277,10 +279,7 @@ public struct OutOfBandService: Sendable {
         }
         let version = OutOfBandMessages.version(of: invitation)
         let message = OutOfBandMessages.reuse(invitationId: invitation.id, version: version)
-        let envelope = try await Self.crypto {
-            let packed = try await tenant.keys.pack(message.serialized(), to: [theirVerkey], from: myVerkey)
-            return try Forward.wrap(packed, recipientKey: theirVerkey, routingKeys: connection.theirRoutingKeys)
-        }
+        let outbound = try await Outbound.pack(message, from: .stored(verkey: myVerkey), to: route, tenant: tenant)
         var record = OutOfBandRecord(
             invitationId: invitation.id, connectionId: connection.id, decisionRow: row.number, state: .reuseSent,
             reuseMessageId: message["@id"]?.stringValue, attachedMessage: attached, invitation: invitation.json)
@@ -290,24 +289,25 @@ public struct OutOfBandService: Sendable {
             var stored = record
             stored.attachedMessageUid = uid
             try tx.outOfBand.insert(stored)
-            try tx.outbox.enqueue(OutboxItem(connectionId: connection.id, endpoint: endpoint, envelope: envelope))
+            try outbound.enqueue(for: connection.id, in: tx)
             return uid
         }
-        tenant.outboxSignal.outboxChanged()
+        Outbound.committed(tenant)
         var current = connection
         if wait {
-            (record, current) = try await waitForReuse(record, timeout: timeout, tenant: tenant)
+            (record, current) = try await waitForReuse(record, over: connection.id, timeout: timeout, tenant: tenant)
         }
         return Outcome(row: row, sameInvitation: false, record: record, connection: current, attachedMessage: attached)
     }
 
-    private func waitForReuse(_ start: OutOfBandRecord, timeout: Duration, tenant: TenantContext) async throws
-        -> (OutOfBandRecord, ConnectionRecord)
+    /// Waits for the reuse's answer through the connections plugin's wait: woken when this
+    /// process commits the reuse (or its refusal), else reading the record every 100 ms.
+    private func waitForReuse(_ start: OutOfBandRecord, over connectionId: UUID, timeout: Duration, tenant: TenantContext)
+        async throws -> (OutOfBandRecord, ConnectionRecord)
     {
-        let deadline = ContinuousClock.now + timeout
         let invitationId = start.invitationId
-        var polls = 0
-        while true {
+        let answered = try await handshakes.waitFor(connectionId, timeout: timeout, tenant: tenant) {
+            () async throws -> (OutOfBandRecord, ConnectionRecord)? in
             let (record, connection) = try await tenant.database.transaction { tx -> (OutOfBandRecord?, ConnectionRecord?) in
                 let record = try tx.outOfBand.find(invitationId: invitationId, forUpdate: false)
                 return (record, try record?.connectionId.flatMap { try tx.connections.get($0) })
@@ -318,21 +318,19 @@ public struct OutOfBandService: Sendable {
             switch record.state {
             // A refusal (problem report) is answered as state `failed` with the inviter's reason.
             case .reused, .done, .failed: return (record, connection)
-            case .reuseSent, .connecting:
-                guard ContinuousClock.now < deadline else {
-                    throw AerieError(
-                        .timeout,
-                        "the inviter did not accept the reuse within \(timeout.components.seconds) s; the existing connection is unchanged",
-                        data: [
-                            "connectionId": .string(connection.id.uuidString.lowercased()),
-                            "invitationId": .string(invitationId),
-                            "state": .int(Int64(connection.state.number)), "stateName": .string(connection.state.rawValue),
-                        ])
-                }
-                try await Task.sleep(for: Self.pollDelay(after: polls))
-                polls += 1
+            case .reuseSent, .connecting: return nil
             }
         }
+        if let answered { return answered }
+        let connection = try await handshakes.load(connectionId, tenant: tenant)
+        throw AerieError(
+            .timeout,
+            "the inviter did not accept the reuse within \(timeout.components.seconds) s; the existing connection is unchanged",
+            data: [
+                "connectionId": .string(connection.id.uuidString.lowercased()),
+                "invitationId": .string(invitationId),
+                "state": .int(Int64(connection.state.number)), "stateName": .string(connection.state.rawValue),
+            ])
     }
 
     // MARK: - Inbound
@@ -345,25 +343,24 @@ public struct OutOfBandService: Sendable {
             return
         }
         let thid = message.body["~thread"]?["thid"]?.stringValue
-        let applied = try await tenant.database.transaction { tx -> Bool in
+        let handshakes = self.handshakes
+        let reused = try await tenant.database.transaction { tx -> ConnectionRecord? in
             // Stored and applied together; a copy handled before changes nothing.
-            guard try message.claim(in: tx) else { return true }
+            guard try message.claim(in: tx) else { return nil }
             guard var record = try tx.outOfBand.find(invitationId: pthid, forUpdate: true),
                 record.state == .reuseSent || record.state == .reused,
                 thid == nil || thid == record.reuseMessageId,
-                let connectionId = record.connectionId, var connection = try tx.connections.getForUpdate(connectionId),
+                let connectionId = record.connectionId, let connection = try tx.connections.getForUpdate(connectionId),
                 connection.myVerkey == message.recipientVerkey, Self.isEstablished(connection)
-            else { return false }
-            connection.state = .reused
-            try tx.connections.update(connection)
+            else { return nil }
             record.state = .reused
             try tx.outOfBand.update(record)
-            if let uid = message.receipt?.claimed?.uid ?? UUID(uuidString: message.uid) {
-                try tx.mailbox.updateStatus(uid, to: MailboxMessage.reviewed)
-            }
-            return true
+            return try handshakes.move(
+                .reuseAccepted, connection, reviewed: message.receipt?.claimed?.uid ?? UUID(uuidString: message.uid), in: tx)
         }
-        if !applied {
+        if let reused {
+            handshakes.committed(reused, tenant: tenant)
+        } else {
             tenant.logger.info(
                 "handshake-reuse-accepted matches no reuse sent over that connection", metadata: ["uid": "\(message.uid)"])
         }
@@ -374,20 +371,23 @@ public struct OutOfBandService: Sendable {
     func problemReport(_ message: InboundMessage, tenant: TenantContext) async throws {
         guard let pthid = OutOfBandMessages.parentThreadId(message.body) else { return }
         let reason = Self.problemReason(message.body)
-        try await tenant.database.transaction { tx in
-            guard try message.claim(in: tx) else { return }
+        let refused = try await tenant.database.transaction { tx -> ConnectionRecord? in
+            guard try message.claim(in: tx) else { return nil }
             guard var record = try tx.outOfBand.find(invitationId: pthid, forUpdate: true),
                 record.state == .reuseSent || record.state == .connecting,
                 let connectionId = record.connectionId, let connection = try tx.connections.get(connectionId),
                 connection.myVerkey == message.recipientVerkey
-            else { return }
+            else { return nil }
             record.state = .failed
             record.failureReason = reason
             try tx.outOfBand.update(record)
             if let uid = message.receipt?.claimed?.uid ?? UUID(uuidString: message.uid) {
                 try tx.mailbox.updateStatus(uid, to: MailboxMessage.reviewed)
             }
+            return connection
         }
+        // The connection is unchanged, but a reuse wait reads the record this changed.
+        if let refused { handshakes.committed(refused, tenant: tenant) }
     }
 
     static func problemReason(_ message: JSONValue) -> String {
@@ -410,27 +410,5 @@ public struct OutOfBandService: Sendable {
 
     static func isEstablished(_ connection: ConnectionRecord) -> Bool {
         connection.state == .accepted || connection.state == .reused
-    }
-
-    /// How long the reuse wait sleeps before reading the store again: 5 ms doubling to 100 ms, so a peer
-    /// that answers at once is seen within a few ms and a slow one costs at most 10 reads a second.
-    static func pollDelay(after polls: Int) -> Duration {
-        .milliseconds(min(100, 5 << min(polls, 5)))
-    }
-
-    static func crypto<T>(_ body: () async throws -> T) async throws -> T {
-        do {
-            return try await body()
-        } catch let error as CryptoError {
-            throw AerieError.internalError(details: String(reflecting: error))
-        }
-    }
-
-    static func crypto<T>(_ body: () throws -> T) throws -> T {
-        do {
-            return try body()
-        } catch let error as CryptoError {
-            throw AerieError.internalError(details: String(reflecting: error))
-        }
     }
 }

@@ -52,4 +52,18 @@ public protocol ConnectionHandshakes: Sendable {
     func waitForHandshake(_ connection: ConnectionRecord, timeout: Duration, tenant: TenantContext) async throws
         -> ConnectionRecord
     func load(_ id: UUID, tenant: TenantContext) async throws -> ConnectionRecord
+    /// Applies `move` to `connection` (locked by the caller's transaction, or new for
+    /// `.connectionless`) through the connections state machine, writes it in `tx` and marks the
+    /// mailbox row that caused it reviewed. Throws `conflict` when the move does not apply.
+    /// Call `committed` once `tx` has committed.
+    func move(_ move: ConnectionMove, _ connection: ConnectionRecord, reviewed mailboxUid: UUID?, in tx: any TenantTransaction)
+        throws -> ConnectionRecord
+    /// Wakes this process's waiters on the connection (after a commit that changed it, or changed
+    /// what a waiter's `check` reads).
+    func committed(_ connection: ConnectionRecord, tenant: TenantContext)
+    /// Runs `check` until it answers, woken by `committed` for the connection (and every 100 ms,
+    /// for changes another process made); nil after `timeout`.
+    func waitFor<T: Sendable>(
+        _ connectionId: UUID, timeout: Duration, tenant: TenantContext, check: @Sendable () async throws -> T?
+    ) async throws -> T?
 }

@@ -1,0 +1,43 @@
+import AerieCore
+import Testing
+
+@testable import ConnectionsPlugin
+
+/// Every state a connection takes comes from the state machine, without any I/O: the moves the
+/// out-of-band plugin asks for (reuse, connectionless) and the checks the driver runs first.
+@Suite struct ConnectionStateMachineOwnershipTests {
+    typealias Machine = ConnectionStateMachine
+
+    @Test func reuseAcceptedMovesAnEstablishedConnectionToReused() throws {
+        #expect(try Machine.apply(.reuseAccepted, in: .accepted) == .init(state: .reused, actions: []))
+        // A redelivered handshake-reuse-accepted changes nothing more.
+        #expect(try Machine.apply(.reuseAccepted, in: .reused) == .init(state: .reused, actions: []))
+    }
+
+    @Test(arguments: [ConnectionRecord.State.initialized, .requested, .responded, .failed, .deleted])
+    func reuseNeedsAnEstablishedConnection(state: ConnectionRecord.State) {
+        #expect(!Machine.accepts(.reuseAccepted, in: state))
+        #expect(throws: AerieError.self) { try Machine.check(.reuseAccepted, in: state) }
+    }
+
+    @Test func aConnectionlessInvitationMakesAnAcceptedConnection() throws {
+        #expect(try Machine.apply(.connectionless, in: .initialized) == .init(state: .accepted, actions: []))
+        for state in [ConnectionRecord.State.requested, .accepted, .reused, .failed] {
+            #expect(!Machine.accepts(.connectionless, in: state))
+        }
+    }
+
+    @Test func establishedConnectionsRefuseLateFailuresAndConnects() {
+        for state in [ConnectionRecord.State.accepted, .reused] {
+            #expect(!Machine.accepts(.deliveryFailed(reason: "x"), in: state))
+            #expect(!Machine.accepts(.problem(reason: "x"), in: state))
+            #expect(!Machine.accepts(.connect, in: state))
+        }
+    }
+
+    @Test func everySendIsAnAction() throws {
+        #expect(try Machine.apply(.connect, in: .initialized).actions == [.sendRequest])
+        #expect(try Machine.apply(.exchangeResponseVerified, in: .requested).actions == [.sendComplete])
+        #expect(try Machine.apply(.responseVerified, in: .responded).actions == [.sendTrustPing])
+    }
+}
