@@ -12,8 +12,15 @@ extension JSONValue {
     public static let maxParseDepth = 64
 
     public init<Bytes: Collection>(parsing bytes: Bytes) throws where Bytes.Element == UInt8 {
+        try self.init(parsing: bytes, maxValues: .max)
+    }
+
+    /// Parses like `init(parsing:)` but fails as soon as the document holds more than
+    /// `maxValues` values (object members and array items each count), so input whose expected
+    /// shape is small costs little whatever its size.
+    public init<Bytes: Collection>(parsing bytes: Bytes, maxValues: Int) throws where Bytes.Element == UInt8 {
         let result = try bytes.withContiguousStorageIfAvailable { buffer in
-            var parser = JSONParser(buffer)
+            var parser = JSONParser(buffer, maxValues: maxValues)
             return try parser.parseDocument()
         }
         if let result {
@@ -21,7 +28,7 @@ extension JSONValue {
         } else {
             let array = Array(bytes)
             self = try array.withUnsafeBufferPointer { buffer in
-                var parser = JSONParser(buffer)
+                var parser = JSONParser(buffer, maxValues: maxValues)
                 return try parser.parseDocument()
             }
         }
@@ -103,8 +110,12 @@ private struct JSONParser {
     let bytes: UnsafeBufferPointer<UInt8>
     var index = 0
     var depth = 0
+    var valuesLeft: Int
 
-    init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+    init(_ bytes: UnsafeBufferPointer<UInt8>, maxValues: Int = .max) {
+        self.bytes = bytes
+        self.valuesLeft = maxValues
+    }
 
     mutating func parseDocument() throws -> JSONValue {
         skipWhitespace()
@@ -127,6 +138,8 @@ private struct JSONParser {
 
     mutating func parseValue() throws -> JSONValue {
         guard index < bytes.count else { throw fail("unexpected end of input") }
+        valuesLeft -= 1
+        guard valuesLeft >= 0 else { throw fail("more values than allowed") }
         switch bytes[index] {
         case UInt8(ascii: "{"): return try parseObject()
         case UInt8(ascii: "["): return try parseArray()
