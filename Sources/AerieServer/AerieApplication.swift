@@ -113,8 +113,7 @@ public enum AerieApplication {
             let inbound = InboundProcessor(database: database, contexts: contexts, router: router, logger: logger)
             let didcommServer = DIDCommHTTPServer(
                 configuration: DIDCommHTTPServer.Configuration(
-                    host: configuration.didcommHost, port: configuration.didcommPort,
-                    maxBodyBytes: configuration.didcommMaxBodyBytes),
+                    host: configuration.didcommHost, port: configuration.didcommPort, limits: configuration.didcommLimits),
                 logger: logger,
                 onBound: { port in endpoint.bound(host: configuration.didcommHost, port: port) }
             ) { body in
