@@ -71,6 +71,10 @@ struct AdminMethods: AeriePlugin {
         var token: String
     }
 
+    struct RotatedAdminToken: Codable, Sendable {
+        var token: String
+    }
+
     struct DeletedTenant: Codable, Sendable {
         var tenantId: TenantID
         var deleted: Bool
@@ -162,6 +166,16 @@ struct AdminMethods: AeriePlugin {
                 throw AerieError.notFound("no tenant \(params.tenantId)")
             }
             return RotatedToken(tenantId: id, token: token)
+        }
+
+        try router.register(
+            "admin.rotateToken",
+            summary: "Issues a new admin token (shown once; only its hash is stored); the old one stops working at once.",
+            access: .admin
+        ) { (_: NoParams, _) in
+            let token = TokenHasher.generate(prefix: AerieApplication.adminTokenPrefix)
+            try await tenants.setAdminTokenHash(TokenHasher.hash(token))
+            return RotatedAdminToken(token: token)
         }
 
         for (method, status, summary) in [

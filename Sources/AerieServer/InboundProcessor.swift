@@ -63,7 +63,7 @@ struct InboundProcessor: Sendable {
             }
         }
         guard let owner, let wrapped = owner.activeWrappedDataKey else {
-            return .rejected(status: 404, reason: "no recipient of this message is known here")
+            return .rejected(status: 400, reason: "no recipient of this message is known here")
         }
         let tenant = contexts.context(for: owner.tenant, wrappedDataKey: wrapped, logger: logger)
         let unpacked: UnpackedMessage
@@ -102,7 +102,7 @@ struct InboundProcessor: Sendable {
                     connectionId: connection?.id, recipientVerkey: recipient, senderVerkey: sender, messageId: messageId,
                     type: type, threadId: threadId, payload: message))
         }
-        guard let stored else { return .rejected(status: 404, reason: "no recipient of this message is known here") }
+        guard let stored else { return .rejected(status: 400, reason: "no recipient of this message is known here") }
         guard stored.inserted else { return .duplicate }
         let inbound = InboundMessage(
             type: type, id: messageId, body: message, senderVerkey: sender, recipientVerkey: recipient,
