@@ -272,6 +272,7 @@ private struct JSONParser {
             index += 1
         }
         var scratch = Array(UnsafeBufferPointer(rebasing: bytes[start..<index]))
+        scratch.reserveCapacity(min(bytes.count - start, 1 << 16))
         while index < bytes.count {
             let byte = bytes[index]
             switch byte {
@@ -304,8 +305,8 @@ private struct JSONParser {
                     } else if (0xDC00...0xDFFF).contains(scalar) {
                         throw fail("unpaired surrogate")
                     }
-                    guard let unicode = Unicode.Scalar(scalar) else { throw fail("invalid escape") }
-                    scratch.append(contentsOf: Array(String(Character(unicode)).utf8))
+                    guard Unicode.Scalar(scalar) != nil else { throw fail("invalid escape") }
+                    Self.appendUTF8(scalar, to: &scratch)
                 default: throw fail("invalid escape")
                 }
             default:
@@ -315,6 +316,27 @@ private struct JSONParser {
             }
         }
         throw fail("unterminated string")
+    }
+
+    /// UTF-8 of a valid scalar, without building a String per escape (a string of `\u` escapes
+    /// must cost no more than any other string of its length).
+    static func appendUTF8(_ scalar: UInt32, to out: inout [UInt8]) {
+        switch scalar {
+        case ..<0x80:
+            out.append(UInt8(scalar))
+        case ..<0x800:
+            out.append(0xC0 | UInt8(scalar >> 6))
+            out.append(0x80 | UInt8(scalar & 0x3F))
+        case ..<0x10000:
+            out.append(0xE0 | UInt8(scalar >> 12))
+            out.append(0x80 | UInt8(scalar >> 6 & 0x3F))
+            out.append(0x80 | UInt8(scalar & 0x3F))
+        default:
+            out.append(0xF0 | UInt8(scalar >> 18))
+            out.append(0x80 | UInt8(scalar >> 12 & 0x3F))
+            out.append(0x80 | UInt8(scalar >> 6 & 0x3F))
+            out.append(0x80 | UInt8(scalar & 0x3F))
+        }
     }
 
     mutating func parseHex4() throws -> UInt32 {

@@ -18,6 +18,8 @@ final class HTTPDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case readingBody
         case handling
         case answering
+        /// Answered 503 by this handler: the late answer of the request is dropped.
+        case timedOut
     }
 
     private let limits: DIDCommHTTPServer.Limits
@@ -49,6 +51,7 @@ final class HTTPDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if phase == .timedOut { return }
         switch unwrapInboundIn(data) {
         case .head(let head):
             version = head.version
@@ -69,6 +72,10 @@ final class HTTPDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if phase == .timedOut {
+            promise?.fail(ChannelError.ioOnClosedChannel)
+            return
+        }
         switch unwrapOutboundIn(data) {
         case .head:
             phase = .answering
@@ -89,7 +96,7 @@ final class HTTPDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
             var headers = HTTPHeaders()
             headers.add(name: "Content-Length", value: "0")
             headers.add(name: "Connection", value: "close")
-            phase = .answering
+            phase = .timedOut
             context.write(
                 wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .serviceUnavailable, headers: headers))),
                 promise: nil)

@@ -3,16 +3,13 @@ import AerieTesting
 import Foundation
 import NIOCore
 import NIOPosix
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// `aerie-bench hostile`: what unauthenticated ~1 MiB POSTs cost (issue 13 item 2).
 ///   - CPU per `DIDCommEnvelope(parsing:)` of each hostile body (this thread's CPU time), the
 ///     whole of the work done before a recipient lookup;
-///   - a live server: `--posters N` clients POST the bodies in a loop for `--seconds S` while one
-///     session sends `system.ping` every 10 ms; process CPU per request (client and server share
-///     the process, so it is an upper bound) and ping p50/p99, against ping with no attack.
+///   - a live server: `--posters N` curl loops POST the bodies for `--seconds S` while one
+///     session sends `system.ping` every 10 ms; this process's CPU per request (the server's,
+///     plus the small ping client) and ping p50/p99, against ping with no attack.
 struct HostileBench {
     var iterations: Int
     var posters: Int
@@ -40,7 +37,7 @@ struct HostileBench {
         let cpu = processCPU() - before
         try await server.stop()
         lines.append("hostile: live server, \(posters) posters for \(Int(seconds)) s, ping every 10 ms on one session")
-        lines.append(String(format: "  requests: %d (all 4xx: %@), process CPU per request: %.2f ms",
+        lines.append(String(format: "  requests: %d (all 4xx: %@), server process CPU per request: %.2f ms",
             attacked.requests, attacked.all4xx ? "yes" : "NO", milliseconds(cpu / max(1, attacked.requests))))
         lines.append("  ping idle:         " + summary(idle.latencies))
         lines.append("  ping under attack: " + summary(attacked.latencies))
@@ -56,53 +53,55 @@ struct HostileBench {
     private func pings(port: Int, for seconds: Double, attack didcommPort: Int?) async throws -> Run {
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         let client = try await RawLineClient.connect(port: port)
-        return try await withThrowingTaskGroup(of: Run.self) { group in
-            if let didcommPort {
-                for _ in 0..<posters {
-                    group.addTask {
-                        var run = Run(latencies: [], requests: 0, all4xx: true)
-                        while ContinuousClock.now < deadline {
-                            for body in HostileEnvelopes.all where ContinuousClock.now < deadline {
-                                let status = try await post(body.bytes, to: didcommPort)
-                                run.requests += 1
-                                run.all4xx = run.all4xx && (400..<500).contains(status)
-                            }
-                        }
-                        return run
-                    }
-                }
+        // Posters are curl processes, so this process's CPU time is the server's (and the ping
+        // client's), not the HTTP client's.
+        var posters: [(Process, Pipe)] = []
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aerie-hostile-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        if let didcommPort {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            var files: [String] = []
+            for body in HostileEnvelopes.all {
+                let file = directory.appendingPathComponent(body.name)
+                try Data(body.bytes).write(to: file)
+                files.append(file.path)
             }
-            group.addTask {
-                var run = Run(latencies: [], requests: 0, all4xx: true)
-                var id = 0
-                while ContinuousClock.now < deadline {
-                    id += 1
-                    let sent = ContinuousClock.now
-                    try await client.send(#"{"jsonrpc":"2.0","id":\#(id),"method":"system.ping"}"# + "\n")
-                    guard await client.readLine() != nil else { break }
-                    run.latencies.append(ContinuousClock.now - sent)
-                    try await Task.sleep(for: .milliseconds(10))
-                }
-                await client.close()
-                return run
+            let end = Int(Date().timeIntervalSince1970 + seconds)
+            let script = """
+                while [ "$(date +%s)" -lt \(end) ]; do for f in \(files.joined(separator: " ")); do \
+                curl -s -o /dev/null -w '%{http_code}\\n' -H 'Content-Type: application/didcomm-envelope-enc' \
+                --data-binary @"$f" http://127.0.0.1:\(didcommPort)/; done; done
+                """
+            for _ in 0..<self.posters {
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: "/bin/sh")
+                process.arguments = ["-c", script]
+                let pipe = Pipe()
+                process.standardOutput = pipe
+                try process.run()
+                posters.append((process, pipe))
             }
-            var total = Run(latencies: [], requests: 0, all4xx: true)
-            for try await run in group {
-                total.latencies += run.latencies
-                total.requests += run.requests
-                total.all4xx = total.all4xx && run.all4xx
-            }
-            return total
         }
-    }
-
-    private func post(_ body: [UInt8], to port: Int) async throws -> Int {
-        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/")!)
-        request.httpMethod = "POST"
-        request.httpBody = Data(body)
-        request.setValue("application/didcomm-envelope-enc", forHTTPHeaderField: "Content-Type")
-        let (_, response) = try await URLSession.shared.data(for: request)
-        return (response as? HTTPURLResponse)?.statusCode ?? 0
+        var run = Run(latencies: [], requests: 0, all4xx: true)
+        var id = 0
+        while ContinuousClock.now < deadline {
+            id += 1
+            let sent = ContinuousClock.now
+            try await client.send(#"{"jsonrpc":"2.0","id":\#(id),"method":"system.ping"}"# + "\n")
+            guard await client.readLine() != nil else { break }
+            run.latencies.append(ContinuousClock.now - sent)
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        await client.close()
+        for (process, pipe) in posters {
+            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            for status in output.split(separator: "\n") {
+                run.requests += 1
+                run.all4xx = run.all4xx && status.hasPrefix("4")
+            }
+        }
+        return run
     }
 
     private func summary(_ latencies: [Duration]) -> String {
