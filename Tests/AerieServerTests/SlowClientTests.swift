@@ -62,14 +62,14 @@ import Testing
             defer { trickle.cancel() }
 
             // A session authenticated before the attack, a new one, and a real POST all answer.
-            _ = try await Self.within(10) { try await tenant.call("settings.list", params: [:]) }
+            _ = try await Self.within(30) { try await tenant.call("settings.list", params: [:]) }
             let fresh = try await server.client()
-            _ = try await Self.within(10) { try await fresh.call("system.ping") }
+            _ = try await Self.within(30) { try await fresh.call("system.ping") }
             await fresh.close()
-            let (newTenant, _) = try await Self.within(10) { try await server.tenantClient(label: "during") }
-            _ = try await Self.within(10) { try await newTenant.call("settings.list", params: [:]) }
+            let (newTenant, _) = try await Self.within(30) { try await server.tenantClient(label: "during") }
+            _ = try await Self.within(30) { try await newTenant.call("settings.list", params: [:]) }
             await newTenant.close()
-            let status = try await Self.within(10) { try await Self.rawPost("not an envelope", port: server.didcommPort) }
+            let status = try await Self.within(30) { try await Self.rawPost("not an envelope", port: server.didcommPort) }
             #expect(status?.hasPrefix("HTTP/1.1 4") == true, "\(status ?? "nil")")
 
             // Every slow socket is closed by its deadline, trickling or not.
@@ -81,7 +81,7 @@ import Testing
             }
             #expect(closed == 2 * count)
             for client in slow { await client.close() }
-            _ = try await Self.within(10) { try await tenant.call("settings.list", params: [:]) }
+            _ = try await Self.within(30) { try await tenant.call("settings.list", params: [:]) }
         }
     }
 
@@ -95,7 +95,7 @@ import Testing
             for _ in 0..<3 { idle.append(try await RawLineClient.connect(port: server.didcommPort)) }
             try await Task.sleep(for: .milliseconds(200))
             let extra = try await RawLineClient.connect(port: server.didcommPort)
-            #expect(try await Self.within(10) { await extra.waitForClose() })
+            #expect(try await Self.within(30) { await extra.waitForClose() })
             await extra.close()
             for client in idle { await client.close() }
             try await Task.sleep(for: .milliseconds(200))
@@ -103,34 +103,32 @@ import Testing
             // A body slower than the request deadline: 503 (retry later), then closed.
             let slowBody = try await RawLineClient.connect(port: server.didcommPort)
             try await slowBody.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789")
-            let status = try await Self.within(10) { await slowBody.readLine() }
+            let status = try await Self.within(30) { await slowBody.readLine() }
             #expect(status?.hasPrefix("HTTP/1.1 503") == true, "\(status ?? "nil")")
-            #expect(try await Self.within(10) { await slowBody.waitForClose() })
+            #expect(try await Self.within(30) { await slowBody.waitForClose() })
             await slowBody.close()
         }
     }
 
     @Test func keepAliveIsLimited() async throws {
-        try await LiveServer.with(server: {
-            $0.didcommLimits.maxRequestsPerConnection = 2
-            $0.didcommLimits.keepAliveTimeout = .seconds(1)
-        }) { server in
-            let request = "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc"
+        let request = "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc"
+        try await LiveServer.with(server: { $0.didcommLimits.maxRequestsPerConnection = 2 }) { server in
             let client = try await RawLineClient.connect(port: server.didcommPort)
             try await client.send(request)
-            let first = try await Self.within(10) { await Self.readResponse(client) }
+            let first = try await Self.within(30) { await Self.readResponse(client) }
             #expect(first.status.hasPrefix("HTTP/1.1 4") && first.headers.contains("connection: keep-alive"), "\(first)")
             try await client.send(request)
-            let second = try await Self.within(10) { await Self.readResponse(client) }
+            let second = try await Self.within(30) { await Self.readResponse(client) }
             #expect(second.status.hasPrefix("HTTP/1.1 4") && second.headers.contains("connection: close"), "\(second)")
-            #expect(try await Self.within(10) { await client.waitForClose() })
+            #expect(try await Self.within(30) { await client.waitForClose() })
             await client.close()
-
-            // Idle past the keep-alive timeout: closed.
+        }
+        // Idle past the keep-alive timeout: closed.
+        try await LiveServer.with(server: { $0.didcommLimits.keepAliveTimeout = .seconds(1) }) { server in
             let idle = try await RawLineClient.connect(port: server.didcommPort)
             try await idle.send(request)
-            _ = try await Self.within(10) { await Self.readResponse(idle) }
-            #expect(try await Self.within(10) { await idle.waitForClose() })
+            _ = try await Self.within(30) { await Self.readResponse(idle) }
+            #expect(try await Self.within(30) { await idle.waitForClose() })
             await idle.close()
         }
     }
@@ -150,60 +148,64 @@ import Testing
         return (status, headers)
     }
 
-    @Test func unauthenticatedSessionsHaveADeadlineAndTheirOwnCap() async throws {
-        try await LiveServer.with(rpc: { $0.authTimeoutSeconds = 1; $0.maxUnauthenticatedSessions = 3 }) { server in
+    @Test func unauthenticatedSessionsHaveTheirOwnCap() async throws {
+        try await LiveServer.with(rpc: { $0.maxUnauthenticatedSessions = 3 }) { server in
             var anonymous: [RawLineClient] = []
-            for _ in 0..<3 { anonymous.append(try await RawLineClient.connect(port: server.port)) }
-            for client in anonymous {
-                try await client.send(Self.ping)
-                #expect(try await Self.within(10) { await client.readLine() }?.contains(#""result""#) == true)
-            }
-            let fourth = try await RawLineClient.connect(port: server.port)
-            let refusal = try await Self.within(10) { await fourth.readLine() }
-            #expect(refusal?.contains(#""busy""#) == true, "\(refusal ?? "nil")")
-            await fourth.close()
-
-            // Each is told why and closed at the deadline, whatever it sent meanwhile.
-            for client in anonymous {
-                let lines = try await Self.within(10) { await Self.linesUntilClose(client) }
-                #expect(lines.contains { $0.contains(#""unauthenticated""#) }, "\(lines)")
-                await client.close()
-            }
-
-            // An authenticated session outlives the deadline and does not hold an anonymous place.
-            let admin = try await server.adminClient()
-            try await Task.sleep(for: .milliseconds(1500))
-            _ = try await Self.within(10) { try await admin.call("admin.tenants.list") }
-            var more: [RawLineClient] = []
             for _ in 0..<3 {
                 let client = try await RawLineClient.connect(port: server.port)
                 try await client.send(Self.ping)
-                #expect(try await Self.within(10) { await client.readLine() }?.contains(#""result""#) == true)
-                more.append(client)
+                #expect(try await Self.within(30) { await client.readLine() }?.contains(#""result""#) == true)
+                anonymous.append(client)
             }
-            for client in more { await client.close() }
+            let fourth = try await RawLineClient.connect(port: server.port)
+            let refusal = try await Self.within(30) { await fourth.readLine() }
+            #expect(refusal?.contains(#""busy""#) == true, "\(refusal ?? "nil")")
+            await fourth.close()
+
+            // One of them authenticates: it no longer holds an anonymous place.
+            let first = anonymous[0]
+            try await first.send(
+                #"{"jsonrpc":"2.0","id":2,"method":"session.authenticate","params":{"token":"\#(server.adminToken)"}}"# + "\n")
+            #expect(try await Self.within(30) { await first.readLine() }?.contains(#""role":"admin""#) == true)
+            let fifth = try await RawLineClient.connect(port: server.port)
+            try await fifth.send(Self.ping)
+            #expect(try await Self.within(30) { await fifth.readLine() }?.contains(#""result""#) == true)
+            for client in anonymous + [fifth] { await client.close() }
+        }
+    }
+
+    @Test func unauthenticatedSessionsMustAuthenticateInTime() async throws {
+        try await LiveServer.with(rpc: { $0.authTimeoutSeconds = 1 }) { server in
+            let client = try await RawLineClient.connect(port: server.port)
+            try await client.send(Self.ping)
+            // Told why, then closed, whatever it sends meanwhile.
+            let lines = try await Self.within(30) { await Self.linesUntilClose(client) }
+            #expect(lines.contains { $0.contains(#""unauthenticated""#) }, "\(lines)")
+            await client.close()
+
+            // An authenticated session outlives the deadline.
+            let admin = try await server.adminClient()
+            try await Task.sleep(for: .milliseconds(1500))
+            _ = try await Self.within(30) { try await admin.call("admin.tenants.list") }
             await admin.close()
         }
     }
 
     @Test func blankLinesDoNotKeepASessionAlive() async throws {
-        try await LiveServer.with(rpc: { $0.idleTimeoutSeconds = 1 }) { server in
-            let (tenant, _) = try await server.tenantClient(label: "blank")
-            await tenant.close()
+        // Only the idle timeout can close this session within the wait: it authenticates, and
+        // the authentication deadline is LiveServer's (minutes).
+        try await LiveServer.with(rpc: { $0.idleTimeoutSeconds = 2 }) { server in
             let client = try await RawLineClient.connect(port: server.port)
             try await client.send(
                 #"{"jsonrpc":"2.0","id":1,"method":"session.authenticate","params":{"token":"\#(server.adminToken)"}}"# + "\n")
-            #expect(try await Self.within(10) { await client.readLine() }?.contains(#""result""#) == true)
-            let started = ContinuousClock.now
             let feeder = Task {
                 while !Task.isCancelled {
                     try? await client.send("\n  \n")
                     try? await Task.sleep(for: .milliseconds(100))
                 }
             }
-            #expect(try await Self.within(10) { await client.waitForClose() })
+            #expect(try await Self.within(60) { await client.waitForClose() })
             feeder.cancel()
-            #expect(ContinuousClock.now - started < .seconds(9))
             await client.close()
         }
     }
