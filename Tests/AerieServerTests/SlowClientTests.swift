@@ -175,19 +175,14 @@ import Testing
     }
 
     @Test func unauthenticatedSessionsMustAuthenticateInTime() async throws {
+        // (That an authenticated session outlives the deadline: the slowloris test's tenant.)
         try await LiveServer.with(rpc: { $0.authTimeoutSeconds = 1 }) { server in
             let client = try await RawLineClient.connect(port: server.port)
-            try await client.send(Self.ping)
-            // Told why, then closed, whatever it sends meanwhile.
+            try? await client.send(Self.ping)
+            // Told why, then closed, whatever it sent meanwhile.
             let lines = try await Self.within(30) { await Self.linesUntilClose(client) }
             #expect(lines.contains { $0.contains(#""unauthenticated""#) }, "\(lines)")
             await client.close()
-
-            // An authenticated session outlives the deadline.
-            let admin = try await server.adminClient()
-            try await Task.sleep(for: .milliseconds(1500))
-            _ = try await Self.within(30) { try await admin.call("admin.tenants.list") }
-            await admin.close()
         }
     }
 
