@@ -1,4 +1,5 @@
 // swift-tools-version:6.1
+import Foundation
 import PackageDescription
 
 let package = Package(
@@ -133,7 +134,14 @@ let package = Package(
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
         ),
-        .testTarget(name: "AerieTransportTests", dependencies: ["AerieTransport", "AerieCore", "AerieTesting"]),
+        .testTarget(
+            name: "AerieTransportTests",
+            dependencies: [
+                "AerieTransport", "AerieCore", "AerieTesting",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .testTarget(name: "ConnectionsPluginTests", dependencies: ["ConnectionsPlugin", "AerieCore", "AerieCrypto"]),
         .testTarget(name: "DeletePluginTests", dependencies: ["DeletePlugin", "AerieCore", "AerieCrypto"]),
         .testTarget(name: "MessagesPluginTests", dependencies: ["MessagesPlugin", "AerieCore"]),
@@ -144,3 +152,23 @@ let package = Package(
         ),
     ]
 )
+
+// libFuzzer targets (Fuzz/), only with AERIE_FUZZ=1: `scripts/fuzz` builds them into .build-fuzz
+// with -sanitize=fuzzer, so the ordinary build never compiles or instruments them.
+if ProcessInfo.processInfo.environment["AERIE_FUZZ"] == "1" {
+    let fuzzTargets: [(name: String, dependencies: [Target.Dependency])] = [
+        ("FuzzJSON", ["AerieCore"]),
+        ("FuzzRPCEnvelope", ["AerieCore"]),
+        ("FuzzInvitation", ["AerieCore", "ConnectionsPlugin"]),
+        ("FuzzInvitationURL", ["AerieCore", "ConnectionsPlugin"]),
+        ("FuzzEnvelope", ["AerieCrypto"]),
+        ("FuzzEncodings", ["AerieCrypto"]),
+    ]
+    package.targets.append(.target(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"))
+    for target in fuzzTargets {
+        package.targets.append(
+            .executableTarget(
+                name: target.name, dependencies: target.dependencies + ["CLibFuzzer"], path: "Fuzz/\(target.name)"))
+        package.products.append(.executable(name: target.name, targets: [target.name]))
+    }
+}

@@ -12,8 +12,15 @@ extension JSONValue {
     public static let maxParseDepth = 64
 
     public init<Bytes: Collection>(parsing bytes: Bytes) throws where Bytes.Element == UInt8 {
+        try self.init(parsing: bytes, maxValues: .max)
+    }
+
+    /// Parses like `init(parsing:)` but fails as soon as the document holds more than
+    /// `maxValues` values (object members and array items each count), so input whose expected
+    /// shape is small costs little whatever its size.
+    public init<Bytes: Collection>(parsing bytes: Bytes, maxValues: Int) throws where Bytes.Element == UInt8 {
         let result = try bytes.withContiguousStorageIfAvailable { buffer in
-            var parser = JSONParser(buffer)
+            var parser = JSONParser(buffer, maxValues: maxValues)
             return try parser.parseDocument()
         }
         if let result {
@@ -21,7 +28,7 @@ extension JSONValue {
         } else {
             let array = Array(bytes)
             self = try array.withUnsafeBufferPointer { buffer in
-                var parser = JSONParser(buffer)
+                var parser = JSONParser(buffer, maxValues: maxValues)
                 return try parser.parseDocument()
             }
         }
@@ -103,8 +110,12 @@ private struct JSONParser {
     let bytes: UnsafeBufferPointer<UInt8>
     var index = 0
     var depth = 0
+    var valuesLeft: Int
 
-    init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+    init(_ bytes: UnsafeBufferPointer<UInt8>, maxValues: Int = .max) {
+        self.bytes = bytes
+        self.valuesLeft = maxValues
+    }
 
     mutating func parseDocument() throws -> JSONValue {
         skipWhitespace()
@@ -127,6 +138,8 @@ private struct JSONParser {
 
     mutating func parseValue() throws -> JSONValue {
         guard index < bytes.count else { throw fail("unexpected end of input") }
+        valuesLeft -= 1
+        guard valuesLeft >= 0 else { throw fail("more values than allowed") }
         switch bytes[index] {
         case UInt8(ascii: "{"): return try parseObject()
         case UInt8(ascii: "["): return try parseArray()
@@ -259,6 +272,7 @@ private struct JSONParser {
             index += 1
         }
         var scratch = Array(UnsafeBufferPointer(rebasing: bytes[start..<index]))
+        scratch.reserveCapacity(min(bytes.count - start, 1 << 16))
         while index < bytes.count {
             let byte = bytes[index]
             switch byte {
@@ -291,8 +305,8 @@ private struct JSONParser {
                     } else if (0xDC00...0xDFFF).contains(scalar) {
                         throw fail("unpaired surrogate")
                     }
-                    guard let unicode = Unicode.Scalar(scalar) else { throw fail("invalid escape") }
-                    scratch.append(contentsOf: Array(String(Character(unicode)).utf8))
+                    guard Unicode.Scalar(scalar) != nil else { throw fail("invalid escape") }
+                    Self.appendUTF8(scalar, to: &scratch)
                 default: throw fail("invalid escape")
                 }
             default:
@@ -302,6 +316,27 @@ private struct JSONParser {
             }
         }
         throw fail("unterminated string")
+    }
+
+    /// UTF-8 of a valid scalar, without building a String per escape (a string of `\u` escapes
+    /// must cost no more than any other string of its length).
+    static func appendUTF8(_ scalar: UInt32, to out: inout [UInt8]) {
+        switch scalar {
+        case ..<0x80:
+            out.append(UInt8(scalar))
+        case ..<0x800:
+            out.append(0xC0 | UInt8(scalar >> 6))
+            out.append(0x80 | UInt8(scalar & 0x3F))
+        case ..<0x10000:
+            out.append(0xE0 | UInt8(scalar >> 12))
+            out.append(0x80 | UInt8(scalar >> 6 & 0x3F))
+            out.append(0x80 | UInt8(scalar & 0x3F))
+        default:
+            out.append(0xF0 | UInt8(scalar >> 18))
+            out.append(0x80 | UInt8(scalar >> 12 & 0x3F))
+            out.append(0x80 | UInt8(scalar >> 6 & 0x3F))
+            out.append(0x80 | UInt8(scalar & 0x3F))
+        }
     }
 
     mutating func parseHex4() throws -> UInt32 {

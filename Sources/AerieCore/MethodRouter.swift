@@ -145,6 +145,9 @@ public struct MethodRouter: Sendable {
         default:
             throw AerieError.invalidParams("params must be an object", field: "params")
         }
+        if let field = value.pathOfNulCharacter() {
+            throw AerieError.invalidParams("\(field) must not contain the character U+0000", field: field)
+        }
         do {
             return try value.decode(as: Params.self)
         } catch let error as DecodingError {

@@ -1,5 +1,14 @@
 /// Base58 with the Bitcoin alphabet: DIDComm v1 verkeys, unqualified DIDs, did:key (`z…`).
+///
+/// The conversion is quadratic in the input length, so `decode` refuses text longer than
+/// `maxDecodeLength` before any work: everything Aerie decodes is a key or a DID of at most
+/// 50 characters, and a 300,000-character hostile `kid` must cost nothing.
 public enum Base58 {
+    /// Longest text `decode` accepts (a 34-byte did:key multikey is 48 characters).
+    public static let maxDecodeLength = 128
+    /// Longest base58 of a 32-byte Ed25519 verkey.
+    public static let maxVerkeyLength = 44
+
     private static let alphabet = Array("123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz".utf8)
     private static let decodeTable: [Int8] = {
         var table = [Int8](repeating: -1, count: 256)
@@ -35,6 +44,11 @@ public enum Base58 {
     }
 
     public static func decode(_ string: String) throws -> [UInt8] {
+        guard string.utf8.count <= maxDecodeLength else {
+            throw CryptoError(
+                .invalidEncoding, "base58 text longer than \(maxDecodeLength) characters",
+                details: "\(string.utf8.count) characters")
+        }
         let input = Array(string.utf8)
         let ones = input.prefix { $0 == alphabet[0] }.count
         let size = (input.count - ones) * 733 / 1000 + 1  // log(58)/log(256) ≈ 0.733

@@ -1,4 +1,4 @@
-import Foundation
+import AerieCore
 
 /// A DIDComm v1 envelope (Aries RFC 0019): JWE-like JSON whose protected header lists the
 /// recipients; the content key is boxed per recipient (authcrypt: `crypto_box` from the
@@ -119,18 +119,24 @@ public struct DIDCommEnvelope: Sendable {
     // MARK: - Unpack
 
     /// Parses and checks an envelope's structure; nothing is decrypted yet.
+    ///
+    /// The envelope comes from anyone, before any authentication, so every size and count is
+    /// checked against `Limits` before the text behind it is decoded, and the work is linear in
+    /// the input: a hostile 1 MiB body costs about as much as reading it once.
     public init(parsing envelope: [UInt8]) throws {
-        let top = try Self.jsonObject(envelope, what: "envelope")
-        guard let protected = top["protected"] as? String,
-            let iv = top["iv"] as? String,
-            let ciphertext = top["ciphertext"] as? String,
-            let tag = top["tag"] as? String
+        let top = try Self.jsonObject(envelope, maxValues: Limits.maxEnvelopeValues, what: "envelope")
+        guard let protected = top["protected"]?.stringValue,
+            let iv = top["iv"]?.stringValue,
+            let ciphertext = top["ciphertext"]?.stringValue,
+            let tag = top["tag"]?.stringValue
         else {
             throw CryptoError(.malformedEnvelope, "envelope needs protected, iv, ciphertext and tag strings")
         }
+        try Self.checkLength(protected, max: Limits.maxProtectedLength, "protected")
+        try Self.checkLength(iv, max: Limits.maxIVLength, "iv")
+        try Self.checkLength(tag, max: Limits.maxTagLength, "tag")
         self.aad = Array(protected.utf8)
         self.iv = try Self.base64(iv, "iv")
-        self.ciphertext = try Self.base64(ciphertext, "ciphertext")
         self.tag = try Self.base64(tag, "tag")
         guard AEAD(nonceByteCount: self.iv.count) != nil else {
             throw CryptoError(
@@ -140,46 +146,58 @@ public struct DIDCommEnvelope: Sendable {
             throw CryptoError(.malformedEnvelope, "envelope tag must be 16 bytes", details: "\(self.tag.count) bytes")
         }
 
-        let header = try Self.jsonObject(try Self.base64(protected, "protected"), what: "protected header")
-        guard let alg = header["alg"] as? String else {
+        let header = try Self.jsonObject(
+            try Self.base64(protected, "protected"), maxValues: Limits.maxHeaderValues, what: "protected header")
+        guard let alg = header["alg"]?.stringValue else {
             throw CryptoError(.malformedEnvelope, "protected header has no alg")
         }
         guard let algorithm = Algorithm(rawValue: alg) else {
-            throw CryptoError(.unsupportedAlgorithm, "unsupported pack algorithm", details: alg)
+            throw CryptoError(.unsupportedAlgorithm, "unsupported pack algorithm", details: String(alg.prefix(64)))
         }
         self.algorithm = algorithm
-        guard let enc = header["enc"] as? String else {
+        guard let enc = header["enc"]?.stringValue else {
             throw CryptoError(.malformedEnvelope, "protected header has no enc")
         }
         guard Self.acceptedEncs.contains(enc) else {
-            throw CryptoError(.unsupportedAlgorithm, "unsupported content encryption", details: enc)
+            throw CryptoError(.unsupportedAlgorithm, "unsupported content encryption", details: String(enc.prefix(64)))
         }
 
         // RFC 0019 puts recipients in the protected header; accept the unprotected JWE place too.
-        let list: Any?
+        let list: JSONValue?
         switch (header["recipients"], top["recipients"]) {
         case (let inHeader?, nil): list = inHeader
         case (nil, let outside?): list = outside
         case (nil, nil): list = nil
         default: throw CryptoError(.malformedEnvelope, "envelope has two recipients blocks")
         }
-        guard let entries = list as? [Any], !entries.isEmpty else {
+        guard case .array(let entries)? = list, !entries.isEmpty else {
             throw CryptoError(.malformedEnvelope, "envelope has no recipients")
+        }
+        guard entries.count <= Limits.maxRecipients else {
+            throw CryptoError(
+                .malformedEnvelope, "envelope has more than \(Limits.maxRecipients) recipients",
+                details: "\(entries.count) recipients")
         }
         var recipients: [Recipient] = []
         recipients.reserveCapacity(entries.count)
         var seen = Set<String>()
         for entry in entries {
-            guard let entry = entry as? [String: Any], let encryptedKey = entry["encrypted_key"] as? String,
-                let fields = entry["header"] as? [String: Any], let kid = fields["kid"] as? String, !kid.isEmpty
+            guard let encryptedKey = entry["encrypted_key"]?.stringValue, let fields = entry["header"],
+                case .object = fields, let kid = fields["kid"]?.stringValue, !kid.isEmpty
             else {
                 throw CryptoError(.malformedEnvelope, "recipient needs encrypted_key and header.kid")
             }
+            guard kid.utf8.count <= Limits.maxKidLength else {
+                throw CryptoError(
+                    .malformedEnvelope, "recipient kid is longer than \(Limits.maxKidLength) characters",
+                    details: "\(kid.utf8.count) characters")
+            }
+            try Self.checkLength(encryptedKey, max: Limits.maxEncryptedKeyLength, "encrypted_key")
             guard seen.insert(kid).inserted else {
                 throw CryptoError(.malformedEnvelope, "recipient \(kid) is listed twice")
             }
-            let sender = try (fields["sender"]).map { try Self.base64String($0, "sender") }
-            let nonce = try (fields["iv"]).map { try Self.base64String($0, "recipient iv") }
+            let sender = try fields["sender"].map { try Self.base64String($0, "sender", max: Limits.maxSenderLength) }
+            let nonce = try fields["iv"].map { try Self.base64String($0, "recipient iv", max: Limits.maxIVLength) }
             switch algorithm {
             case .authcrypt:
                 guard sender != nil, let nonce else {
@@ -200,6 +218,8 @@ public struct DIDCommEnvelope: Sendable {
                 ))
         }
         self.recipients = recipients
+        // Last: the one field as large as the body, decoded only once everything else is sound.
+        self.ciphertext = try Self.base64(ciphertext, "ciphertext")
     }
 
     /// Decrypts with `recipient`, which must be one of `recipientKids`.
@@ -276,17 +296,24 @@ public struct DIDCommEnvelope: Sendable {
 
     // MARK: - Helpers
 
-    static func jsonObject(_ bytes: [UInt8], what: String) throws -> [String: Any] {
-        let value: Any
+    static func jsonObject(_ bytes: [UInt8], maxValues: Int, what: String) throws -> JSONValue {
+        let value: JSONValue
         do {
-            value = try JSONSerialization.jsonObject(with: Data(bytes))
+            value = try JSONValue(parsing: bytes, maxValues: maxValues)
         } catch {
-            throw CryptoError(.malformedEnvelope, "\(what) is not JSON")
+            throw CryptoError(.malformedEnvelope, "\(what) is not JSON of the expected size")
         }
-        guard let object = value as? [String: Any] else {
+        guard case .object = value else {
             throw CryptoError(.malformedEnvelope, "\(what) is not a JSON object")
         }
-        return object
+        return value
+    }
+
+    private static func checkLength(_ text: String, max: Int, _ field: String) throws {
+        guard text.utf8.count <= max else {
+            throw CryptoError(
+                .malformedEnvelope, "\(field) is longer than \(max) characters", details: "\(text.utf8.count) characters")
+        }
     }
 
     private static func base64(_ text: String, _ field: String) throws -> [UInt8] {
@@ -297,8 +324,9 @@ public struct DIDCommEnvelope: Sendable {
         }
     }
 
-    private static func base64String(_ value: Any, _ field: String) throws -> [UInt8] {
-        guard let text = value as? String else { throw CryptoError(.malformedEnvelope, "\(field) is not a string") }
+    private static func base64String(_ value: JSONValue, _ field: String, max: Int) throws -> [UInt8] {
+        guard let text = value.stringValue else { throw CryptoError(.malformedEnvelope, "\(field) is not a string") }
+        try checkLength(text, max: max, field)
         return try base64(text, field)
     }
 }

@@ -31,7 +31,7 @@ public enum DIDKey {
     /// Only Ed25519 keys are accepted: DIDComm v1 has no use for others.
     public static func verkey(from didKey: String) throws -> [UInt8] {
         guard didKey.hasPrefix("did:key:") else {
-            throw CryptoError(.invalidDID, "not a did:key", details: didKey)
+            throw CryptoError(.invalidDID, "not a did:key", details: String(didKey.prefix(100)))
         }
         var id = didKey.dropFirst(8)
         if let hash = id.firstIndex(of: "#") {
@@ -39,7 +39,7 @@ public enum DIDKey {
             id = id[..<hash]
             // The fragment, when present, names the same key (did:key has exactly one).
             guard fragment == id || fragment.isEmpty else {
-                throw CryptoError(.invalidDID, "did:key fragment names another key", details: didKey)
+                throw CryptoError(.invalidDID, "did:key fragment names another key", details: String(didKey.prefix(100)))
             }
         }
         return try verkey(fromMultibase: String(id))
@@ -48,16 +48,16 @@ public enum DIDKey {
     /// The verkey of a `z…` multibase Ed25519 multikey (0xed01 prefix).
     public static func verkey(fromMultibase value: String) throws -> [UInt8] {
         guard value.first == "z" else {
-            throw CryptoError(.invalidDID, "key is not base58btc multibase ('z')", details: value)
+            throw CryptoError(.invalidDID, "key is not base58btc multibase ('z')", details: String(value.prefix(100)))
         }
         let bytes: [UInt8]
         do {
             bytes = try Base58.decode(String(value.dropFirst()))
         } catch {
-            throw CryptoError(.invalidDID, "key is not valid base58", details: value)
+            throw CryptoError(.invalidDID, "key is not valid base58", details: String(value.prefix(100)))
         }
         guard bytes.count == 34, bytes[0] == ed25519Prefix[0], bytes[1] == ed25519Prefix[1] else {
-            throw CryptoError(.invalidDID, "key is not an Ed25519 multikey (0xed01)", details: value)
+            throw CryptoError(.invalidDID, "key is not an Ed25519 multikey (0xed01)", details: String(value.prefix(100)))
         }
         return Array(bytes[2...])
     }

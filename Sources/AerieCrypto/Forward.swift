@@ -45,10 +45,8 @@ public enum Forward {
 
     /// Reads a plaintext `forward` message: where it goes and the packed message it carries.
     public static func unwrap(_ plaintext: [UInt8]) throws -> (to: String, packed: [UInt8]) {
-        let object: [String: Any]
-        do {
-            object = try DIDCommEnvelope.jsonObject(plaintext, what: "forward message")
-        } catch {
+        guard let parsed = try? JSONSerialization.jsonObject(with: Data(plaintext)), let object = parsed as? [String: Any]
+        else {
             throw CryptoError(.invalidMessage, "forward message is not a JSON object")
         }
         guard let type = object["@type"] as? String, type == messageType || type == legacyMessageType else {

@@ -9,13 +9,18 @@ public enum KeyReference {
     public static func verkey(from reference: String) throws -> [UInt8] {
         if reference.hasPrefix("did:key:") { return try DIDKey.verkey(from: reference) }
         if reference.hasPrefix("did:") {
-            throw CryptoError(.invalidDID, "key reference is a DID that needs resolving", details: reference)
+            throw CryptoError(.invalidDID, "key reference is a DID that needs resolving", details: String(reference.prefix(100)))
+        }
+        guard reference.utf8.count <= Base58.maxVerkeyLength else {
+            throw CryptoError(
+                .invalidKey, "verkey is longer than \(Base58.maxVerkeyLength) characters",
+                details: "\(reference.utf8.count) characters")
         }
         let bytes: [UInt8]
         do {
             bytes = try Base58.decode(reference)
         } catch {
-            throw CryptoError(.invalidKey, "verkey is not valid base58", details: reference)
+            throw CryptoError(.invalidKey, "verkey is not valid base58", details: String(reference.prefix(64)))
         }
         guard bytes.count == Ed25519.publicKeyByteCount else {
             throw CryptoError(.invalidKey, "verkey must be 32 bytes", details: "\(reference): \(bytes.count) bytes")

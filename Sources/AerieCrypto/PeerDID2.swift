@@ -147,7 +147,7 @@ public struct PeerDID2: Sendable, Hashable {
 
     private static func key(_ value: String, purpose: Purpose, index: Int) throws -> Key {
         guard value.first == "z", let bytes = try? Base58.decode(String(value.dropFirst())), bytes.count > 2 else {
-            throw CryptoError(.invalidDID, "did:peer:2 key is not a base58btc multikey", details: value)
+            throw CryptoError(.invalidDID, "did:peer:2 key is not a base58btc multikey", details: String(value.prefix(100)))
         }
         let type: KeyType
         var publicKey = bytes

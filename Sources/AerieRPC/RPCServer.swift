@@ -22,7 +22,10 @@ public final class RPCServer: Service, Sendable {
     private struct SessionRegistry {
         var nextID: UInt64 = 1
         var open: [UInt64: any Channel] = [:]
+        /// Sessions not yet authenticated (a subset of `open`), capped on their own.
+        var unauthenticated: Set<UInt64> = []
         var draining = false
+        var authenticatedCount: Int { open.count - unauthenticated.count }
     }
 
     public init(
@@ -59,9 +62,11 @@ public final class RPCServer: Service, Sendable {
                 .bind(host: configuration.host, port: configuration.port) { channel in
                     channel.eventLoop.makeCompletedFuture {
                         let ops = channel.pipeline.syncOperations
-                        try ops.addHandler(IdleStateHandler(readTimeout: .seconds(Int64(configuration.idleTimeoutSeconds))))
-                        try ops.addHandler(IdleSessionCloser())
                         try ops.addHandler(ByteToMessageHandler(LineFrameDecoder(maxLength: configuration.maxLineBytes)))
+                        try ops.addHandler(
+                            SessionTimeoutHandler(
+                                idleTimeout: .seconds(Int64(configuration.idleTimeoutSeconds)),
+                                authTimeout: .seconds(Int64(configuration.authTimeoutSeconds))))
                         return try NIOAsyncChannel<LineFrame, ByteBuffer>(wrappingChannelSynchronously: channel)
                     }
                 }
@@ -93,18 +98,35 @@ public final class RPCServer: Service, Sendable {
         logger.info("JSON-RPC stopped")
     }
 
+    /// Admits a new session as unauthenticated, within that cap.
     private func register(_ channel: any Channel) -> UInt64? {
         sessions.withLock { registry in
-            guard !registry.draining, registry.open.count < configuration.maxSessions else { return nil }
+            guard !registry.draining, registry.unauthenticated.count < configuration.maxUnauthenticatedSessions else {
+                return nil
+            }
             let id = registry.nextID
             registry.nextID += 1
             registry.open[id] = channel
+            registry.unauthenticated.insert(id)
             return id
         }
     }
 
+    /// Moves a session that authenticated to the authenticated count; false when that is full.
+    private func promote(_ id: UInt64) -> Bool {
+        sessions.withLock { registry in
+            guard registry.unauthenticated.contains(id) else { return true }
+            guard registry.authenticatedCount < configuration.maxSessions else { return false }
+            registry.unauthenticated.remove(id)
+            return true
+        }
+    }
+
     private func unregister(_ id: UInt64) {
-        _ = sessions.withLock { $0.open.removeValue(forKey: id) }
+        sessions.withLock { registry in
+            registry.open.removeValue(forKey: id)
+            registry.unauthenticated.remove(id)
+        }
     }
 
     private func serve(_ connection: NIOAsyncChannel<LineFrame, ByteBuffer>) async {
@@ -118,7 +140,17 @@ public final class RPCServer: Service, Sendable {
             return
         }
         defer { unregister(sessionID) }
-        let session = RPCSession(id: sessionID, notificationQueueLimit: configuration.notificationQueueLimit)
+        let session = RPCSession(id: sessionID, notificationQueueLimit: configuration.notificationQueueLimit) { [self] in
+            if promote(sessionID) {
+                channel.pipeline.fireUserInboundEventTriggered(SessionAuthenticatedEvent())
+            } else {
+                logger.warning("authenticated session refused: too many sessions")
+                let refusal = RPCEnvelope.error(id: .null, AerieError(.busy, "too many sessions; try again later"))
+                channel.writeAndFlush(Self.frame(refusal, allocator: channel.allocator)).whenComplete { _ in
+                    channel.close(promise: nil)
+                }
+            }
+        }
         defer { session.finish() }
         let limiter = InFlightLimiter(limit: configuration.maxInFlightPerSession)
         let dispatcher = self.dispatcher
@@ -173,18 +205,5 @@ public final class RPCServer: Service, Sendable {
         var bytes = value.serialized()
         bytes.append(UInt8(ascii: "\n"))
         return allocator.buffer(bytes: bytes)
-    }
-}
-
-/// Closes a session that sent nothing for the idle timeout.
-final class IdleSessionCloser: ChannelInboundHandler, Sendable {
-    typealias InboundIn = NIOAny
-
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read {
-            context.close(promise: nil)
-            return
-        }
-        context.fireUserInboundEventTriggered(event)
     }
 }

@@ -6,11 +6,13 @@ public struct RPCServerConfiguration: Sendable {
     /// `AERIE_RPC_LISTEN`, default `127.0.0.1:7400`. Port 0 picks a free port (tests).
     public var host: String
     public var port: Int
-    /// `AERIE_RPC_MAX_SESSIONS`: concurrent TCP sessions; more are answered `busy` and closed.
+    /// `AERIE_RPC_MAX_SESSIONS`: concurrent authenticated sessions; a session that authenticates
+    /// beyond it is answered `busy` and closed.
     public var maxSessions: Int
     /// `AERIE_RPC_MAX_IN_FLIGHT`: requests one session may have running; reading pauses beyond it.
     public var maxInFlightPerSession: Int
-    /// `AERIE_RPC_IDLE_TIMEOUT`: seconds without a request before the session is closed.
+    /// `AERIE_RPC_IDLE_TIMEOUT`: seconds without a request before the session is closed (blank
+    /// lines and partial lines are not requests).
     public var idleTimeoutSeconds: Int
     /// `AERIE_RPC_MAX_LINE_BYTES`: a longer line answers -32600 and closes the session.
     public var maxLineBytes: Int
@@ -18,6 +20,13 @@ public struct RPCServerConfiguration: Sendable {
     public var maxBatchEntries: Int
     /// `AERIE_RPC_NOTIFICATION_QUEUE`: pending notifications per session before it overflows.
     public var notificationQueueLimit: Int
+    /// `AERIE_RPC_AUTH_TIMEOUT`: seconds a new session has to authenticate; then it gets an
+    /// `unauthenticated` error line and is closed.
+    public var authTimeoutSeconds: Int
+    /// `AERIE_RPC_MAX_UNAUTHENTICATED`: sessions not yet authenticated, counted apart from
+    /// `maxSessions` (which counts authenticated ones), so a flood of anonymous connections
+    /// cannot take the authenticated clients' places.
+    public var maxUnauthenticatedSessions: Int
 
     public init(
         host: String = "127.0.0.1",
@@ -27,7 +36,9 @@ public struct RPCServerConfiguration: Sendable {
         idleTimeoutSeconds: Int = 300,
         maxLineBytes: Int = 1 << 20,
         maxBatchEntries: Int = 100,
-        notificationQueueLimit: Int = 1000
+        notificationQueueLimit: Int = 1000,
+        authTimeoutSeconds: Int = 10,
+        maxUnauthenticatedSessions: Int = 1024
     ) {
         self.host = host
         self.port = port
@@ -37,5 +48,7 @@ public struct RPCServerConfiguration: Sendable {
         self.maxLineBytes = maxLineBytes
         self.maxBatchEntries = maxBatchEntries
         self.notificationQueueLimit = notificationQueueLimit
+        self.authTimeoutSeconds = authTimeoutSeconds
+        self.maxUnauthenticatedSessions = maxUnauthenticatedSessions
     }
 }

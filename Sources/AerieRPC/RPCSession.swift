@@ -8,11 +8,18 @@ import Synchronization
 /// learns that it did), it never holds up the server or other sessions.
 final class RPCSession: SessionHandle, Sendable {
     let id: UInt64
-    private let credentialState = Mutex<SessionCredential?>(nil)
+    private let credentialState = Mutex<CredentialState>(CredentialState())
+
+    private struct CredentialState {
+        var credential: SessionCredential?
+        var everAuthenticated = false
+    }
     private let queue: AsyncStream<JSONValue>.Continuation
     let notifications: AsyncStream<JSONValue>
     private let queueLimit: Int
     private let state = Mutex<QueueState>(QueueState())
+    /// Called once, when the session first gets a credential.
+    private let onAuthenticated: @Sendable () -> Void
 
     private struct QueueState {
         var pending = 0
@@ -23,16 +30,25 @@ final class RPCSession: SessionHandle, Sendable {
 
     static let overflowMethod = "messages.overflow"
 
-    init(id: UInt64, notificationQueueLimit: Int) {
+    init(id: UInt64, notificationQueueLimit: Int, onAuthenticated: @escaping @Sendable () -> Void = {}) {
         self.id = id
+        self.onAuthenticated = onAuthenticated
         self.queueLimit = max(1, notificationQueueLimit)
         // One slot more than the limit, for the overflow notice.
         (notifications, queue) = AsyncStream.makeStream(of: JSONValue.self, bufferingPolicy: .bufferingOldest(queueLimit + 1))
     }
 
     var credential: SessionCredential? {
-        get { credentialState.withLock { $0 } }
-        set { credentialState.withLock { $0 = newValue } }
+        get { credentialState.withLock { $0.credential } }
+        set {
+            let first = credentialState.withLock { state in
+                state.credential = newValue
+                guard newValue != nil, !state.everAuthenticated else { return false }
+                state.everAuthenticated = true
+                return true
+            }
+            if first { onAuthenticated() }
+        }
     }
 
     var tenantID: TenantID? {
@@ -44,9 +60,9 @@ final class RPCSession: SessionHandle, Sendable {
     /// Forgets the credential, but only if it is still the one that failed a re-check.
     @discardableResult
     func revoke(ifStill tokenHash: [UInt8]) -> Bool {
-        credentialState.withLock { current in
-            guard current?.tokenHash == tokenHash else { return false }
-            current = nil
+        credentialState.withLock { state in
+            guard state.credential?.tokenHash == tokenHash else { return false }
+            state.credential = nil
             return true
         }
     }

@@ -74,6 +74,10 @@ struct AdminMethods: AeriePlugin {
         var token: String
     }
 
+    struct RotatedAdminToken: Codable, Sendable {
+        var token: String
+    }
+
     struct DeletedTenant: Codable, Sendable {
         var tenantId: TenantID
         var deleted: Bool
@@ -168,6 +172,16 @@ struct AdminMethods: AeriePlugin {
             }
             credentialChanged(id, TokenHasher.fingerprint(ofHash: hash))
             return RotatedToken(tenantId: id, token: token)
+        }
+
+        try router.register(
+            "admin.rotateToken",
+            summary: "Issues a new admin token (shown once; only its hash is stored); the old one stops working at once.",
+            access: .admin
+        ) { (_: NoParams, _) in
+            let token = TokenHasher.generate(prefix: AerieApplication.adminTokenPrefix)
+            try await tenants.setAdminTokenHash(TokenHasher.hash(token))
+            return RotatedAdminToken(token: token)
         }
 
         for (method, status, summary) in [

@@ -128,8 +128,7 @@ public enum AerieApplication {
                 maxHandlingAttempts: configuration.inboundHandlingMaxAttempts, handlingBackoff: configuration.inboundHandlingBackoff)
             let didcommServer = DIDCommHTTPServer(
                 configuration: DIDCommHTTPServer.Configuration(
-                    host: configuration.didcommHost, port: configuration.didcommPort,
-                    maxBodyBytes: configuration.didcommMaxBodyBytes),
+                    host: configuration.didcommHost, port: configuration.didcommPort, limits: configuration.didcommLimits),
                 logger: logger,
                 onBound: { port in endpoint.bound(host: configuration.didcommHost, port: port) }
             ) { body in
@@ -219,11 +218,12 @@ public enum AerieApplication {
     static func initializeAdminToken(database: AerieDatabase, file: URL, logger: Logger) async throws {
         if try await database.tenants.adminTokenHash() != nil {
             if !FileManager.default.fileExists(atPath: file.path) {
-                logger.notice("an admin token exists in the database but not at \(file.path); use AERIE_ADMIN_TOKEN with aerie-admin")
+                logger.notice(
+                    "an admin token exists in the database but not at \(file.path); use AERIE_ADMIN_TOKEN with aerie-admin, or issue a new one with: aerie-admin admin rotate-token --direct")
             }
             return
         }
-        let token = TokenHasher.generate(prefix: "aerie_a_")
+        let token = TokenHasher.generate(prefix: adminTokenPrefix)
         guard try await database.tenants.initializeAdminTokenHash(TokenHasher.hash(token)) else { return }
         try? FileManager.default.removeItem(at: file)
         try SecretFile.create(file, contents: token)

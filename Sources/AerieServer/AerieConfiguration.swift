@@ -1,4 +1,5 @@
 import AerieRPC
+import AerieTransport
 import Foundation
 import Logging
 
@@ -28,8 +29,14 @@ public struct AerieConfiguration: Sendable {
     public var didcommPort: Int
     /// `AERIE_PUBLIC_ENDPOINT`: the endpoint peers are told; default `http://<didcomm listen>`.
     public var publicEndpoint: String?
+    /// `AERIE_DIDCOMM_*`: what one peer may take of the inbound endpoint (body size, connections,
+    /// deadlines, keep-alive); the defaults are `DIDCommHTTPServer.Limits`'.
+    public var didcommLimits: DIDCommHTTPServer.Limits
     /// `AERIE_DIDCOMM_MAX_BODY_BYTES`: largest inbound message (1 MiB).
-    public var didcommMaxBodyBytes: Int
+    public var didcommMaxBodyBytes: Int {
+        get { didcommLimits.maxBodyBytes }
+        set { didcommLimits.maxBodyBytes = newValue }
+    }
     /// Outbound delivery: attempts before a message (and a connection still being set up) fails.
     public var deliveryMaxAttempts: Int
     /// Outbound delivery: first retry delay, doubled each attempt (capped at 5 minutes).
@@ -81,7 +88,7 @@ public struct AerieConfiguration: Sendable {
         didcommHost: String = "127.0.0.1",
         didcommPort: Int = 7401,
         publicEndpoint: String? = nil,
-        didcommMaxBodyBytes: Int = 1 << 20,
+        didcommLimits: DIDCommHTTPServer.Limits = DIDCommHTTPServer.Limits(),
         deliveryMaxAttempts: Int = 6,
         deliveryBackoff: Duration = .seconds(2),
         deliveryPollInterval: Duration = .seconds(1),
@@ -105,7 +112,7 @@ public struct AerieConfiguration: Sendable {
         self.didcommHost = didcommHost
         self.didcommPort = didcommPort
         self.publicEndpoint = publicEndpoint
-        self.didcommMaxBodyBytes = didcommMaxBodyBytes
+        self.didcommLimits = didcommLimits
         self.deliveryMaxAttempts = deliveryMaxAttempts
         self.deliveryBackoff = deliveryBackoff
         self.deliveryPollInterval = deliveryPollInterval
@@ -152,6 +159,8 @@ public struct AerieConfiguration: Sendable {
         if let v = try integer("AERIE_RPC_MAX_LINE_BYTES", 1024...(64 << 20)) { config.rpc.maxLineBytes = v }
         if let v = try integer("AERIE_RPC_MAX_BATCH", 1...10_000) { config.rpc.maxBatchEntries = v }
         if let v = try integer("AERIE_RPC_NOTIFICATION_QUEUE", 1...1_000_000) { config.rpc.notificationQueueLimit = v }
+        if let v = try integer("AERIE_RPC_AUTH_TIMEOUT", 1...3600) { config.rpc.authTimeoutSeconds = v }
+        if let v = try integer("AERIE_RPC_MAX_UNAUTHENTICATED", 1...1_000_000) { config.rpc.maxUnauthenticatedSessions = v }
         if let plugins = nonEmpty("AERIE_PLUGINS") {
             config.plugins = plugins.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
@@ -177,7 +186,15 @@ public struct AerieConfiguration: Sendable {
             }
             config.publicEndpoint = endpoint
         }
-        if let v = try integer("AERIE_DIDCOMM_MAX_BODY_BYTES", 1024...(64 << 20)) { config.didcommMaxBodyBytes = v }
+        if let v = try integer("AERIE_DIDCOMM_MAX_BODY_BYTES", 1024...(64 << 20)) { config.didcommLimits.maxBodyBytes = v }
+        if let v = try integer("AERIE_DIDCOMM_MAX_CONNECTIONS", 1...1_000_000) { config.didcommLimits.maxConnections = v }
+        if let v = try integer("AERIE_DIDCOMM_HEADER_TIMEOUT", 1...3600) { config.didcommLimits.headerTimeout = .seconds(v) }
+        if let v = try integer("AERIE_DIDCOMM_BODY_TIMEOUT", 1...3600) { config.didcommLimits.bodyTimeout = .seconds(v) }
+        if let v = try integer("AERIE_DIDCOMM_REQUEST_TIMEOUT", 1...3600) { config.didcommLimits.requestTimeout = .seconds(v) }
+        if let v = try integer("AERIE_DIDCOMM_MAX_REQUESTS_PER_CONNECTION", 1...1_000_000) {
+            config.didcommLimits.maxRequestsPerConnection = v
+        }
+        if let v = try integer("AERIE_DIDCOMM_KEEPALIVE_TIMEOUT", 1...3600) { config.didcommLimits.keepAliveTimeout = .seconds(v) }
         if let v = try integer("AERIE_DELIVERY_MAX_ATTEMPTS", 1...100) { config.deliveryMaxAttempts = v }
         config.messageRetentionDays = try integer("AERIE_MESSAGE_RETENTION_DAYS", 1...36500)
         if let v = try integer("AERIE_OOB_TIMEOUT", 1...120) { config.outOfBandTimeout = .seconds(v) }
@@ -214,6 +231,8 @@ public struct AerieConfiguration: Sendable {
           AERIE_RPC_MAX_LINE_BYTES     longest request line; longer answers -32600 and closes (1048576)
           AERIE_RPC_MAX_BATCH          entries per batch (100)
           AERIE_RPC_NOTIFICATION_QUEUE pending notifications per session (1000)
+          AERIE_RPC_AUTH_TIMEOUT       seconds a new session has to call session.authenticate before it is closed (10)
+          AERIE_RPC_MAX_UNAUTHENTICATED sessions not yet authenticated, a cap apart from AERIE_RPC_MAX_SESSIONS (1024)
           AERIE_PLUGINS                comma-separated protocol plugins to load (all)
           AERIE_MASTER_KEY             base64 32-byte master key; unset = AERIE_HOME/master-key (created 0600)
           AERIE_LOG_LEVEL              trace|debug|info|notice|warning|error|critical (info)
@@ -221,6 +240,12 @@ public struct AerieConfiguration: Sendable {
           AERIE_DIDCOMM_LISTEN         inbound DIDComm HTTP HOST:PORT (127.0.0.1:7401)
           AERIE_PUBLIC_ENDPOINT        the endpoint peers are told (http://<AERIE_DIDCOMM_LISTEN>)
           AERIE_DIDCOMM_MAX_BODY_BYTES largest inbound DIDComm message; larger answers 413 (1048576)
+          AERIE_DIDCOMM_MAX_CONNECTIONS open inbound connections; more are closed at once (1024)
+          AERIE_DIDCOMM_HEADER_TIMEOUT seconds a new connection has to send its request head (10)
+          AERIE_DIDCOMM_BODY_TIMEOUT   seconds from a request head to the end of its body (30)
+          AERIE_DIDCOMM_REQUEST_TIMEOUT seconds from a request head to its answer; later answers 503 (60)
+          AERIE_DIDCOMM_MAX_REQUESTS_PER_CONNECTION requests on one kept-alive connection (100)
+          AERIE_DIDCOMM_KEEPALIVE_TIMEOUT seconds a kept-alive connection may idle before its next request (5)
           AERIE_DELIVERY_MAX_ATTEMPTS  delivery attempts before a message fails (6)
           AERIE_MESSAGE_RETENTION_DAYS reviewed (MS-106) mailbox messages older than this are purged, hourly (unlimited)
           AERIE_OOB_TIMEOUT            seconds outOfBand.accept/sendReuse wait for the inviter, 1...120 (15)

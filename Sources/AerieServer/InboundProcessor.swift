@@ -67,7 +67,7 @@ struct InboundProcessor: Sendable {
             }
         }
         guard let owner, let wrapped = owner.activeWrappedDataKey else {
-            return .rejected(status: 404, reason: "no recipient of this message is known here")
+            return .rejected(status: 400, reason: "no recipient of this message is known here")
         }
         let tenant = contexts.context(for: owner.tenant, wrappedDataKey: wrapped, logger: logger)
         let unpacked: UnpackedMessage
@@ -124,7 +124,7 @@ struct InboundProcessor: Sendable {
             FaultPoint.reach("inbound.afterStore")
             return claim?.isToHandle == false ? .duplicate : .accepted
         } catch is InboundReceipt.RecipientGone {
-            return .rejected(status: 404, reason: "no recipient of this message is known here")
+            return .rejected(status: 400, reason: "no recipient of this message is known here")
         } catch {
             let reason = "\(inbound.type.split(separator: "/").suffix(2).joined(separator: "/")) could not be handled: \(Self.describe(error))"
             tenant.logger.warning(

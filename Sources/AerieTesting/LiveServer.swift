@@ -49,6 +49,9 @@ public final class LiveServer: Sendable {
         let database = try await TestPostgres.shared.freshDatabase()
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("aerie-live-\(UUID().uuidString)")
         var rpc = RPCServerConfiguration(host: "127.0.0.1", port: 0)
+        // Tests on a loaded machine may take a while between connecting and authenticating;
+        // the tests of the deadline set their own.
+        rpc.authTimeoutSeconds = 120
         configure(&rpc)
         var configuration = AerieConfiguration(
             home: home, databaseURL: database.runtimeConninfo, ownerDatabaseURL: database.ownerConninfo,

@@ -7,19 +7,11 @@ import Synchronization
 
 /// The inbound DIDComm endpoint: HTTP/1.1 POSTs of packed messages, bodies capped, each handed
 /// to `handler` (async code), whose status is answered with an empty body.
+///
+/// Everything a peer controls is bounded by `Limits`: open connections (more are closed at
+/// once), the time to send a head and a body (`HTTPDeadlineHandler`), the time to an answer, and
+/// the requests and idle time of a kept-alive connection.
 public final class DIDCommHTTPServer: Service, Sendable {
-    public struct Configuration: Sendable {
-        public var host: String
-        public var port: Int
-        public var maxBodyBytes: Int
-
-        public init(host: String = "127.0.0.1", port: Int = 7401, maxBodyBytes: Int = 1 << 20) {
-            self.host = host
-            self.port = port
-            self.maxBodyBytes = maxBodyBytes
-        }
-    }
-
     /// Takes a packed message, answers the HTTP status (202, or 4xx) and an optional body
     /// (a return-routed reply).
     public typealias Handler = @Sendable ([UInt8]) async -> (status: Int, body: [UInt8]?)
@@ -52,15 +44,15 @@ public final class DIDCommHTTPServer: Service, Sendable {
 
     public func run() async throws {
         let serverChannel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, Never>
+        let limits = configuration.limits
         do {
             serverChannel = try await ServerBootstrap(group: group)
                 .serverChannelOption(.backlog, value: 256)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .bind(host: configuration.host, port: configuration.port) { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: .seconds(30)))
-                        try channel.pipeline.syncOperations.addHandler(IdleCloser())
                         try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                        try channel.pipeline.syncOperations.addHandler(HTTPDeadlineHandler(limits: limits))
                         return try NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>(
                             wrappingChannelSynchronously: channel)
                     }
@@ -80,12 +72,12 @@ public final class DIDCommHTTPServer: Service, Sendable {
                         let channel = connection.channel
                         let key = ObjectIdentifier(channel)
                         let admitted = open.withLock { registry in
-                            guard registry != nil else { return false }
+                            guard registry != nil, registry!.count < limits.maxConnections else { return false }
                             registry![key] = channel
                             return true
                         }
                         guard admitted else {
-                            // Draining: end it through its async wrapper, which must be finished.
+                            // Draining or full: end it through its async wrapper, which must be finished.
                             group.addTask { try? await connection.executeThenClose { _, _ in } }
                             continue
                         }
@@ -103,30 +95,31 @@ public final class DIDCommHTTPServer: Service, Sendable {
                 registry = nil
                 return channels
             }
-            // One request per connection, so a connection still open is idle or mid-request;
-            // requests being handled finish, idle ones end.
+            // A connection still open is idle or mid-request: requests being handled finish and
+            // are answered `Connection: close`, idle ones end.
             for channel in channels { channel.close(mode: .input, promise: nil) }
         }
     }
 
     private func serve(_ connection: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>) async {
-        let maxBody = configuration.maxBodyBytes
+        let limits = configuration.limits
         try? await connection.executeThenClose { inbound, outbound in
             var head: HTTPRequestHead?
             var body: [UInt8] = []
             var tooLarge = false
+            var served = 0
             for try await part in inbound {
                 switch part {
                 case .head(let h):
                     head = h
                     body = []
                     tooLarge = false
-                    if let length = h.headers.first(name: "content-length").flatMap(Int.init), length > maxBody {
+                    if let length = h.headers.first(name: "content-length").flatMap(Int.init), length > limits.maxBodyBytes {
                         tooLarge = true
                     }
                 case .body(var buffer):
                     if !tooLarge {
-                        if body.count + buffer.readableBytes > maxBody {
+                        if body.count + buffer.readableBytes > limits.maxBodyBytes {
                             tooLarge = true
                             body = []
                         } else if let bytes = buffer.readBytes(length: buffer.readableBytes) {
@@ -135,6 +128,8 @@ public final class DIDCommHTTPServer: Service, Sendable {
                     }
                 case .end:
                     guard let request = head else { return }
+                    head = nil
+                    served += 1
                     let answer: (status: Int, body: [UInt8]?)
                     if tooLarge {
                         answer = (413, nil)
@@ -143,32 +138,21 @@ public final class DIDCommHTTPServer: Service, Sendable {
                     } else {
                         answer = await handler(body)
                     }
+                    body = []
+                    let draining = open.withLock { $0 == nil }
+                    let keepAlive = request.isKeepAlive && !tooLarge && !draining && served < limits.maxRequestsPerConnection
                     var headers = HTTPHeaders()
                     let reply = answer.body ?? []
                     headers.add(name: "Content-Length", value: String(reply.count))
                     if !reply.isEmpty { headers.add(name: "Content-Type", value: "application/didcomm-envelope-enc") }
-                    // One request per connection keeps shutdown and limits simple.
-                    headers.add(name: "Connection", value: "close")
+                    headers.add(name: "Connection", value: keepAlive ? "keep-alive" : "close")
                     try await outbound.write(
                         .head(HTTPResponseHead(version: request.version, status: HTTPResponseStatus(statusCode: answer.status), headers: headers)))
                     if !reply.isEmpty { try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: reply)))) }
                     try await outbound.write(.end(nil))
-                    return
+                    if !keepAlive { return }
                 }
             }
-        }
-    }
-}
-
-/// Closes a connection that sent nothing for the idle period.
-final class IdleCloser: ChannelInboundHandler, Sendable {
-    typealias InboundIn = NIOAny
-
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is IdleStateHandler.IdleStateEvent {
-            context.close(promise: nil)
-        } else {
-            context.fireUserInboundEventTriggered(event)
         }
     }
 }

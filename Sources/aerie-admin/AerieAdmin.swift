@@ -7,16 +7,16 @@ import Foundation
 struct AerieAdmin: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "aerie-admin",
-        abstract: "Manage an Aerie server: tenants, the master key and database migrations.",
+        abstract: "Manage an Aerie server: tenants, the admin token, the master key and database migrations.",
         discussion: """
             Tenant commands talk JSON-RPC to a running aerie-server with the admin token, read from
             AERIE_ADMIN_TOKEN or from AERIE_HOME/admin-token (AERIE_HOME defaults to ./.aerie).
-            `migrate` and `keys` talk to PostgreSQL directly.
+            `migrate`, `keys` and `admin rotate-token --direct` talk to PostgreSQL directly.
 
             Exit codes: 0 success, 1 the server refused the request, 2 usage error,
             3 server unreachable, 4 admin token missing or rejected.
             """,
-        subcommands: [Migrate.self, Tenant.self, Keys.self]
+        subcommands: [Migrate.self, Tenant.self, Keys.self, Admin.self]
     )
 }
 

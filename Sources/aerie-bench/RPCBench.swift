@@ -38,7 +38,9 @@ struct RPCBench {
         try await echo.channel.close()
 
         // The production defaults (LiveServer's test default is a smaller pool).
-        let server = try await LiveServer.start(server: { $0.databasePoolSize = AerieConfiguration().databasePoolSize })
+        // system.ping runs on unauthenticated sessions: give them longer than the runs last.
+        let server = try await LiveServer.start(
+            rpc: { $0.authTimeoutSeconds = 3600 }, server: { $0.databasePoolSize = AerieConfiguration().databasePoolSize })
         let (token, connectionId) = try await benchTenant(server)
         let pingOutcome = try await measure(name: "system.ping", port: server.port, setup: nil, line: Self.pingLine)
         let authLine = #"{"jsonrpc":"2.0","id":0,"method":"session.authenticate","params":{"token":"\#(token)"}}"#

@@ -12,7 +12,7 @@ func option(_ name: String, default value: Double) -> Double {
 }
 
 let usage = """
-    USAGE: aerie-bench <rpc|crypto|connections|messages|oob|all> [options]
+    USAGE: aerie-bench <rpc|crypto|connections|messages|oob|hostile|all> [options]
 
       rpc      JSON-RPC load: bare NIO echo ceiling, system.ping, authenticated settings.get and connections.get;
                closed loop (throughput) then paced (latency at a fixed offered load)
@@ -32,11 +32,15 @@ let usage = """
                row 7 (attachment over an existing connection); --sessions N (10) --seconds S (5);
                then with an ACA-Py 1.2.7 inviter: row 3 once and --reuses N (20) row-6 reuses, each
                until reused. Needs PostgreSQL as rpc does and the ACA-Py venv.
+      hostile  unauthenticated ~1 MiB hostile DIDComm bodies: CPU per envelope parse, then a live
+               server under --posters N (4) concurrent POST loops for --seconds S (5): CPU per
+               request and system.ping p50/p99 against idle. Needs PostgreSQL as rpc does.
+               --iterations N (20) parses per body
 
     Build with -c release for meaningful numbers: swift run -c release aerie-bench all
     """
 
-guard let command = arguments.first, ["rpc", "crypto", "connections", "messages", "oob", "all"].contains(command) else {
+guard let command = arguments.first, ["rpc", "crypto", "connections", "messages", "oob", "hostile", "all"].contains(command) else {
     print(usage)
     exit(arguments.first == "--help" || arguments.first == "-h" ? 0 : 2)
 }
@@ -83,6 +87,17 @@ if command == "oob" || command == "all" {
         print(try await bench.run())
     } catch {
         FileHandle.standardError.write(Data("aerie-bench oob failed: \(error)\n".utf8))
+        exit(1)
+    }
+}
+if command == "hostile" || command == "all" {
+    let bench = HostileBench(
+        iterations: Int(option("--iterations", default: 20)), posters: Int(option("--posters", default: 4)),
+        seconds: option("--seconds", default: 5))
+    do {
+        print(try await bench.run())
+    } catch {
+        FileHandle.standardError.write(Data("aerie-bench hostile failed: \(error)\n".utf8))
         exit(1)
     }
 }

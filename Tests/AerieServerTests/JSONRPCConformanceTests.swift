@@ -197,11 +197,14 @@ import Testing
 
     @Test func sessionLimitRefusesWithBusy() async throws {
         try await LiveServer.with(rpc: { $0.maxSessions = 2 }) { server in
-            let a = try await AerieClient.connect(host: "127.0.0.1", port: server.port)
-            let b = try await AerieClient.connect(host: "127.0.0.1", port: server.port)
+            // The cap counts authenticated sessions: the third is refused when it authenticates.
+            let a = try await server.adminClient()
+            let b = try await server.adminClient()
             _ = try await a.call("system.ping")
             _ = try await b.call("system.ping")
             let third = try await RawLineClient.connect(port: server.port)
+            try await third.send(
+                #"{"jsonrpc":"2.0","id":1,"method":"session.authenticate","params":{"token":"\#(server.adminToken)"}}"# + "\n")
             let reply = try Self.response(await third.readLine())
             #expect(reply["error"]?["data"]?["code"] == "busy")
             #expect(await third.waitForClose())

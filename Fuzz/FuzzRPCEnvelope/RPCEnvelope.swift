@@ -1,0 +1,1 @@
+../../Sources/AerieRPC/RPCEnvelope.swift

@@ -1,0 +1,107 @@
+import AerieCore
+import AerieCrypto
+import AerieTesting
+import Foundation
+import Synchronization
+import Testing
+
+/// Unauthenticated hostile POSTs to the DIDComm endpoint (issue 13 item 2): each is refused with
+/// a 4xx, and `system.ping` on the JSON-RPC port keeps answering while they arrive.
+@Suite struct HostileInboundTests {
+    @Test func hostileBodiesAreRefusedWhilePingAnswers() async throws {
+        try await LiveServer.with { server in
+            let probe = try await PingProbe.start(port: server.port)
+            let started = ContinuousClock.now
+            let port = server.didcommPort
+            let results = try await withThrowingTaskGroup(of: [(String, Int)].self) { group in
+                for _ in 0..<4 {
+                    group.addTask {
+                        var results: [(String, Int)] = []
+                        for body in HostileEnvelopes.all.shuffled() {
+                            results.append((body.name, try await DIDCommEndpointTests.post(body.bytes, to: port)))
+                        }
+                        return results
+                    }
+                }
+                return try await group.reduce(into: []) { $0 += $1 }
+            }
+            let attack = ContinuousClock.now - started
+            let latencies = await probe.stop()
+            let answered = Dictionary(grouping: results, by: \.0).mapValues { $0.map(\.1) }
+            #expect(answered.count == HostileEnvelopes.all.count)
+            for (name, codes) in answered {
+                #expect(codes.allSatisfy { (400..<500).contains($0) }, "\(name): \(codes)")
+            }
+            #expect(!latencies.isEmpty, "system.ping never answered during the attack")
+            // Loose: before the fix one request held ping for 26 s.
+            #expect((latencies.max() ?? .zero) < .seconds(5))
+            let requests = answered.values.reduce(0) { $0 + $1.count }
+            print(
+                "hostile inbound: \(requests) requests of ~1 MiB in \(attack); ping during the attack: "
+                    + PingProbe.summary(latencies))
+        }
+    }
+
+    /// The original report: one 300,000-character kid froze the server for 26 s.
+    @Test func hugeKidIsRefusedAtOnce() async throws {
+        try await LiveServer.with { server in
+            let body = HostileEnvelopes.anoncrypt(kids: [String(repeating: "z", count: 300_000)])
+            let started = ContinuousClock.now
+            let status = try await DIDCommEndpointTests.post(body, to: server.didcommPort)
+            #expect((400..<500).contains(status))
+            #expect(ContinuousClock.now - started < .seconds(5))
+            let ping = try await RawLineClient.connect(port: server.port)
+            try await ping.send(#"{"jsonrpc":"2.0","id":1,"method":"system.ping"}"# + "\n")
+            #expect(await ping.readLine()?.contains(#""result""#) == true)
+            await ping.close()
+        }
+    }
+}
+
+/// Sends `system.ping` on one session, one at a time every 10 ms, and records each round trip.
+final class PingProbe: Sendable {
+    private let task: Task<[Duration], Never>
+    private let running: Flag
+
+    final class Flag: Sendable {
+        let value = Atomic<Bool>(true)
+    }
+
+    private init(client: RawLineClient) {
+        let running = Flag()
+        self.running = running
+        self.task = Task {
+            var latencies: [Duration] = []
+            var id = 0
+            while running.value.load(ordering: .relaxed) {
+                id += 1
+                let sent = ContinuousClock.now
+                guard (try? await client.send(#"{"jsonrpc":"2.0","id":\#(id),"method":"system.ping"}"# + "\n")) != nil,
+                    await client.readLine() != nil
+                else { break }
+                latencies.append(ContinuousClock.now - sent)
+                try? await Task.sleep(for: .milliseconds(10))
+            }
+            await client.close()
+            return latencies
+        }
+    }
+
+    static func start(port: Int) async throws -> PingProbe {
+        PingProbe(client: try await RawLineClient.connect(port: port))
+    }
+
+    func stop() async -> [Duration] {
+        running.value.store(false, ordering: .relaxed)
+        return await task.value
+    }
+
+    static func summary(_ latencies: [Duration]) -> String {
+        guard !latencies.isEmpty else { return "no answers" }
+        let sorted = latencies.sorted()
+        func ms(_ d: Duration) -> String { String(format: "%.1f ms", Double(d.components.attoseconds) / 1e15 + Double(d.components.seconds) * 1e3) }
+        let p50 = sorted[sorted.count / 2]
+        let p99 = sorted[min(sorted.count - 1, sorted.count * 99 / 100)]
+        return "\(sorted.count) pings, p50 \(ms(p50)), p99 \(ms(p99)), max \(ms(sorted.last!))"
+    }
+}
