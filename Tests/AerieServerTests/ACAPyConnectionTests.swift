@@ -9,7 +9,7 @@ import Testing
 /// Response on its DIDComm endpoint, and pings so ACA-Py also reaches `active`.
 ///
 /// A missing ACA-Py venv fails these tests (./scripts/test installs it).
-@Suite(.serialized) struct ACAPyConnectionTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct ACAPyConnectionTests {
     static func withAerieAndACAPy(
         publicEndpoint: String? = nil, _ body: (LiveServer, ACAPyAgent) async throws -> Void
     ) async throws {

@@ -10,7 +10,7 @@ import Testing
 /// `connections.delete` (the delete plugin) and tenant deletion, against real PostgreSQL and,
 /// where a peer matters, ACA-Py 1.2.7. Row counts are read as the superuser, past row-level
 /// security.
-@Suite(.serialized) struct DeleteConnectionTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct DeleteConnectionTests {
     static let tenantTables = ["connections", "mailbox", "outbox", "tenant_keys", "tenant_settings"]
 
     /// Rows per tenant table for `tenant`.
@@ -228,7 +228,7 @@ import Testing
 }
 
 /// The delete plugin without a peer: errors, a connection still connecting, and the plugin off.
-@Suite struct DeletePluginWiringTests {
+@Suite(.timeLimit(.minutes(10))) struct DeletePluginWiringTests {
     @Test func notFoundInvalidAndAConnectionStillConnecting() async throws {
         try await LiveServer.with(server: { $0.allowPrivateURLs = true; $0.deliveryEnabled = false }) { server in
             let (alice, aliceID) = try await server.tenantClient(label: "alice")
