@@ -5,6 +5,7 @@ import AerieServer
 import Foundation
 import Logging
 import ServiceLifecycle
+import Synchronization
 
 /// A real Aerie server for tests: its own fresh database, its own state directory, JSON-RPC on a
 /// free port (port 0, read back), run under a `ServiceGroup` exactly as `aerie-server` runs.
@@ -22,6 +23,19 @@ public final class LiveServer: Sendable {
     private let running: Task<Void, any Error>
     /// A sibling shares its first server's database and state directory and removes neither.
     private let isSibling: Bool
+    /// Every RPC session this server handed out, so a stuck test can end them.
+    private let sessions = Mutex<[AerieClient]>([])
+    /// Why the sessions were ended, once they were.
+    private let abandoned = Mutex<String?>(nil)
+
+    /// How long `with` lets its body run before it ends the body's RPC sessions.
+    public static let defaultTimeLimit: Duration = .seconds(300)
+
+    /// The body of `with` ran past its time limit (or its test was cancelled, as Swift Testing's
+    /// `.timeLimit` does): the sessions it had were closed so calls waiting for an answer threw.
+    public struct TimeLimitExceeded: Error, CustomStringConvertible {
+        public let description: String
+    }
 
     private init(
         port: Int, didcommPort: Int, adminToken: String, home: URL, database: TestDatabase, group: ServiceGroup,
@@ -67,9 +81,12 @@ public final class LiveServer: Sendable {
         var logger = Logger(label: "aerie-test")
         logger.logLevel = .warning
         let prepared = try await AerieApplication.prepare(configuration: configuration, logger: logger, extraPlugins: extraPlugins)
-        let group = ServiceGroup(
-            configuration: ServiceGroupConfiguration(
-                services: prepared.services.map { .init(service: $0) }, gracefulShutdownSignals: [], logger: logger))
+        var groupConfiguration = ServiceGroupConfiguration(
+            services: prepared.services.map { .init(service: $0) }, gracefulShutdownSignals: [], logger: logger)
+        // A stop that never drains fails (a fatal error names the overrun) instead of hanging the run.
+        groupConfiguration.maximumGracefulShutdownDuration = .seconds(60)
+        groupConfiguration.maximumCancellationDuration = .seconds(30)
+        let group = ServiceGroup(configuration: groupConfiguration)
         let running = Task { try await group.run() }
         let port = try await prepared.rpcServer.listeningPort()
         let didcommPort = try await prepared.didcommServer.listeningPort()
@@ -101,22 +118,54 @@ public final class LiveServer: Sendable {
         return try await Self.launch(configuration: next, database: database, extraPlugins: extraPlugins)
     }
 
-    /// Starts a server, runs `body`, and always stops it and drops its database.
+    /// Starts a server, runs `body`, and always stops it and drops its database. A body still
+    /// running after `timeLimit`, or cancelled, has its RPC sessions closed (calls waiting on
+    /// them throw) and `with` throws `TimeLimitExceeded`: a server that stops answering fails the
+    /// test instead of hanging the run.
     public static func with(
         extraPlugins: [any AeriePlugin] = [],
         plugins: [String]? = nil,
+        timeLimit: Duration = LiveServer.defaultTimeLimit,
         rpc configure: (inout RPCServerConfiguration) -> Void = { _ in },
         server configureServer: (inout AerieConfiguration) -> Void = { _ in },
         _ body: (LiveServer) async throws -> Void
     ) async throws {
         let server = try await start(extraPlugins: extraPlugins, plugins: plugins, rpc: configure, server: configureServer)
+        let watchdog = Task {
+            do { try await Task.sleep(for: timeLimit) } catch { return }
+            server.abandonSessions("the test body ran past its time limit of \(timeLimit)")
+        }
         do {
-            try await body(server)
+            try await withTaskCancellationHandler {
+                try await body(server)
+            } onCancel: {
+                server.abandonSessions("the test was cancelled (a time limit?)")
+            }
         } catch {
+            watchdog.cancel()
             try? await server.stop()
+            if let reason = server.abandoned.withLock({ $0 }) {
+                throw TimeLimitExceeded(description: "\(reason); its RPC sessions were closed: \(error)")
+            }
             throw error
         }
+        watchdog.cancel()
         try await server.stop()
+        if let reason = server.abandoned.withLock({ $0 }) {
+            throw TimeLimitExceeded(description: "\(reason); its RPC sessions were closed")
+        }
+    }
+
+    /// Closes every session handed out by `client()` and friends (once), recording why.
+    private func abandonSessions(_ reason: String) {
+        let first = abandoned.withLock { current in
+            guard current == nil else { return false }
+            current = reason
+            return true
+        }
+        guard first else { return }
+        let clients = sessions.withLock { $0 }
+        Task { for client in clients { await client.close() } }
     }
 
     /// Graceful shutdown, as on SIGTERM; then the test database is dropped.
@@ -129,7 +178,9 @@ public final class LiveServer: Sendable {
     }
 
     public func client() async throws -> AerieClient {
-        try await AerieClient.connect(host: "127.0.0.1", port: port)
+        let client = try await AerieClient.connect(host: "127.0.0.1", port: port)
+        sessions.withLock { $0.append(client) }
+        return client
     }
 
     public func adminClient() async throws -> AerieClient {

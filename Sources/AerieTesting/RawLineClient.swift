@@ -1,16 +1,28 @@
 import NIOCore
 import NIOPosix
+import Synchronization
 
 /// A bare TCP line client for protocol tests: sends exact bytes, reads lines back as they come,
 /// so a test can send garbage, oversize lines or pipelined requests and see the server's answers.
+///
+/// Every read has a deadline: a server that stops answering or never closes fails the test with
+/// `RawLineClient.Timeout` (or `waitForClose` answers false) instead of hanging the run.
 public final class RawLineClient: Sendable {
+    /// The deadline of a read when the caller gives none.
+    public static let defaultTimeout: Duration = .seconds(15)
+
+    /// No line (or no close) from the server within the deadline.
+    public struct Timeout: Error, CustomStringConvertible {
+        public let description: String
+    }
+
     private let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
-    private let lines: AsyncStream<String>
-    private let continuation: AsyncStream<String>.Continuation
+    private let lines = LineQueue()
     private let reader: Task<Void, Never>
 
     public static func connect(host: String = "127.0.0.1", port: Int) async throws -> RawLineClient {
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connectTimeout(.seconds(5))
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .connect(host: host, port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -22,20 +34,19 @@ public final class RawLineClient: Sendable {
 
     private init(channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>) {
         self.channel = channel
-        (lines, continuation) = AsyncStream.makeStream(of: String.self)
-        let continuation = self.continuation
+        let lines = self.lines
         reader = Task {
             var pending: [UInt8] = []
             do {
                 for try await chunk in channel.inbound {
                     pending.append(contentsOf: chunk.readableBytesView)
                     while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                        continuation.yield(String(decoding: pending[..<newline], as: UTF8.self))
+                        lines.push(String(decoding: pending[..<newline], as: UTF8.self))
                         pending.removeSubrange(...newline)
                     }
                 }
             } catch {}
-            continuation.finish()
+            lines.finish()
         }
     }
 
@@ -48,16 +59,26 @@ public final class RawLineClient: Sendable {
         try await channel.outbound.write(channel.channel.allocator.buffer(bytes: bytes))
     }
 
-    /// The next line from the server, or nil once the server closed the session.
-    public func readLine() async -> String? {
-        var iterator = lines.makeAsyncIterator()
-        return await iterator.next()
+    /// The next line from the server, or nil once the server closed the session; throws
+    /// `Timeout` when neither happens within `timeout`.
+    public func readLine(timeout: Duration = RawLineClient.defaultTimeout) async throws -> String? {
+        switch await lines.next(timeout: timeout) {
+        case .line(let line): return line
+        case .closed: return nil
+        case .timedOut: throw Timeout(description: "no line from the server within \(timeout)")
+        }
     }
 
-    /// Whether the server closed the session (reads until end of stream; lines left are dropped).
-    public func waitForClose() async -> Bool {
-        for await _ in lines {}
-        return true
+    /// Whether the server closed the session within `timeout` (lines before the close are dropped).
+    public func waitForClose(timeout: Duration = RawLineClient.defaultTimeout) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            switch await lines.next(timeout: deadline - .now) {
+            case .line: continue
+            case .closed: return true
+            case .timedOut: return false
+            }
+        }
     }
 
     public func close() async {
@@ -70,5 +91,84 @@ public final class RawLineClient: Sendable {
     deinit {
         channel.outbound.finish()
         channel.channel.close(promise: nil)
+    }
+}
+
+/// Lines in arrival order with one waiting reader at a time; a read gives up at its deadline
+/// without losing a line that arrives later.
+private final class LineQueue: Sendable {
+    enum Next: Sendable { case line(String), closed, timedOut }
+
+    private struct State {
+        var lines: [String] = []
+        var finished = false
+        var waiter: (id: Int, continuation: CheckedContinuation<Next, Never>)?
+        var nextWaiter = 0
+        /// The newest read whose timer fired (perhaps before that read started waiting).
+        var lastExpired = 0
+    }
+
+    private let state = Mutex(State())
+
+    func push(_ line: String) {
+        let waiter = state.withLock { state -> CheckedContinuation<Next, Never>? in
+            if let waiter = state.waiter {
+                state.waiter = nil
+                return waiter.continuation
+            }
+            state.lines.append(line)
+            return nil
+        }
+        waiter?.resume(returning: .line(line))
+    }
+
+    func finish() {
+        let waiter = state.withLock { state -> CheckedContinuation<Next, Never>? in
+            state.finished = true
+            defer { state.waiter = nil }
+            return state.waiter?.continuation
+        }
+        waiter?.resume(returning: .closed)
+    }
+
+    func next(timeout: Duration) async -> Next {
+        guard timeout > .zero else { return take() ?? .timedOut }
+        let id = state.withLock { state in
+            state.nextWaiter += 1
+            return state.nextWaiter
+        }
+        let timer = Task {
+            try? await Task.sleep(for: timeout)
+            self.expire(id)
+        }
+        defer { timer.cancel() }
+        return await withCheckedContinuation { continuation in
+            let ready = state.withLock { state -> Next? in
+                if !state.lines.isEmpty { return .line(state.lines.removeFirst()) }
+                if state.finished { return .closed }
+                if state.lastExpired >= id { return .timedOut }
+                precondition(state.waiter == nil, "RawLineClient: one reader at a time")
+                state.waiter = (id, continuation)
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+
+    private func take() -> Next? {
+        state.withLock { state in
+            if !state.lines.isEmpty { return .line(state.lines.removeFirst()) }
+            return state.finished ? .closed : nil
+        }
+    }
+
+    private func expire(_ id: Int) {
+        let waiter = state.withLock { state -> CheckedContinuation<Next, Never>? in
+            state.lastExpired = max(state.lastExpired, id)
+            guard let waiter = state.waiter, waiter.id == id else { return nil }
+            state.waiter = nil
+            return waiter.continuation
+        }
+        waiter?.resume(returning: .timedOut)
     }
 }

@@ -88,7 +88,7 @@ struct HostileBench {
             id += 1
             let sent = ContinuousClock.now
             try await client.send(#"{"jsonrpc":"2.0","id":\#(id),"method":"system.ping"}"# + "\n")
-            guard await client.readLine() != nil else { break }
+            guard try await client.readLine() != nil else { break }
             run.latencies.append(ContinuousClock.now - sent)
             try await Task.sleep(for: .milliseconds(10))
         }

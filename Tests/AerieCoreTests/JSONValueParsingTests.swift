@@ -2,7 +2,7 @@ import AerieCore
 import Foundation
 import Testing
 
-@Suite struct JSONValueParsingTests {
+@Suite(.timeLimit(.minutes(10))) struct JSONValueParsingTests {
     @Test func parsesEveryKind() throws {
         let value = try JSONValue(parsing: #" {"a":[1,-2.5,true,false,null,"x\"\\\/\n\u00e9\ud83d\ude00"],"b":{}} "#)
         #expect(value["a"] == [1, .double(-2.5), true, false, nil, .string("x\"\\/\né😀")])

@@ -27,7 +27,7 @@ struct NullSession: SessionHandle {
     func notify(method: String, params: JSONValue) -> Bool { false }
 }
 
-@Suite struct MethodRouterTests {
+@Suite(.timeLimit(.minutes(10))) struct MethodRouterTests {
     let context = CallContext(principal: .anonymous, logger: Logger(label: "test"), session: NullSession())
 
     @Test func registersAndCallsTypedHandler() async throws {

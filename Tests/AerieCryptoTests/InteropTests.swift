@@ -8,7 +8,7 @@ import Testing
 ///
 /// The venv is installed by ./scripts/test; a missing venv fails these tests rather than
 /// skipping them, so interop is never silently untested.
-@Suite(.serialized)
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct InteropTests {
     // ACA-Py seeds are 32 ASCII characters; the same bytes seed our Ed25519 keys.
     static let senderSeed = "aerie-interop-sender-00000000000"

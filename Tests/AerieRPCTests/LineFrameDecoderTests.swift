@@ -5,7 +5,7 @@ import Testing
 
 @testable import AerieRPC
 
-@Suite struct LineFrameDecoderTests {
+@Suite(.timeLimit(.minutes(10))) struct LineFrameDecoderTests {
     func decode(_ chunks: [String], max: Int = 16) throws -> [String] {
         let channel = EmbeddedChannel(handler: ByteToMessageHandler(LineFrameDecoder(maxLength: max)))
         for chunk in chunks { try channel.writeInbound(channel.allocator.buffer(string: chunk)) }
@@ -39,7 +39,7 @@ import Testing
     }
 }
 
-@Suite struct RPCEnvelopeTests {
+@Suite(.timeLimit(.minutes(10))) struct RPCEnvelopeTests {
     func parse(_ text: String) -> RPCIncoming { RPCEnvelope.parse(Array(text.utf8), maxBatchEntries: 3) }
 
     @Test func validRequestAndNotification() {

@@ -4,7 +4,7 @@ import Testing
 @testable import AerieRPC
 
 /// The per-session notification queue: bounded, one overflow notice, resumes once drained.
-@Suite struct SessionQueueTests {
+@Suite(.timeLimit(.minutes(10))) struct SessionQueueTests {
     @Test func fullQueueSendsOneOverflowNoticeAndResumesWhenDrained() async throws {
         let session = RPCSession(id: 1, notificationQueueLimit: 2)
         #expect(session.notify(method: "m", params: 1))

@@ -9,11 +9,11 @@ import Testing
 /// Response on its DIDComm endpoint, and pings so ACA-Py also reaches `active`.
 ///
 /// A missing ACA-Py venv fails these tests (./scripts/test installs it).
-@Suite(.serialized) struct ACAPyConnectionTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct ACAPyConnectionTests {
     static func withAerieAndACAPy(
-        publicEndpoint: String? = nil, _ body: (LiveServer, ACAPyAgent) async throws -> Void
+        publicEndpoint: String? = nil, agentArguments: [String] = [], _ body: (LiveServer, ACAPyAgent) async throws -> Void
     ) async throws {
-        let agent = try await ACAPyAgent.start()
+        let agent = try await ACAPyAgent.start(extraArguments: agentArguments)
         do {
             try await LiveServer.with(server: {
                 $0.allowPrivateURLs = true

@@ -11,7 +11,7 @@ import Testing
 /// `completed` too.
 ///
 /// A missing ACA-Py venv fails these tests (./scripts/test installs both).
-@Suite(.serialized) struct ACAPyDIDExchangeTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct ACAPyDIDExchangeTests {
     static func withAerieAndACAPy(
         _ version: ACAPyAgent.Version, _ body: (LiveServer, ACAPyAgent) async throws -> Void
     ) async throws {

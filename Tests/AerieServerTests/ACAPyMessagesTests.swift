@@ -6,7 +6,7 @@ import Testing
 
 /// Messages from an independent peer: ACA-Py 1.2.7 sends a trust ping and a basic message over an
 /// established connection; both appear in `messages.download` under our pairwise DID.
-@Suite(.serialized) struct ACAPyMessagesTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct ACAPyMessagesTests {
     @Test func trustPingAndBasicMessageFromACAPyAreDownloaded() async throws {
         try await ACAPyConnectionTests.withAerieAndACAPy { server, agent in
             let created = try await agent.admin("POST", "/connections/create-invitation", body: [:])
@@ -96,7 +96,11 @@ import Testing
             let uid = try #require(pushed.params["uid"])
             let download = try await alice.call("messages.download", params: ["uids": [uid]])
             #expect(download.arrayValue?.first?["msgs"]?.arrayValue?.first?["type"] == "basicMessage")
-            #expect(bobSeen.all().isEmpty)
+            // None of Alice's events reached Bob: his first notification is his own, made after them.
+            let bobsOwn = try await MessagesMailboxTests.connect(bob)
+            let bobFirst = try #require(try await bobSeen.wait(for: "connections.stateChanged").first)
+            #expect(bobFirst.params["connectionId"] == .string(bobsOwn.id), "\(bobSeen.all().map(\.params))")
+            #expect(bobSeen.all().first?.params["connectionId"] == .string(bobsOwn.id), "\(bobSeen.all().map(\.params))")
         }
     }
 }

@@ -5,7 +5,7 @@ import Foundation
 import Testing
 
 /// `aerie-admin keys rotate-master` run as a real process against a test database.
-@Suite struct AdminKeysToolTests {
+@Suite(.timeLimit(.minutes(10))) struct AdminKeysToolTests {
     func run(_ arguments: [String], home: URL, fixture: WalletFixture, masterKey: String? = nil) async throws
         -> (status: Int32, stdout: String, stderr: String)
     {

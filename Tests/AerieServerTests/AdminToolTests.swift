@@ -5,7 +5,7 @@ import Foundation
 import Testing
 
 /// `aerie-admin` run as a real process against a live server on a free port.
-@Suite struct AdminToolTests {
+@Suite(.timeLimit(.minutes(10))) struct AdminToolTests {
     @Test func tenantLifecycleThroughTheCommandLine() async throws {
         try await LiveServer.with { server in
             let admin = AdminTool(server: server)

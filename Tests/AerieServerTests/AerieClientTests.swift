@@ -4,7 +4,7 @@ import AerieTesting
 import Testing
 
 /// The public client library against a live server: typed calls, batches, errors.
-@Suite struct AerieClientTests {
+@Suite(.timeLimit(.minutes(10))) struct AerieClientTests {
     struct SetParams: Codable { var key: String; var value: JSONValue }
     struct Setting: Codable, Equatable { var key: String; var value: JSONValue }
 

@@ -3,7 +3,7 @@ import AerieCore
 import AerieTesting
 import Testing
 
-@Suite struct AuthenticationTests {
+@Suite(.timeLimit(.minutes(10))) struct AuthenticationTests {
     @Test func noTokenWrongTokenAndCrossedRoles() async throws {
         try await LiveServer.with { server in
             let anonymous = try await AerieClient.connect(host: "127.0.0.1", port: server.port)
@@ -82,7 +82,7 @@ func expectCode(_ code: String, sourceLocation: SourceLocation = #_sourceLocatio
     }
 }
 
-@Suite struct PipelinedAuthenticationTests {
+@Suite(.timeLimit(.minutes(10))) struct PipelinedAuthenticationTests {
     @Test func callsPipelinedBehindAuthenticateSeeTheNewSession() async throws {
         try await LiveServer.with { server in
             let admin = try await server.adminClient()

@@ -5,7 +5,7 @@ import Foundation
 import Testing
 
 /// The connections plugin as a backend reaches it: through the server, behind a tenant session.
-@Suite struct ConnectionsWiringTests {
+@Suite(.timeLimit(.minutes(10))) struct ConnectionsWiringTests {
     static let invitation: JSONValue = [
         "@type": "https://didcomm.org/connections/1.0/invitation",
         "@id": "6f4a8d0e-8f0e-4f1e-9a53-2f2d8b9c3a11",

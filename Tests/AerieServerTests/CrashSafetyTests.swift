@@ -189,7 +189,7 @@ extension CrashSafetyTests {
             let client = try await server.tenantClient(token: tenant.token)
             _ = try? await client.call(method, params: ["url": .string(url), "wait": true, "timeoutSeconds": 20])
             await client.close()
-            #expect(await server.waitForExit(timeout: .seconds(30)), "fault point \(point) was never reached")
+            try #require(await server.waitForExit(timeout: .seconds(30)), "fault point \(point) was never reached")
             try await server.start()
 
             let again = try await server.tenantClient(token: tenant.token)

@@ -10,7 +10,7 @@ import FoundationNetworking
 #endif
 
 /// The inbound DIDComm endpoint and the outbox, through a live server.
-@Suite struct DIDCommEndpointTests {
+@Suite(.timeLimit(.minutes(10))) struct DIDCommEndpointTests {
     static func post(_ body: [UInt8], to port: Int, method: String = "POST") async throws -> Int {
         var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/")!)
         request.httpMethod = method

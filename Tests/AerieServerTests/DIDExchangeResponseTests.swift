@@ -9,7 +9,7 @@ import Testing
 /// Response signed by another key fails the connection with a clear reason (never a crash or an
 /// accepted connection); the right signature accepts it. The JWS is written here independently,
 /// in ACA-Py's `AttachDecoratorData.sign` format. Delivery is off: nothing leaves the process.
-@Suite struct DIDExchangeResponseTests {
+@Suite(.timeLimit(.minutes(10))) struct DIDExchangeResponseTests {
     static func invitation(inviter: Ed25519KeyPair, id: String) throws -> JSONValue {
         [
             "@type": "https://didcomm.org/out-of-band/1.1/invitation", "@id": .string(id), "label": "Test Inviter",

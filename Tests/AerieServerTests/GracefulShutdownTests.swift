@@ -3,7 +3,7 @@ import AerieCore
 import AerieTesting
 import Testing
 
-@Suite struct GracefulShutdownTests {
+@Suite(.timeLimit(.minutes(10))) struct GracefulShutdownTests {
     @Test func inFlightCallsFinishAndNewSessionsAreRefused() async throws {
         let server = try await LiveServer.start(extraPlugins: [ProbePlugin()])
         let raw = try await RawLineClient.connect(port: server.port)

@@ -52,7 +52,7 @@ import Testing
             #expect(ContinuousClock.now - started < .seconds(5))
             let ping = try await RawLineClient.connect(port: server.port)
             try await ping.send(#"{"jsonrpc":"2.0","id":1,"method":"system.ping"}"# + "\n")
-            #expect(await ping.readLine()?.contains(#""result""#) == true)
+            #expect(try await ping.readLine()?.contains(#""result""#) == true)
             await ping.close()
         }
     }
@@ -77,7 +77,7 @@ final class PingProbe: Sendable {
                 id += 1
                 let sent = ContinuousClock.now
                 guard (try? await client.send(#"{"jsonrpc":"2.0","id":\#(id),"method":"system.ping"}"# + "\n")) != nil,
-                    await client.readLine() != nil
+                    (try? await client.readLine()) != nil
                 else { break }
                 latencies.append(ContinuousClock.now - sent)
                 try? await Task.sleep(for: .milliseconds(10))

@@ -5,7 +5,7 @@ import Foundation
 import Testing
 
 /// The JSON-RPC contract of DESIGN.md, exercised over a real TCP session against a live server.
-@Suite(.serialized) struct JSONRPCConformanceTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct JSONRPCConformanceTests {
     static func response(_ line: String?) throws -> JSONValue {
         try JSONValue(parsing: try #require(line))
     }

@@ -8,7 +8,7 @@ import Testing
 
 /// The wallet as plugins reach it on a running server: through each call's `TenantContext`,
 /// whose keyring unwraps the tenant's data key with the server's master key.
-@Suite struct KeyWalletServerTests {
+@Suite(.timeLimit(.minutes(10))) struct KeyWalletServerTests {
     @Test func tenantSessionsUseTheirOwnWalletsOnly() async throws {
         try await LiveServer.with(extraPlugins: [KeyProbePlugin()]) { server in
             let (alice, aliceID) = try await server.tenantClient(label: "alice")

@@ -7,7 +7,7 @@ import Testing
 
 /// The tenant key wallet on a real PostgreSQL: what it does, that tenants never reach each
 /// other's keys, and that the database only ever holds sealed keys.
-@Suite struct KeyWalletTests {
+@Suite(.timeLimit(.minutes(10))) struct KeyWalletTests {
     @Test func createListSignVerifyPackUnpackAndDelete() async throws {
         try await WalletFixture.with { fixture in
             let alice = try await fixture.createTenant("alice").keys

@@ -10,7 +10,7 @@ import Testing
 
 /// `aerie-admin keys rotate-master`: every tenant's data key rewrapped under a new master key,
 /// the sealed private keys untouched, and every key still working afterwards.
-@Suite struct MasterKeyRotationTests {
+@Suite(.timeLimit(.minutes(10))) struct MasterKeyRotationTests {
     static let logger: Logger = {
         var logger = Logger(label: "test.rotation")
         logger.logLevel = .warning

@@ -8,7 +8,7 @@ import Testing
 
 /// `messages.*` through a live server, with messages packed as a peer would and posted to the
 /// inbound endpoint.
-@Suite struct MessagesMailboxTests {
+@Suite(.timeLimit(.minutes(10))) struct MessagesMailboxTests {
     struct Connection {
         let id: String
         let pwDid: String

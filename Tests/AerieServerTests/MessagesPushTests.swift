@@ -7,7 +7,7 @@ import Testing
 
 /// `messages.subscribe`: notifications for stored inbound messages and connection state changes,
 /// per tenant, filtered, across two server processes on one database.
-@Suite struct MessagesPushTests {
+@Suite(.timeLimit(.minutes(10))) struct MessagesPushTests {
     /// Everything a client is pushed, collected in the background.
     final class Collector: Sendable {
         private let task: Task<Void, Never>
@@ -33,6 +33,12 @@ import Testing
             }
             Issue.record("timed out waiting for \(count) \(method); got \(all().map(\.method))")
             return all(method)
+        }
+
+        /// The `index`-th notification of `method` (0-based), once it arrived (10 s at most).
+        func notification(_ method: String, at index: Int) async throws -> AerieClient.ServerNotification {
+            let matching = try await wait(for: method, count: index + 1)
+            return try #require(matching.count > index ? matching[index] : nil, "no \(method) #\(index): \(all().map(\.method))")
         }
 
         deinit { task.cancel() }
@@ -83,33 +89,43 @@ import Testing
             #expect(try await MessagesMailboxTests.send(Self.basic, id: "b1", to: c3, port: port, extra: ["content": "hi"]) == 202)
             let bobs = try await bobSeen.wait(for: "messages.received")
             #expect(bobs.map { $0.params["pairwiseDID"] } == [.string(c3.pwDid)])
-            try await Task.sleep(for: .milliseconds(200))
-            #expect(aliceSeen.all("messages.received").count == 1)
+            // Bob's message never reaches Alice: her next notification is a marker sent after it.
+            #expect(try await MessagesMailboxTests.send(Self.basic, id: "a1m", to: c1, port: port, extra: ["content": "marker"]) == 202)
+            let marker = try await aliceSeen.notification("messages.received", at: 1)
+            let markerUid = try #require(try MessagesMailboxTests.uids(try await alice.call("messages.download"))["a1m"])
+            #expect(marker.params == ["pairwiseDID": .string(c1.pwDid), "uid": .string(markerUid), "type": "basicMessage"])
 
-            // Resubscribing replaces the filter: basic messages of c2 only.
+            // Resubscribing replaces the filter: basic messages of c2 only. a4 passes the filter
+            // and is sent last: it is the next notification, so a2 and a3 were filtered out.
             _ = try await alice.call("messages.subscribe", params: ["types": ["basicMessage"], "pairwiseDids": [.string(c2.pwDid)]])
             #expect(try await MessagesMailboxTests.send(Self.basic, id: "a2", to: c1, port: port, extra: ["content": "x"]) == 202)
             #expect(try await MessagesMailboxTests.send(Self.question, id: "a3", to: c2, port: port, extra: ["question_text": "?"]) == 202)
             #expect(try await MessagesMailboxTests.send(Self.basic, id: "a4", to: c2, port: port, extra: ["content": "y"]) == 202)
-            let filtered = try await aliceSeen.wait(for: "messages.received", count: 2)
-            #expect(filtered.count == 2)
-            #expect(filtered.last?.params["pairwiseDID"] == .string(c2.pwDid))
-            #expect(filtered.last?.params["type"] == "basicMessage")
-            // The full @type works as a filter too.
+            let filtered = try await aliceSeen.notification("messages.received", at: 2)
+            #expect(filtered.params["pairwiseDID"] == .string(c2.pwDid))
+            #expect(filtered.params["type"] == "basicMessage")
+            // The full @type works as a filter too: a basic message before it is not pushed.
             _ = try await alice.call("messages.subscribe", params: ["types": .string(Self.question)])
+            #expect(try await MessagesMailboxTests.send(Self.basic, id: "a5b", to: c1, port: port, extra: ["content": "w"]) == 202)
             #expect(try await MessagesMailboxTests.send(Self.question, id: "a5", to: c1, port: port, extra: ["question_text": "?"]) == 202)
-            let questions = try await aliceSeen.wait(for: "messages.received", count: 3)
-            #expect(questions.last?.params["type"] == "question")
+            let question = try await aliceSeen.notification("messages.received", at: 3)
+            #expect(question.params["type"] == "question")
+            #expect(question.params["pairwiseDID"] == .string(c1.pwDid))
 
             #expect(try await alice.call("messages.unsubscribe") == ["unsubscribed": true])
             #expect(try await alice.call("messages.unsubscribe") == ["unsubscribed": false])
             #expect(try await MessagesMailboxTests.send(Self.basic, id: "a6", to: c1, port: port, extra: ["content": "z"]) == 202)
             #expect(try await MessagesMailboxTests.send(Self.basic, id: "b2", to: c3, port: port, extra: ["content": "z"]) == 202)
             try await bobSeen.wait(for: "messages.received", count: 2)
-            try await Task.sleep(for: .milliseconds(200))
-            #expect(aliceSeen.all("messages.received").count == 3)
-            // Bob never saw anything of Alice's.
+            // a6 came while Alice was unsubscribed: subscribed again, her next notification is a7.
+            _ = try await alice.call("messages.subscribe")
+            #expect(try await MessagesMailboxTests.send(Self.basic, id: "a7", to: c2, port: port, extra: ["content": "after"]) == 202)
+            let afterUnsubscribe = try await aliceSeen.notification("messages.received", at: 4)
+            let a7 = try #require(try MessagesMailboxTests.uids(try await alice.call("messages.download"))["a7"])
+            #expect(afterUnsubscribe.params["uid"] == .string(a7), "a6 was pushed after unsubscribe: \(afterUnsubscribe.params)")
+            // Bob never saw anything of Alice's: his two messages, the second sent after Alice's a2-a6.
             #expect(bobSeen.all().allSatisfy { $0.params["pairwiseDID"] == .string(c3.pwDid) })
+            #expect(bobSeen.all("messages.received").count == 2)
 
             // Anonymous sessions cannot subscribe.
             let anonymous = try await server.client()
@@ -143,8 +159,11 @@ import Testing
                                                           extra: ["content": "hi"]) == 202)
                 let received = try await aliceSeen.wait(for: "messages.received")
                 #expect(received.first?.params["pairwiseDID"] == .string(connection.pwDid))
-                try await Task.sleep(for: .milliseconds(200))
-                #expect(bobSeen.all().isEmpty)
+                // None of that reached Bob: his first notification is one of his own, made after.
+                let bobsOwn = try await MessagesMailboxTests.connect(bobOnSecond)
+                let bobFirst = try #require(try await bobSeen.wait(for: "connections.stateChanged").first)
+                #expect(bobSeen.all().first?.method == "connections.stateChanged", "\(bobSeen.all().map(\.params))")
+                #expect(bobFirst.params["connectionId"] == .string(bobsOwn.id), "\(bobSeen.all().map(\.params))")
             } catch {
                 try? await second.stop()
                 throw error
@@ -172,8 +191,20 @@ import Testing
             #expect(try await MessagesMailboxTests.send(Self.basic, id: "s2", to: connection, port: server.didcommPort,
                                                       extra: ["content": "hi"]) == 202)
             try await marker.wait(for: "messages.received")
-            try await Task.sleep(for: .milliseconds(200))
-            #expect(seen.all("messages.received").isEmpty)
+            // Subscribed as Bob now, the switched session gets Bob's own event, made after both of
+            // Alice's messages: once it is there, neither of them came before it. (Alice's
+            // connection's own state changes may have reached it while it was still Alice.)
+            _ = try await switcher.call("messages.subscribe")
+            let bob = try await Self.client(server, token: bobToken)
+            defer { Task { await bob.close() } }
+            let bobsOwn = try await MessagesMailboxTests.connect(bob)
+            var bobsEventArrived = false
+            for _ in 0..<500 where !bobsEventArrived {
+                bobsEventArrived = seen.all("connections.stateChanged").contains { $0.params["connectionId"] == .string(bobsOwn.id) }
+                if !bobsEventArrived { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            #expect(bobsEventArrived, "Bob's own event never reached the switched session: \(seen.all().map(\.params))")
+            #expect(seen.all("messages.received").isEmpty, "\(seen.all().map(\.params))")
         }
     }
 }

@@ -8,7 +8,7 @@ import Testing
 
 /// `outOfBand.*` through a live server with invitations written here, for the rows and failures
 /// an inviter cannot easily be made to produce; the ACA-Py suite covers the handshakes.
-@Suite struct OutOfBandWiringTests {
+@Suite(.timeLimit(.minutes(10))) struct OutOfBandWiringTests {
     /// An inviter: a key whose private half the test holds, so it can answer as the inviter would.
     struct Inviter {
         let key: Ed25519KeyPair

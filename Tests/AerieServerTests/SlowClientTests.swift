@@ -30,7 +30,7 @@ import Testing
     static func rawPost(_ body: String, port: Int) async throws -> String? {
         let client = try await RawLineClient.connect(port: port)
         try await client.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
-        let status = await client.readLine()
+        let status = try await client.readLine()
         await client.close()
         return status
     }
@@ -103,7 +103,7 @@ import Testing
             // A body slower than the request deadline: 503 (retry later), then closed.
             let slowBody = try await RawLineClient.connect(port: server.didcommPort)
             try await slowBody.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789")
-            let status = try await Self.within(30) { await slowBody.readLine() }
+            let status = try await Self.within(30) { try await slowBody.readLine() }
             #expect(status?.hasPrefix("HTTP/1.1 503") == true, "\(status ?? "nil")")
             #expect(try await Self.within(30) { await slowBody.waitForClose() })
             await slowBody.close()
@@ -115,10 +115,10 @@ import Testing
         try await LiveServer.with(server: { $0.didcommLimits.maxRequestsPerConnection = 2 }) { server in
             let client = try await RawLineClient.connect(port: server.didcommPort)
             try await client.send(request)
-            let first = try await Self.within(30) { await Self.readResponse(client) }
+            let first = try await Self.within(30) { try await Self.readResponse(client) }
             #expect(first.status.hasPrefix("HTTP/1.1 4") && first.headers.contains("connection: keep-alive"), "\(first)")
             try await client.send(request)
-            let second = try await Self.within(30) { await Self.readResponse(client) }
+            let second = try await Self.within(30) { try await Self.readResponse(client) }
             #expect(second.status.hasPrefix("HTTP/1.1 4") && second.headers.contains("connection: close"), "\(second)")
             #expect(try await Self.within(30) { await client.waitForClose() })
             await client.close()
@@ -127,22 +127,22 @@ import Testing
         try await LiveServer.with(server: { $0.didcommLimits.keepAliveTimeout = .seconds(1) }) { server in
             let idle = try await RawLineClient.connect(port: server.didcommPort)
             try await idle.send(request)
-            _ = try await Self.within(30) { await Self.readResponse(idle) }
+            _ = try await Self.within(30) { try await Self.readResponse(idle) }
             #expect(try await Self.within(30) { await idle.waitForClose() })
             await idle.close()
         }
     }
 
-    static func linesUntilClose(_ client: RawLineClient) async -> [String] {
+    static func linesUntilClose(_ client: RawLineClient) async throws -> [String] {
         var lines: [String] = []
-        while let line = await client.readLine() { lines.append(line) }
+        while let line = try await client.readLine() { lines.append(line) }
         return lines
     }
 
-    static func readResponse(_ client: RawLineClient) async -> (status: String, headers: [String]) {
-        let status = await client.readLine() ?? ""
+    static func readResponse(_ client: RawLineClient) async throws -> (status: String, headers: [String]) {
+        let status = try await client.readLine() ?? ""
         var headers: [String] = []
-        while let line = await client.readLine(), line != "\r", !line.isEmpty {
+        while let line = try await client.readLine(), line != "\r", !line.isEmpty {
             headers.append(line.lowercased().trimmingCharacters(in: .whitespacesAndNewlines))
         }
         return (status, headers)
@@ -154,11 +154,11 @@ import Testing
             for _ in 0..<3 {
                 let client = try await RawLineClient.connect(port: server.port)
                 try await client.send(Self.ping)
-                #expect(try await Self.within(30) { await client.readLine() }?.contains(#""result""#) == true)
+                #expect(try await Self.within(30) { try await client.readLine() }?.contains(#""result""#) == true)
                 anonymous.append(client)
             }
             let fourth = try await RawLineClient.connect(port: server.port)
-            let refusal = try await Self.within(30) { await fourth.readLine() }
+            let refusal = try await Self.within(30) { try await fourth.readLine() }
             #expect(refusal?.contains(#""busy""#) == true, "\(refusal ?? "nil")")
             await fourth.close()
 
@@ -166,10 +166,10 @@ import Testing
             let first = anonymous[0]
             try await first.send(
                 #"{"jsonrpc":"2.0","id":2,"method":"session.authenticate","params":{"token":"\#(server.adminToken)"}}"# + "\n")
-            #expect(try await Self.within(30) { await first.readLine() }?.contains(#""role":"admin""#) == true)
+            #expect(try await Self.within(30) { try await first.readLine() }?.contains(#""role":"admin""#) == true)
             let fifth = try await RawLineClient.connect(port: server.port)
             try await fifth.send(Self.ping)
-            #expect(try await Self.within(30) { await fifth.readLine() }?.contains(#""result""#) == true)
+            #expect(try await Self.within(30) { try await fifth.readLine() }?.contains(#""result""#) == true)
             for client in anonymous + [fifth] { await client.close() }
         }
     }
@@ -180,7 +180,7 @@ import Testing
             let client = try await RawLineClient.connect(port: server.port)
             try? await client.send(Self.ping)
             // Told why, then closed, whatever it sent meanwhile.
-            let lines = try await Self.within(30) { await Self.linesUntilClose(client) }
+            let lines = try await Self.within(30) { try await Self.linesUntilClose(client) }
             #expect(lines.contains { $0.contains(#""unauthenticated""#) }, "\(lines)")
             await client.close()
         }

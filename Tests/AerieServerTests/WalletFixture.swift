@@ -121,8 +121,11 @@ func fileMode(_ url: URL) throws -> Int {
 }
 
 /// Runs an executable on a plain thread (never blocking the 2-thread concurrency pool) and
-/// returns its exit status and output.
-func runProcess(_ executable: URL, _ arguments: [String], environment: [String: String]) async throws -> (
+/// returns its exit status and output. One still running after `timeout` is killed and the call
+/// throws, so a tool that hangs fails its test.
+func runProcess(
+    _ executable: URL, _ arguments: [String], environment: [String: String], timeout: TimeInterval = 120
+) async throws -> (
     status: Int32, stdout: String, stderr: String
 ) {
     try await withCheckedThrowingContinuation { continuation in
@@ -138,6 +141,14 @@ func runProcess(_ executable: URL, _ arguments: [String], environment: [String: 
                     process.standardOutput = out
                     process.standardError = err
                     try process.run()
+                    let killed = LockedData()
+                    let watchdog = DispatchWorkItem {
+                        guard process.isRunning else { return }
+                        killed.set(Data())
+                        kill(process.processIdentifier, SIGKILL)
+                    }
+                    DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: watchdog)
+                    defer { watchdog.cancel() }
                     // Read stderr on its own thread so a full pipe cannot stall the process.
                     let errData = LockedData()
                     let reader = Thread { errData.set(err.fileHandleForReading.readDataToEndOfFile()) }
@@ -145,6 +156,11 @@ func runProcess(_ executable: URL, _ arguments: [String], environment: [String: 
                     let stdout = out.fileHandleForReading.readDataToEndOfFile()
                     process.waitUntilExit()
                     while !errData.isSet { usleep(1000) }
+                    if killed.isSet {
+                        throw ProcessTimedOut(
+                            description: "\(executable.lastPathComponent) \(arguments.joined(separator: " ")) "
+                                + "still ran after \(timeout) s and was killed; stderr: \(String(decoding: errData.value, as: UTF8.self))")
+                    }
                     return (
                         process.terminationStatus, String(decoding: stdout, as: UTF8.self),
                         String(decoding: errData.value, as: UTF8.self)
@@ -152,6 +168,10 @@ func runProcess(_ executable: URL, _ arguments: [String], environment: [String: 
                 })
         }
     }
+}
+
+struct ProcessTimedOut: Error, CustomStringConvertible {
+    let description: String
 }
 
 private final class LockedData: @unchecked Sendable {

@@ -5,7 +5,7 @@ import Foundation
 import Testing
 
 /// `connections`, `mailbox` and `outbox` on a real PostgreSQL, always with two tenants.
-@Suite struct ConnectionStoreTests {
+@Suite(.timeLimit(.minutes(10))) struct ConnectionStoreTests {
     static func record(invitationId: String, key: String, publicDid: String? = nil) -> ConnectionRecord {
         ConnectionRecord(
             invitation: ["@id": .string(invitationId)], invitationKind: "aries", invitationId: invitationId,

@@ -1,7 +1,7 @@
 import AerieStore
 import Testing
 
-@Suite struct ConnectionStringTests {
+@Suite(.timeLimit(.minutes(10))) struct ConnectionStringTests {
     @Test func quotesValuesThatNeedIt() throws {
         let made = ConnectionString.make(["host": "/tmp/a dir/it's", "user": "aerie_app"])
         #expect(made == #"host='/tmp/a dir/it\'s' user='aerie_app'"#)

@@ -6,7 +6,7 @@ import Testing
 
 /// Isolation is PostgreSQL's job: these tests go around the repositories with raw SQL as the
 /// runtime role and show that row-level security still holds.
-@Suite struct IsolationTests {
+@Suite(.timeLimit(.minutes(10))) struct IsolationTests {
     @Test func runtimeRoleCannotBypassRowLevelSecurity() async throws {
         try await StoreFixture.with { fixture in
             try await fixture.runtime.verifyRuntimeRole()

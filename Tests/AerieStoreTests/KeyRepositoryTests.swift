@@ -6,7 +6,7 @@ import Testing
 
 /// `aerie.tenant_keys` and the verkey lookup, below the wallet: what the store guarantees
 /// whatever the caller does.
-@Suite struct KeyRepositoryTests {
+@Suite(.timeLimit(.minutes(10))) struct KeyRepositoryTests {
     static let verkeyA = "4koTsSeuhTvYcnNUCpzeazsjzGEh143q1WEDaWKNe8TT"
     static let verkeyB = "BQmpqZg6EAy7ytEaKEEyefAPqSDSKjxvUkXFdV451fYV"
     static let verkeyC = "HZEwrF5NWokpVPaega4bHYjpVvRSuhR2cqNk2T94E4WH"

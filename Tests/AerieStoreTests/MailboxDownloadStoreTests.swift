@@ -6,7 +6,7 @@ import Testing
 
 /// `MailboxRepository.download`, `updateStatus(_:pairwiseDid:to:)` and `purgeReviewed` on a real
 /// PostgreSQL, with two tenants.
-@Suite struct MailboxDownloadStoreTests {
+@Suite(.timeLimit(.minutes(10))) struct MailboxDownloadStoreTests {
     @Test func messagesStoredBeforeTheLinkBelongToTheConnectionOfTheirVerkey() async throws {
         try await StoreFixture.with { fixture in
             let a = fixture.runtime.tenant(try await fixture.createTenant("A").id)

@@ -1,10 +1,11 @@
+import AerieCore
 import AerieStore
 import AerieTesting
 import Foundation
 import Logging
 import Testing
 
-@Suite struct MigrationTests {
+@Suite(.timeLimit(.minutes(10))) struct MigrationTests {
     private var expectedVersions: [Int] {
         get throws { try Migration.all(in: SchemaLocator.defaultDirectory()).map(\.version) }
     }
@@ -30,6 +31,79 @@ import Testing
             }
             #expect(results.flatMap { $0 }.sorted() == (try expectedVersions))
             #expect(try await migrator.appliedVersions() == (try expectedVersions))
+        }
+    }
+
+    /// An upgrade of a database in use: every migration but the last, rows written by the
+    /// runtime role as the previous release would, then the last migration; the rows still read
+    /// back, per tenant, and new ones can be written.
+    @Test func theLastMigrationKeepsRowsWrittenBeforeIt() async throws {
+        try await StoreFixture.withDatabase(migrate: false) { database in
+            let versions = try expectedVersions
+            try #require(versions.count >= 2)
+            let source = SchemaLocator.defaultDirectory()
+            let files = try FileManager.default.contentsOfDirectory(atPath: source.path).filter { $0.hasSuffix(".sql") }.sorted()
+            var previous: [String: String] = [:]
+            for name in files.dropLast() {
+                previous[name] = try String(contentsOf: source.appendingPathComponent(name), encoding: .utf8)
+            }
+            let directory = try temporarySchema(previous)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            var quiet = Logger(label: "test")
+            quiet.logLevel = .warning
+            let upToPrevious = Migrator(ownerConninfo: database.ownerConninfo, schemaDirectory: directory, logger: quiet)
+            #expect(try await upToPrevious.migrate() == Array(versions.dropLast()))
+
+            let first = database.runtime()
+            let a = try await first.tenants.create(
+                id: .random(), label: "A", tokenHash: randomBytes(32), wrappedDataKey: randomBytes(72), masterKeyFingerprint: "m")
+            let b = try await first.tenants.create(
+                id: .random(), label: "B", tokenHash: randomBytes(32), wrappedDataKey: randomBytes(72), masterKeyFingerprint: "m")
+            var written = ConnectionStoreTests.record(invitationId: "inv-old", key: "KEY-OLD", publicDid: "DID-OLD")
+            written.state = .requested
+            written.myDid = "MYDID-OLD"
+            written.myVerkey = "MYVERKEY-OLD"
+            written.threadId = "req-old"
+            let row = written
+            try await first.tenant(a.id).transaction { tx in
+                try tx.connections.insert(row)
+                try tx.settings.set("before-upgrade", to: .string("kept"))
+            }
+            let bRow = ConnectionStoreTests.record(invitationId: "inv-b", key: "KEY-B")
+            try await first.tenant(b.id).transaction { try $0.connections.insert(bRow) }
+            await first.shutdown()
+
+            #expect(try await database.migrator().migrate() == [try #require(versions.last)])
+            #expect(try await database.migrator().appliedVersions() == versions)
+
+            let upgraded = database.runtime()
+            do {
+                #expect(try await upgraded.tenants.get(a.id)?.label == "A")
+                let tenantA = upgraded.tenant(a.id)
+                let loaded = try #require(try await tenantA.transaction { try $0.connections.get(row.id) })
+                #expect(loaded.state == .requested)
+                #expect(loaded.invitation == ["@id": "inv-old"])
+                #expect(loaded.myVerkey == "MYVERKEY-OLD" && loaded.threadId == "req-old" && loaded.publicDid == "DID-OLD")
+                #expect(try await tenantA.transaction { try $0.connections.findByMyVerkey("MYVERKEY-OLD") }?.id == row.id)
+                #expect(
+                    try await tenantA.transaction {
+                        try $0.connections.findMatching(invitationId: "other", publicDid: "DID-OLD", firstRecipientKey: nil)
+                    }?.id == row.id)
+                let settings = try await tenantA.transaction { try $0.settings.list(after: nil, limit: 10) }
+                #expect(settings.count == 1, "\(settings)")
+                // Still one tenant's rows per tenant.
+                let bList = try await upgraded.tenant(b.id).transaction { try $0.connections.list(after: nil, state: nil, limit: 10) }
+                #expect(bList.map(\.id) == [bRow.id])
+                // The upgraded schema takes new rows too.
+                let fresh = ConnectionStoreTests.record(invitationId: "inv-new", key: "KEY-NEW")
+                try await tenantA.transaction { try $0.connections.insert(fresh) }
+                let aList = try await tenantA.transaction { try $0.connections.list(after: nil, state: nil, limit: 10) }
+                #expect(Set(aList.map(\.id)) == [row.id, fresh.id])
+            } catch {
+                await upgraded.shutdown()
+                throw error
+            }
+            await upgraded.shutdown()
         }
     }
 

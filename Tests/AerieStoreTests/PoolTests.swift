@@ -1,9 +1,10 @@
 import AerieCore
 import AerieStore
 import AerieTesting
+import Dispatch
 import Testing
 
-@Suite struct PoolTests {
+@Suite(.timeLimit(.minutes(10))) struct PoolTests {
     @Test func moreTransactionsThanConnectionsAllComplete() async throws {
         try await StoreFixture.with(maxConnections: 3) { fixture in
             let tenant = fixture.runtime.tenant(try await fixture.createTenant("A").id)
@@ -29,15 +30,22 @@ import Testing
     @Test func waitingPastTheTimeoutIsBusy() async throws {
         try await StoreFixture.with(maxConnections: 1, acquireTimeout: .milliseconds(100)) { fixture in
             let runtime = fixture.runtime
-            async let slow: Void = runtime.withSession { session in
-                try session.query("SELECT pg_sleep(1)")
-                return ()
+            // The only connection is held until the busy answer was seen: no timing assumed.
+            let (held, heldSignal) = AsyncStream.makeStream(of: Void.self)
+            let release = DispatchSemaphore(value: 0)
+            async let slow: Bool = runtime.withSession { session in
+                try session.query("SELECT 1")
+                heldSignal.yield()
+                return release.wait(timeout: .now() + 30) == .success
             }
-            try await Task.sleep(for: .milliseconds(200))
+            var signals = held.makeAsyncIterator()
+            _ = await signals.next()
             await #expect {
                 try await runtime.tenants.get(.random())
             } throws: { ($0 as? AerieError)?.code == .busy }
-            try await slow
+            release.signal()
+            let released = try await slow
+            #expect(released, "the held session was released by the test, not by its 30 s guard")
             // Once the slow transaction is done the pool serves again.
             #expect(try await runtime.tenants.get(.random()) == nil)
         }

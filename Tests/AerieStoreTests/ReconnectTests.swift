@@ -8,7 +8,7 @@ import Glibc
 import Logging
 import Testing
 
-@Suite struct ReconnectTests {
+@Suite(.timeLimit(.minutes(10))) struct ReconnectTests {
     @Test func terminatedBackendsAreReplacedTransparently() async throws {
         try await StoreFixture.with(maxConnections: 3) { fixture in
             let token = randomBytes(32)

@@ -6,7 +6,7 @@ import Testing
 
 /// Round-trip timings of the hot paths, printed for comparison. Opt-in (`AERIE_STORE_TIMING=1`)
 /// since timings on a shared 2-core machine prove nothing by themselves.
-@Suite(.enabled(if: ProcessInfo.processInfo.environment["AERIE_STORE_TIMING"] == "1"))
+@Suite(.enabled(if: ProcessInfo.processInfo.environment["AERIE_STORE_TIMING"] == "1"), .timeLimit(.minutes(10)))
 struct TimingTests {
     @Test func tenantTransactionRoundTrip() async throws {
         try await StoreFixture.with(maxConnections: 1) { fixture in

@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// The address classification the SSRF guard applies to every socket curl opens.
-@Suite struct AddressPolicyTests {
+@Suite(.timeLimit(.minutes(10))) struct AddressPolicyTests {
     static func bytes(_ text: String) -> [UInt8] {
         if text.contains(":") {
             var address = in6_addr()

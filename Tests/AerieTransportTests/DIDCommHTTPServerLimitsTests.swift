@@ -26,7 +26,7 @@ import Testing
             let port = try await server.listeningPort()
             let client = try await RawLineClient.connect(port: port)
             try await client.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}")
-            let status = await client.readLine()
+            let status = try await client.readLine()
             #expect(status?.hasPrefix("HTTP/1.1 503") == true, "\(status ?? "nil")")
             #expect(await client.waitForClose())
             await client.close()

@@ -55,6 +55,21 @@ final class TestHTTPServer: Sendable {
         try? await channel.close()
     }
 
+    /// Waits until `path` was requested (a request's head fully read), failing after `timeout`.
+    func waitForRequest(_ path: String, timeout: Duration = .seconds(10)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while !requests.contains(path) {
+            guard ContinuousClock.now < deadline else {
+                throw TimedOut(description: "\(path) was not requested within \(timeout); requests: \(requests)")
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    struct TimedOut: Error, CustomStringConvertible {
+        let description: String
+    }
+
     private func record(_ path: String) { log.withLock { $0.append(path) } }
 }
 

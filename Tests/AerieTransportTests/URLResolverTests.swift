@@ -5,7 +5,7 @@ import Testing
 
 /// The resolver against a live local HTTP server: SSRF guard on the connected address, schemes,
 /// redirects, size and time limits.
-@Suite struct URLResolverTests {
+@Suite(.timeLimit(.minutes(10))) struct URLResolverTests {
     static let logger = Logger(label: "test.url-resolver")
 
     /// Runs `body` with a fresh server and a resolver, shutting both down afterwards.
@@ -203,7 +203,7 @@ import Testing
             let clock = ContinuousClock()
             let start = clock.now
             let task = Task { try await resolver.fetch(server.url("/slow")) }
-            try await Task.sleep(for: .milliseconds(300))
+            try await server.waitForRequest("/slow")  // the transfer is under way
             task.cancel()
             let result = await task.result
             #expect(throws: CancellationError.self) { try result.get() }
@@ -214,7 +214,7 @@ import Testing
     @Test func tooManyWaitingFetchesAreBusy() async throws {
         try await withServer(totalTimeout: .seconds(2), threads: 1, maxPendingFetches: 1) { server, resolver in
             let slow = Task { try? await resolver.fetch(server.url("/slow")) }
-            try await Task.sleep(for: .milliseconds(200))
+            try await server.waitForRequest("/slow")  // the one thread is taken
             await expectFetchError(.busy) { try await resolver.fetch(server.url("/json")) }
             slow.cancel()
             _ = await slow.value

@@ -4,7 +4,7 @@ import Testing
 
 /// Hostile and malformed invitations: each is a clear `invalid_invitation` (or
 /// `unsupported_invitation`) naming the field, never a crash.
-@Suite struct BrokenInvitationTests {
+@Suite(.timeLimit(.minutes(10))) struct BrokenInvitationTests {
     let aries = Fixtures.json(Fixtures.acapyCi)
     let oob = Fixtures.json(Fixtures.acapyOob11)
 

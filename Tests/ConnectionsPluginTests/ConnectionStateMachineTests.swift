@@ -5,7 +5,7 @@ import Testing
 @testable import ConnectionsPlugin
 
 /// The invitee state machine, without any I/O.
-@Suite struct ConnectionStateMachineTests {
+@Suite(.timeLimit(.minutes(10))) struct ConnectionStateMachineTests {
     typealias Machine = ConnectionStateMachine
 
     @Test func happyPath() throws {
@@ -62,7 +62,7 @@ import Testing
 }
 
 /// The messages written and read, in ACA-Py's legacy DIDDoc format.
-@Suite struct ConnectionMessagesTests {
+@Suite(.timeLimit(.minutes(10))) struct ConnectionMessagesTests {
     static let inviter = try! Ed25519KeyPair(seed: Array("aerie-test-inviter-0000000000000".utf8))
     static let peer = try! Ed25519KeyPair(seed: Array("aerie-test-peer-0000000000000000".utf8))
 

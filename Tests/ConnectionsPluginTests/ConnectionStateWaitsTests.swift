@@ -7,7 +7,7 @@ import Testing
 /// The in-process wake-up of `connections.accept {wait: true}`: a committed state reaches the
 /// waiter at once, before or after it starts waiting; without one the wait times out (and the
 /// caller polls the store); cancellation ends it.
-@Suite struct ConnectionStateWaitsTests {
+@Suite(.timeLimit(.minutes(10))) struct ConnectionStateWaitsTests {
     let alice = TenantID(uuid: UUID())
     let bob = TenantID(uuid: UUID())
 

@@ -3,7 +3,7 @@ import ConnectionsPlugin
 import Testing
 
 /// The two methods through the router, as a wallet backend calls them.
-@Suite struct ConnectionsPluginTests {
+@Suite(.timeLimit(.minutes(10))) struct ConnectionsPluginTests {
     func router(fetcher: any URLFetcher = StubFetcher.unused, lookup: any ConnectionLookup = NoConnectionLookup()) throws
         -> MethodRouter
     {

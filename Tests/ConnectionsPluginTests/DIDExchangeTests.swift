@@ -7,7 +7,7 @@ import Testing
 
 /// didexchange (RFC 0023) without I/O: which handshake an invitation gets, the Request's shape,
 /// and Response verification and DID resolution, with the right and with a wrong key.
-@Suite struct DIDExchangeTests {
+@Suite(.timeLimit(.minutes(10))) struct DIDExchangeTests {
     static let didcomm = "https://didcomm.org/"
     static let legacy = "did:sov:BzCbsNYhMrjHiqZDTUASHg;spec/"
 

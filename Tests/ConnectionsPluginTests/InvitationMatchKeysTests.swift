@@ -4,7 +4,7 @@ import ConnectionsPlugin
 import Testing
 
 /// Duplicate detection keys: `@id`, public DID, first recipient key, each normalised.
-@Suite struct InvitationMatchKeysTests {
+@Suite(.timeLimit(.minutes(10))) struct InvitationMatchKeysTests {
     @Test func didKeyAndBase58OfOneKeyMatch() throws {
         // ACA-Py's OOB names the key as did:key:…#…; seed 000's Aries invitation as base58.
         let oob = InvitationMatchKeys(try InvitationParser.parse(text: Fixtures.acapyOob11))

@@ -3,7 +3,7 @@ import ConnectionsPlugin
 import Testing
 
 /// Every invitation form of the seeds and of ACA-Py, read field by field.
-@Suite struct InvitationParserTests {
+@Suite(.timeLimit(.minutes(10))) struct InvitationParserTests {
     @Test func proprietaryStandardFromSeed000() throws {
         let invitation = try InvitationParser.parse(text: Fixtures.proprietaryStandard)
         #expect(invitation.kind == .proprietary)

@@ -4,7 +4,7 @@ import ConnectionsPlugin
 import Testing
 
 /// Reading every input form, and short URLs through a stub fetcher.
-@Suite struct InvitationReaderTests {
+@Suite(.timeLimit(.minutes(10))) struct InvitationReaderTests {
     @Test func objectTextURLAndBase64() async throws {
         let reader = InvitationReader(fetcher: StubFetcher.unused)
         let expected = Fixtures.json(Fixtures.acapyCi)

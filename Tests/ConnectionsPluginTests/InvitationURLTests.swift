@@ -4,7 +4,7 @@ import ConnectionsPlugin
 import Testing
 
 /// `?c_i=`, `?oob=`, `?d_m=` in every encoding peers use, decoded without any network.
-@Suite struct InvitationURLTests {
+@Suite(.timeLimit(.minutes(10))) struct InvitationURLTests {
     func invitation(_ url: String) throws -> Invitation {
         let json = try #require(try InvitationURL.embeddedInvitation(in: url))
         return try InvitationParser.parse(json)

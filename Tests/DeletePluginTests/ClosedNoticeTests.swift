@@ -2,7 +2,7 @@ import AerieCore
 import DeletePlugin
 import Testing
 
-@Suite struct ClosedNoticeTests {
+@Suite(.timeLimit(.minutes(10))) struct ClosedNoticeTests {
     @Test func isAProblemReportThreadedToTheConnection() throws {
         let notice = ClosedNotice.message(threadId: "req-1", id: "n-1")
         #expect(notice["@type"] == "https://didcomm.org/notification/1.0/problem-report")

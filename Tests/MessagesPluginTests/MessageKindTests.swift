@@ -3,7 +3,7 @@ import Foundation
 @testable import MessagesPlugin
 import Testing
 
-@Suite struct MessageKindTests {
+@Suite(.timeLimit(.minutes(10))) struct MessageKindTests {
     @Test(arguments: [
         ("https://didcomm.org/connections/1.0/response", "connectionResponse"),
         ("did:sov:BzCbsNYhMrjHiqZDTUASHg;spec/connections/1.0/response", "connectionResponse"),
@@ -48,7 +48,7 @@ import Testing
     }
 }
 
-@Suite struct MessagesParamsTests {
+@Suite(.timeLimit(.minutes(10))) struct MessagesParamsTests {
     func params(_ json: String) throws -> DownloadParams {
         try JSONDecoder().decode(DownloadParams.self, from: Data(json.utf8))
     }

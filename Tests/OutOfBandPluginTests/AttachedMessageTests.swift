@@ -4,7 +4,7 @@ import Testing
 
 @testable import OutOfBandPlugin
 
-@Suite struct AttachedMessageTests {
+@Suite(.timeLimit(.minutes(10))) struct AttachedMessageTests {
     static let request: JSONValue = [
         "@type": "https://didcomm.org/present-proof/2.0/request-presentation", "@id": "req-1",
         "~thread": ["thid": "thread-1"],

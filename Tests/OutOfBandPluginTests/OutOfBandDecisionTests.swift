@@ -4,7 +4,7 @@ import Testing
 @testable import OutOfBandPlugin
 
 /// Seed 004's table, one test per row.
-@Suite struct OutOfBandDecisionTests {
+@Suite(.timeLimit(.minutes(10))) struct OutOfBandDecisionTests {
     func decide(_ handshake: Bool, _ attachment: Bool, _ exists: Bool) -> OutOfBandDecision.Row {
         OutOfBandDecision.decide(.init(handshakeProtocols: handshake, attachment: attachment, connectionExists: exists))
     }
