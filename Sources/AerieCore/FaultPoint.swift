@@ -10,7 +10,7 @@ import Synchronization
 public enum FaultPoint {
     /// Where `reach` is called; the names are what `AERIE_FAULT_POINT` takes.
     public static let names: Set<String> = [
-        "inbound.afterStore", "outbox.afterPost", "accept.afterRecord", "oob.afterRecord",
+        "inbound.beforeCommit", "inbound.afterStore", "outbox.afterPost", "accept.afterRecord", "oob.afterRecord",
     ]
 
     @inlinable

@@ -71,8 +71,6 @@ public protocol MailboxRepository {
     /// connection; nil when the stored copy was handled meanwhile.
     func recordHandlingFailure(_ message: MailboxMessage, error: String, maxAttempts: Int, backoffSeconds: Int) throws
         -> (attempts: Int, connectionId: UUID?)?
-    /// The handling attempts of an unhandled row (nil: absent or handled).
-    func unhandledAttempts(_ uid: UUID) throws -> Int?
     func get(_ uid: UUID) throws -> MailboxMessage?
     /// Messages of a connection, oldest first, optionally of one status and type; at most `limit`.
     func list(connectionId: UUID, status: String?, type: String?, limit: Int) throws -> [MailboxMessage]

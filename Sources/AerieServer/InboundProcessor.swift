@@ -4,10 +4,10 @@ import AerieStore
 import Foundation
 import Logging
 
-/// Turns a packed inbound DIDComm message into a stored, dispatched one: finds the tenant by
-/// recipient key, unpacks with that tenant's wallet (once more for a `forward` addressed to
-/// us), stores the message in the tenant's mailbox (once per recipient key and `@id`) and
-/// hands it to the plugin that registered its type.
+/// Turns a packed inbound DIDComm message into a handled one: finds the tenant by recipient
+/// key, unpacks with that tenant's wallet (once more for a `forward` addressed to us) and hands
+/// it to the plugin that registered its type, which stores it in the mailbox (once per recipient
+/// key and `@id`) in the transaction that handles it (`handle`, `InboundReceipt`).
 struct InboundProcessor: Sendable {
     let database: AerieDatabase
     let contexts: TenantContexts

@@ -39,35 +39,32 @@ public struct AerieDatabase: Sendable {
             read: { _ in })
     }
 
-    /// Outbox rows due for delivery across all tenants, as (tenant, row id) only: the delivery
-    /// service then reads and updates each row under its tenant. Goes through `aerie.due_outbox`.
     /// Mailbox rows across all tenants whose handling failed and is due for another try
     /// (through `aerie.unhandled_mailbox`): only (tenant, uid) pairs.
     public func unhandledMailbox(limit: Int) async throws -> [(tenant: TenantID, uid: UUID)] {
-        try await pool.read { session in
-            let result = try session.query(
-                "SELECT tenant_id::text, uid::text FROM aerie.unhandled_mailbox($1::int4)", [.int(max(1, min(limit, 1000)))])
-            return (0..<result.rowCount).compactMap { row in
-                guard let tenant = result.string(row, 0).flatMap(TenantID.init),
-                    let uid = result.string(row, 1).flatMap(UUID.init(uuidString:))
-                else { return nil }
-                return (tenant, uid)
-            }
-        }
+        try await tenantRows("aerie.unhandled_mailbox", column: "uid", limit: limit).map { (tenant: $0.tenant, uid: $0.id) }
     }
 
     /// Makes the pending rows leased by `instance` (this server's previous run, which died
-    /// mid-send) due at once; answers how many.
+    /// mid-send) due at once; answers how many. Autocommit: repeating it after a lost connection
+    /// is harmless.
     public func releaseOutboxLeases(instance: String) async throws -> Int {
         try await pool.read { session in
             try session.query("SELECT aerie.release_outbox_leases($1)", [.text(instance)]).int(0, 0) ?? 0
         }
     }
 
+    /// Outbox rows due for delivery across all tenants, as (tenant, row id) only: the delivery
+    /// service then reads and updates each row under its tenant. Goes through `aerie.due_outbox`.
     public func dueOutbox(limit: Int) async throws -> [(tenant: TenantID, id: UUID)] {
-        try await pool.read { session in
-            let result = try session.query(
-                "SELECT tenant_id::text, id::text FROM aerie.due_outbox($1::int4)", [.int(max(1, min(limit, 1000)))])
+        try await tenantRows("aerie.due_outbox", column: "id", limit: limit)
+    }
+
+    /// (tenant, row id) pairs from one of the SECURITY DEFINER scans across tenants.
+    private func tenantRows(_ function: String, column: String, limit: Int) async throws -> [(tenant: TenantID, id: UUID)] {
+        let sql = "SELECT tenant_id::text, \(column)::text FROM \(function)($1::int4)"
+        return try await pool.read { session in
+            let result = try session.query(sql, [.int(max(1, min(limit, 1000)))])
             return (0..<result.rowCount).compactMap { row in
                 guard let tenant = result.string(row, 0).flatMap(TenantID.init),
                     let id = result.string(row, 1).flatMap(UUID.init(uuidString:))

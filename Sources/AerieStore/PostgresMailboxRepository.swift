@@ -81,13 +81,6 @@ struct PostgresMailboxRepository: MailboxRepository {
         return (attempts, result.string(0, 1).flatMap(UUID.init(uuidString:)))
     }
 
-    func unhandledAttempts(_ uid: UUID) throws -> Int? {
-        let result = try session.query(
-            "SELECT handle_attempts FROM aerie.mailbox WHERE tenant_id = $1::uuid AND uid = $2::uuid AND handled_at IS NULL",
-            [.text(tenantID.rawValue), .text(uid.uuidString.lowercased())])
-        return result.rowCount == 1 ? result.string(0, 0).flatMap { Int($0) } : nil
-    }
-
     private static let claimSQL = """
         INSERT INTO aerie.mailbox (tenant_id, uid, connection_id, recipient_verkey, sender_verkey, message_id, type,
             thread_id, status, payload, handled_at)

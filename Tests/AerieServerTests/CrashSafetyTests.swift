@@ -14,10 +14,7 @@ import Testing
     /// Several accepts in flight, `kill -9` at a random moment, restart, the same URLs again:
     /// every flow ends established on both sides, one connection per invitation on each side.
     @Test func killNineWhileAcceptsAreInFlight() async throws {
-        let agent = try await ACAPyAgent.start()
-        let database = try await TestPostgres.shared.freshDatabase()
-        let server = try ServerProcess(database: database)
-        do {
+        try await Self.withServerAndACAPy { server, agent in
             try await server.start()
             let tenant = try await server.createTenant(label: "crash")
             var started = 0
@@ -78,6 +75,17 @@ import Testing
             #expect(connections.count == started, "\(connections.count) connections for \(started) invitations")
             #expect(duplicates == 0)
             #expect(active == started)
+        }
+    }
+
+    /// The real aerie-server on a fresh database, next to an ACA-Py 1.2.7 inviter; both stopped
+    /// afterwards (their logs printed when `body` throws).
+    static func withServerAndACAPy(_ body: (ServerProcess, ACAPyAgent) async throws -> Void) async throws {
+        let agent = try await ACAPyAgent.start()
+        let database = try await TestPostgres.shared.freshDatabase()
+        let server = try ServerProcess(database: database)
+        do {
+            try await body(server, agent)
         } catch {
             print("server log:\n\(server.log().suffix(4000))\nACA-Py log:\n\(agent.log().suffix(2000))")
             await server.cleanUp()
@@ -167,13 +175,10 @@ extension CrashSafetyTests {
     /// A crash at each named window of a connection flow (`AERIE_FAULT_POINT`, debug builds):
     /// after restart, the backend repeating its call ends with the connection established on
     /// both sides and exactly one connection on each.
-    @Test(arguments: ["inbound.afterStore", "outbox.afterPost", "accept.afterRecord", "oob.afterRecord"])
+    @Test(arguments: ["inbound.beforeCommit", "inbound.afterStore", "outbox.afterPost", "accept.afterRecord", "oob.afterRecord"])
     func crashAtFaultPointThenTheFlowCompletes(point: String) async throws {
         #expect(FaultPoint.names.contains(point))
-        let agent = try await ACAPyAgent.start()
-        let database = try await TestPostgres.shared.freshDatabase()
-        let server = try ServerProcess(database: database)
-        do {
+        try await Self.withServerAndACAPy { server, agent in
             try await server.start(extra: ["AERIE_FAULT_POINT": point])
             let tenant = try await server.createTenant(label: "fault")
             let outOfBand = point.hasPrefix("oob.")
@@ -208,15 +213,6 @@ extension CrashSafetyTests {
             }
             let active = acapyStates.filter { $0 == "active" || $0 == "completed" }
             #expect(active.count == 1, "ACA-Py: \(acapyStates)")
-        } catch {
-            print("server log:\n\(server.log().suffix(4000))\nACA-Py log:\n\(agent.log().suffix(2000))")
-            await server.cleanUp()
-            await agent.stop()
-            try? await database.drop()
-            throw error
         }
-        await server.cleanUp()
-        await agent.stop()
-        try? await database.drop()
     }
 }
