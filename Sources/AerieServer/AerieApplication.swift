@@ -140,6 +140,7 @@ public enum AerieApplication {
                 database: database, contexts: contexts,
                 delivery: HTTPDelivery(configuration: HTTPDelivery.Configuration(allowPrivateAddresses: configuration.allowPrivateURLs)),
                 inbound: inbound, wakeup: wakeup, instance: configuration.instanceName,
+                ready: { _ = try await didcommServer.listeningPort() },
                 maxAttempts: configuration.deliveryMaxAttempts, backoff: configuration.deliveryBackoff,
                 pollInterval: configuration.deliveryPollInterval, logger: logger))
             }

@@ -33,6 +33,8 @@ struct OutboxDeliveryService: Service {
     let wakeup: OutboxWakeup
     /// This server in its leases: a restart takes back its previous run's leases at once.
     let instance: String
+    /// Returns once this process has bound its DIDComm address (throws if it could not).
+    let ready: @Sendable () async throws -> Void
     let maxAttempts: Int
     let backoff: Duration
     let pollInterval: Duration
@@ -44,12 +46,7 @@ struct OutboxDeliveryService: Service {
     static let maxBackoff: Duration = .seconds(300)
 
     func run() async throws {
-        do {
-            let released = try await database.releaseOutboxLeases(instance: instance)
-            if released > 0 { logger.info("took back outbox leases of the previous run", metadata: ["rows": "\(released)"]) }
-        } catch {
-            logger.warning("outbox leases not released", metadata: ["error": "\(String(reflecting: error))"])
-        }
+        await releasePreviousLeases()
         let wakeup = self.wakeup
         let pollInterval = self.pollInterval
         await withGracefulShutdownHandler {
@@ -69,6 +66,30 @@ struct OutboxDeliveryService: Service {
             wakeup.finish()
         }
         await delivery.shutdown()
+    }
+
+    /// Takes back the leases of this instance's previous run, once this process holds its
+    /// DIDComm address (`ready`): a second process started by mistake with a live server's
+    /// instance name fails to bind and so never takes that server's leases. Nothing happens when
+    /// the address is not bound within 30 s.
+    func releasePreviousLeases() async {
+        let ready = self.ready
+        let bound = await withTaskGroup(of: Bool.self) { group in
+            group.addTask { (try? await ready()) != nil }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(30))
+                return false
+            }
+            defer { group.cancelAll() }
+            return await group.next() ?? false
+        }
+        guard bound else { return }
+        do {
+            let released = try await database.releaseOutboxLeases(instance: instance)
+            if released > 0 { logger.info("took back outbox leases of the previous run", metadata: ["rows": "\(released)"]) }
+        } catch {
+            logger.warning("outbox leases not released", metadata: ["error": "\(String(reflecting: error))"])
+        }
     }
 
     func deliverDue() async {
