@@ -75,7 +75,7 @@ import Testing
             // Every slow socket is closed by its deadline, trickling or not.
             let closed = try await Self.within(60) {
                 await withTaskGroup(of: Bool.self) { group in
-                    for client in trickled { group.addTask { await client.waitForClose() } }
+                    for client in trickled { group.addTask { await client.waitForClose(timeout: .seconds(55)) } }
                     return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
                 }
             }
@@ -95,7 +95,7 @@ import Testing
             for _ in 0..<3 { idle.append(try await RawLineClient.connect(port: server.didcommPort)) }
             try await Task.sleep(for: .milliseconds(200))
             let extra = try await RawLineClient.connect(port: server.didcommPort)
-            #expect(try await Self.within(30) { await extra.waitForClose() })
+            #expect(try await Self.within(30) { await extra.waitForClose(timeout: .seconds(29)) })
             await extra.close()
             for client in idle { await client.close() }
             try await Task.sleep(for: .milliseconds(200))
@@ -105,7 +105,7 @@ import Testing
             try await slowBody.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789")
             let status = try await Self.within(30) { try await slowBody.readLine() }
             #expect(status?.hasPrefix("HTTP/1.1 503") == true, "\(status ?? "nil")")
-            #expect(try await Self.within(30) { await slowBody.waitForClose() })
+            #expect(try await Self.within(30) { await slowBody.waitForClose(timeout: .seconds(29)) })
             await slowBody.close()
         }
     }
@@ -120,7 +120,7 @@ import Testing
             try await client.send(request)
             let second = try await Self.within(30) { try await Self.readResponse(client) }
             #expect(second.status.hasPrefix("HTTP/1.1 4") && second.headers.contains("connection: close"), "\(second)")
-            #expect(try await Self.within(30) { await client.waitForClose() })
+            #expect(try await Self.within(30) { await client.waitForClose(timeout: .seconds(29)) })
             await client.close()
         }
         // Idle past the keep-alive timeout: closed.
@@ -128,7 +128,7 @@ import Testing
             let idle = try await RawLineClient.connect(port: server.didcommPort)
             try await idle.send(request)
             _ = try await Self.within(30) { try await Self.readResponse(idle) }
-            #expect(try await Self.within(30) { await idle.waitForClose() })
+            #expect(try await Self.within(30) { await idle.waitForClose(timeout: .seconds(29)) })
             await idle.close()
         }
     }
@@ -199,7 +199,7 @@ import Testing
                     try? await Task.sleep(for: .milliseconds(100))
                 }
             }
-            #expect(try await Self.within(60) { await client.waitForClose() })
+            #expect(try await Self.within(60) { await client.waitForClose(timeout: .seconds(59)) })
             feeder.cancel()
             await client.close()
         }
