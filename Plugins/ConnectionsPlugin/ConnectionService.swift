@@ -238,9 +238,9 @@ public struct ConnectionService: Sendable {
     // MARK: - Inbound
 
     /// Applies a Response or problem report to the connection it belongs to. Returns the
-    /// connection after the event, or nil when no connection of the tenant matches.
+    /// connection after the event, or nil when no connection of the tenant matches. A `receipt`
+    /// (the inbound pipeline's) stores the message in the transaction that applies it.
     @discardableResult
-    /// A `receipt` (the inbound pipeline's) stores the message in the transaction that applies it.
     public func apply(_ message: JSONValue, recipientVerkey: String?, connectionId: UUID?, mailboxUid: UUID?,
                       receipt: InboundReceipt? = nil, tenant: TenantContext) async throws -> ConnectionRecord? {
         guard let type = message["@type"]?.stringValue.map(InboundMessage.normalizedType) else {
@@ -334,7 +334,7 @@ public struct ConnectionService: Sendable {
                 throw AerieError.notFound("no connection \(record.id)")
             }
             // Stored and applied together: a copy handled before changes nothing.
-            if let receipt, try !receipt.claim(in: tx) { return (current, false) }
+            if let receipt, try !receipt.claim(in: tx, connection: current.id) { return (current, false) }
             FaultPoint.reach("inbound.beforeCommit")
             let next = try Self.commit(event, to: current, sending: outbound, reviewed: receipt?.claimed?.uid ?? mailboxUid, in: tx) {
                 next in
@@ -358,7 +358,7 @@ public struct ConnectionService: Sendable {
                      receipt: InboundReceipt? = nil, tenant: TenantContext) async throws -> ConnectionRecord {
         let (failed, changed) = try await tenant.database.transaction { tx -> (ConnectionRecord, Bool) in
             guard let current = try tx.connections.getForUpdate(id) else { throw AerieError.notFound("no connection \(id)") }
-            if let receipt, try !receipt.claim(in: tx) { return (current, false) }
+            if let receipt, try !receipt.claim(in: tx, connection: current.id) { return (current, false) }
             let next = try Self.commit(event, to: current, reviewed: receipt?.claimed?.uid ?? mailboxUid, in: tx) { next in
                 if let report { next.problemReport = report }
             }

@@ -18,10 +18,12 @@ public final class InboundReceipt: Sendable {
         self.message = message
     }
 
-    /// Stores the message in `tx`, linked to the connection of its recipient key. Answers
-    /// whether to handle it: false when this copy was handled before (a duplicate).
-    public func claim(in tx: any TenantTransaction) throws -> Bool {
+    /// Stores the message in `tx`, linked to `connection` when the handler already holds it,
+    /// else to the connection of its recipient key. Answers whether to handle it: false when this
+    /// copy was handled before (a duplicate).
+    public func claim(in tx: any TenantTransaction, connection known: UUID? = nil) throws -> Bool {
         var stored = message
+        if stored.connectionId == nil { stored.connectionId = known }
         if stored.connectionId == nil {
             let connection = try tx.connections.findByMyVerkey(stored.recipientVerkey)
             if connection == nil, try tx.keys.sealedSecret(verkey: stored.recipientVerkey) == nil { throw RecipientGone() }

@@ -2,7 +2,7 @@ import Synchronization
 
 /// Counts one session's running requests; `acquire` suspends the reader at the limit, which stops
 /// reading from the socket and pushes back on the client through TCP.
-final class InFlightLimiter: Sendable {
+package final class InFlightLimiter: Sendable {
     private struct State {
         var available: Int
         var waiters: [CheckedContinuation<Void, Never>] = []
@@ -10,11 +10,11 @@ final class InFlightLimiter: Sendable {
 
     private let state: Mutex<State>
 
-    init(limit: Int) {
+    package init(limit: Int) {
         state = Mutex(State(available: max(1, limit)))
     }
 
-    func acquire() async {
+    package func acquire() async {
         let acquired = state.withLock { state -> Bool in
             if state.available > 0 {
                 state.available -= 1
@@ -36,7 +36,7 @@ final class InFlightLimiter: Sendable {
         }
     }
 
-    func release() {
+    package func release() {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
             if state.waiters.isEmpty {
                 state.available += 1

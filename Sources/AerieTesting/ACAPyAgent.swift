@@ -1,6 +1,6 @@
 import AerieCore
+import AerieRPC
 import Foundation
-import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -97,39 +97,7 @@ public final class ACAPyAgent: @unchecked Sendable {
         }
     }
 
-    private static let startSlots = StartSlots(count: 2)
-
-    /// A counting semaphore for agent starts (waiters resume in order).
-    final class StartSlots: Sendable {
-        private let state: Mutex<(free: Int, waiters: [CheckedContinuation<Void, Never>])>
-
-        init(count: Int) { state = Mutex((count, [])) }
-
-        func acquire() async {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let ready = state.withLock { state -> Bool in
-                    if state.free > 0 {
-                        state.free -= 1
-                        return true
-                    }
-                    state.waiters.append(continuation)
-                    return false
-                }
-                if ready { continuation.resume() }
-            }
-        }
-
-        func release() {
-            let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
-                if state.waiters.isEmpty {
-                    state.free += 1
-                    return nil
-                }
-                return state.waiters.removeFirst()
-            }
-            next?.resume()
-        }
-    }
+    private static let startSlots = InFlightLimiter(limit: 2)
 
     struct PortTaken: Error, CustomStringConvertible {
         let description: String
