@@ -1,5 +1,6 @@
 import AerieCore
 import Logging
+import Metrics
 
 /// Turns one request line into its response line: validation, authentication, access checks,
 /// the handler call and error mapping. No I/O of its own, so it is tested without a socket.
@@ -57,7 +58,9 @@ struct RPCDispatcher: Sendable {
         case .failure(let invalid):
             return RPCEnvelope.error(id: invalid.id, AerieError(.invalidRequest, invalid.message))
         case .success(let request):
+            let started = ContinuousClock.now
             let outcome: Result<JSONValue, AerieError>
+            defer { record(request, outcome, elapsed: ContinuousClock.now - started) }
             do {
                 outcome = .success(try await call(request, session: session))
             } catch let error as AerieError {
@@ -79,6 +82,20 @@ struct RPCDispatcher: Sendable {
         }
     }
 
+    /// `aerie_rpc_calls_total{method, outcome}` and `aerie_rpc_call_duration_seconds{method}`.
+    /// Only methods the router knows are named (others count as `unknown`), so a client cannot
+    /// grow the label set; the outcome is `ok` or the error's stable code.
+    private func record(_ request: RPCRequest, _ outcome: Result<JSONValue, AerieError>, elapsed: Duration) {
+        let method = request.method == "rpc.discover" || router.method(named: request.method) != nil ? request.method : "unknown"
+        let result: String
+        switch outcome {
+        case .success: result = "ok"
+        case .failure(let error): result = error.code.name
+        }
+        Counter(label: "aerie_rpc_calls_total", dimensions: [("method", method), ("outcome", result)]).increment()
+        Metrics.Timer(label: "aerie_rpc_call_duration_seconds", dimensions: [("method", method)]).record(duration: elapsed)
+    }
+
     private func call(_ request: RPCRequest, session: RPCSession) async throws -> JSONValue {
         if request.method == "rpc.discover" {
             return router.openRPCDocument(title: "Aerie", version: serverVersion)
@@ -87,6 +104,7 @@ struct RPCDispatcher: Sendable {
             throw AerieError(.methodNotFound, "method not found: \(request.method.prefix(100))")
         }
         var requestLogger = logger
+        requestLogger[metadataKey: "request"] = "\(RequestID.make())"
         requestLogger[metadataKey: "session"] = "\(session.id)"
         requestLogger[metadataKey: "method"] = "\(method.name)"
         let principal: Principal

@@ -98,6 +98,11 @@ public final class RPCServer: Service, Sendable {
         logger.info("JSON-RPC stopped")
     }
 
+    /// Open sessions now, authenticated and not (the operator's metrics read it at each scrape).
+    public var sessionCounts: (authenticated: Int, unauthenticated: Int) {
+        sessions.withLock { ($0.authenticatedCount, $0.unauthenticated.count) }
+    }
+
     /// Admits a new session as unauthenticated, within that cap.
     private func register(_ channel: any Channel) -> UInt64? {
         sessions.withLock { registry in

@@ -25,7 +25,9 @@ public enum AerieApplication {
     public struct Prepared: Sendable {
         public let rpcServer: RPCServer
         /// The inbound DIDComm endpoint (`listeningPort()` reads back port 0).
-        public let didcommServer: DIDCommHTTPServer
+        public let didcommServer: HTTPListener
+        /// The operator endpoint (/metrics, /healthz, /readyz), when `metricsListen` is set.
+        public let operatorServer: HTTPListener?
         /// Run these in this order; the group stops them in reverse (RPC drains before the database closes).
         public let services: [any Service]
         public let database: AerieDatabase
@@ -39,6 +41,8 @@ public enum AerieApplication {
     ) async throws -> Prepared {
         try FileManager.default.createDirectory(
             at: configuration.home, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        // Metrics are bound to their backend when created: bootstrap before anything records.
+        if configuration.metricsListen != nil { _ = AerieMetrics.registry }
 
         var embedded: EmbeddedPostgres? = nil
         let runtimeURL: String
@@ -126,14 +130,12 @@ public enum AerieApplication {
             let inbound = InboundProcessor(
                 database: database, contexts: contexts, router: router, logger: logger,
                 maxHandlingAttempts: configuration.inboundHandlingMaxAttempts, handlingBackoff: configuration.inboundHandlingBackoff)
-            let didcommServer = DIDCommHTTPServer(
-                configuration: DIDCommHTTPServer.Configuration(
+            let didcommServer = HTTPListener(
+                configuration: HTTPListener.Configuration(
                     host: configuration.didcommHost, port: configuration.didcommPort, limits: configuration.didcommLimits),
                 logger: logger,
-                onBound: { port in endpoint.bound(host: configuration.didcommHost, port: port) }
-            ) { body in
-                (await inbound.process(body).httpStatus, nil)
-            }
+                onBound: { port in endpoint.bound(host: configuration.didcommHost, port: port) },
+                didcomm: { body in (await inbound.process(body).httpStatus, nil) })
             var services: [any Service] = [databaseService, transportService, events]
             if configuration.deliveryEnabled {
                 services.append(OutboxDeliveryService(
@@ -153,9 +155,24 @@ public enum AerieApplication {
                     logger: logger))
             }
             services += [didcommServer, rpcServer]
+            var operatorServer: HTTPListener? = nil
+            if let listen = configuration.metricsListen {
+                let readiness = Readiness()
+                let endpoint = OperatorEndpoint(
+                    sampler: MetricsSampler(rpcServer: rpcServer, database: database, events: events),
+                    database: database, events: events, readiness: readiness)
+                let server = HTTPListener(
+                    configuration: HTTPListener.Configuration(host: listen.host, port: listen.port, limits: .operator),
+                    name: "operator HTTP (metrics, health)", logger: logger, handler: endpoint.answer)
+                // First to start and last to stop, so probes see the whole drain; the drain signal
+                // is last, so shutdown reaches it first.
+                services.insert(server, at: 0)
+                services.append(DrainSignalService(readiness: readiness))
+                operatorServer = server
+            }
             return Prepared(
-                rpcServer: rpcServer, didcommServer: didcommServer, services: services, database: database,
-                adminTokenFile: adminTokenFile)
+                rpcServer: rpcServer, didcommServer: didcommServer, operatorServer: operatorServer, services: services,
+                database: database, adminTokenFile: adminTokenFile)
         } catch {
             if let embedded { try? await embedded.stop() }
             throw error

@@ -22,6 +22,13 @@ public struct AerieConfiguration: Sendable {
     public var masterKeyBase64: String?
     /// `AERIE_LOG_LEVEL`: trace, debug, info, notice, warning, error, critical. Default info.
     public var logLevel: Logger.Level
+    /// `AERIE_LOG_FORMAT`: `text` (default) or `json`, one JSON object per line.
+    public var logFormat: LogFormat
+    /// `AERIE_METRICS_LISTEN`: the operator endpoint's `HOST:PORT` (/metrics, /healthz, /readyz),
+    /// `off` for none. The environment's default is `defaultMetricsListen`; a configuration made
+    /// in code (tests, embedders) has none unless it asks.
+    public var metricsListen: ListenAddress?
+    public static let defaultMetricsListen = ListenAddress(host: "127.0.0.1", port: 7402)
     /// `AERIE_ALLOW_PRIVATE_URLS=1`: let invitation URLs reach loopback/private addresses (tests only).
     public var allowPrivateURLs: Bool
     /// `AERIE_DIDCOMM_LISTEN`: inbound DIDComm HTTP `HOST:PORT`. Default 127.0.0.1:7401.
@@ -30,8 +37,8 @@ public struct AerieConfiguration: Sendable {
     /// `AERIE_PUBLIC_ENDPOINT`: the endpoint peers are told; default `http://<didcomm listen>`.
     public var publicEndpoint: String?
     /// `AERIE_DIDCOMM_*`: what one peer may take of the inbound endpoint (body size, connections,
-    /// deadlines, keep-alive); the defaults are `DIDCommHTTPServer.Limits`'.
-    public var didcommLimits: DIDCommHTTPServer.Limits
+    /// deadlines, keep-alive); the defaults are `HTTPListener.Limits`'.
+    public var didcommLimits: HTTPListener.Limits
     /// `AERIE_DIDCOMM_MAX_BODY_BYTES`: largest inbound message (1 MiB).
     public var didcommMaxBodyBytes: Int {
         get { didcommLimits.maxBodyBytes }
@@ -84,11 +91,13 @@ public struct AerieConfiguration: Sendable {
         plugins: [String]? = nil,
         masterKeyBase64: String? = nil,
         logLevel: Logger.Level = .info,
+        logFormat: LogFormat = .text,
+        metricsListen: ListenAddress? = nil,
         allowPrivateURLs: Bool = false,
         didcommHost: String = "127.0.0.1",
         didcommPort: Int = 7401,
         publicEndpoint: String? = nil,
-        didcommLimits: DIDCommHTTPServer.Limits = DIDCommHTTPServer.Limits(),
+        didcommLimits: HTTPListener.Limits = HTTPListener.Limits(),
         deliveryMaxAttempts: Int = 6,
         deliveryBackoff: Duration = .seconds(2),
         deliveryPollInterval: Duration = .seconds(1),
@@ -108,6 +117,8 @@ public struct AerieConfiguration: Sendable {
         self.plugins = plugins
         self.masterKeyBase64 = masterKeyBase64
         self.logLevel = logLevel
+        self.logFormat = logFormat
+        self.metricsListen = metricsListen
         self.allowPrivateURLs = allowPrivateURLs
         self.didcommHost = didcommHost
         self.didcommPort = didcommPort
@@ -172,6 +183,18 @@ public struct AerieConfiguration: Sendable {
             }
             config.logLevel = parsed
         }
+        switch nonEmpty("AERIE_LOG_FORMAT")?.lowercased() {
+        case nil, "text": config.logFormat = .text
+        case "json": config.logFormat = .json
+        case let other?: throw Invalid(description: "AERIE_LOG_FORMAT must be text or json, got '\(other)'")
+        }
+        switch nonEmpty("AERIE_METRICS_LISTEN") {
+        case nil: config.metricsListen = defaultMetricsListen
+        case "off": config.metricsListen = nil
+        case let listen?:
+            let (host, port) = try parseListen(listen, variable: "AERIE_METRICS_LISTEN")
+            config.metricsListen = ListenAddress(host: host, port: port)
+        }
         switch nonEmpty("AERIE_ALLOW_PRIVATE_URLS") {
         case nil, "0": config.allowPrivateURLs = false
         case "1": config.allowPrivateURLs = true
@@ -201,6 +224,22 @@ public struct AerieConfiguration: Sendable {
         if let v = try integer("AERIE_CREDENTIAL_CACHE_SIZE", 0...10_000_000) { config.credentialCacheSize = v }
         if let v = try integer("AERIE_CREDENTIAL_CACHE_TTL", 1...86_400) { config.credentialCacheMaxAge = .seconds(v) }
         return config
+    }
+
+    public enum LogFormat: String, Sendable {
+        case text, json
+    }
+
+    public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
+        public var host: String
+        public var port: Int
+
+        public init(host: String, port: Int) {
+            self.host = host
+            self.port = port
+        }
+
+        public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
     }
 
     /// Parses `HOST:PORT` (`[::1]:7400` for IPv6).
@@ -236,6 +275,8 @@ public struct AerieConfiguration: Sendable {
           AERIE_PLUGINS                comma-separated protocol plugins to load (all)
           AERIE_MASTER_KEY             base64 32-byte master key; unset = AERIE_HOME/master-key (created 0600)
           AERIE_LOG_LEVEL              trace|debug|info|notice|warning|error|critical (info)
+          AERIE_LOG_FORMAT             text|json: json writes one object per line, with a request id per call and inbound message (text)
+          AERIE_METRICS_LISTEN         operator HTTP HOST:PORT for /metrics (Prometheus), /healthz, /readyz; off = none (127.0.0.1:7402)
           AERIE_ALLOW_PRIVATE_URLS     1 lets invitation URLs and peer endpoints be loopback/private addresses; tests only (0)
           AERIE_DIDCOMM_LISTEN         inbound DIDComm HTTP HOST:PORT (127.0.0.1:7401)
           AERIE_PUBLIC_ENDPOINT        the endpoint peers are told (http://<AERIE_DIDCOMM_LISTEN>)

@@ -60,6 +60,9 @@ final class EventHub: EventSubscriptions, Service, Sendable {
         listener?.stop()
     }
 
+    /// Whether the LISTEN connection is up now (readiness and the `aerie_listen_up` metric).
+    var isListening: Bool { listener.withLock { $0?.isListening ?? false } }
+
     func subscribe(_ session: any SessionHandle, tenant: TenantID, filter: EventFilter) async throws {
         let previous = sessionTenants.withLock { map in
             defer { map[session.id] = tenant }
@@ -75,7 +78,7 @@ final class EventHub: EventSubscriptions, Service, Sendable {
         }
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: Self.listenWait)
-        while !(listener.withLock { $0?.isListening ?? false }) {
+        while !isListening {
             guard clock.now < deadline else {
                 throw AerieError(.internalError, "server push is not available right now (database listener down)")
             }

@@ -3,6 +3,7 @@ import AerieCrypto
 import AerieStore
 import Foundation
 import Logging
+import Metrics
 
 /// Turns a packed inbound DIDComm message into a handled one: finds the tenant by recipient
 /// key, unpacks with that tenant's wallet (once more for a `forward` addressed to us) and hands
@@ -12,7 +13,7 @@ struct InboundProcessor: Sendable {
     let database: AerieDatabase
     let contexts: TenantContexts
     let router: MethodRouter
-    let logger: Logger
+    var logger: Logger
     /// Handling attempts of one inbound message before its connection fails.
     let maxHandlingAttempts: Int
     /// The wait before the first retry of a failed handling; doubles per attempt.
@@ -22,6 +23,16 @@ struct InboundProcessor: Sendable {
         case accepted
         case duplicate
         case rejected(status: Int, reason: String)
+
+        /// `accepted`, `duplicate`, `refused` (4xx: not for us, does not open, unsupported) or
+        /// `failed` (5xx: could not be stored; the peer may retry).
+        var metricName: String {
+            switch self {
+            case .accepted: "accepted"
+            case .duplicate: "duplicate"
+            case .rejected(let status, _): status < 500 ? "refused" : "failed"
+            }
+        }
 
         var httpStatus: Int {
             switch self {
@@ -35,9 +46,13 @@ struct InboundProcessor: Sendable {
     static let maxRecipients = 20
 
     func process(_ envelope: [UInt8]) async -> Outcome {
+        // Everything logged about this message, here and in the tenant's context, carries one id.
+        var this = self
+        this.logger[metadataKey: "request"] = "\(RequestID.make())"
+        let logger = this.logger
         let outcome: Outcome
         do {
-            outcome = try await process(envelope, depth: 0)
+            outcome = try await this.process(envelope, depth: 0)
         } catch let error as AerieError {
             logger.warning("inbound message failed", metadata: ["error": "\(String(reflecting: error))"])
             outcome = .rejected(status: 500, reason: error.message)
@@ -48,6 +63,7 @@ struct InboundProcessor: Sendable {
         if case .rejected(let status, let reason) = outcome {
             logger.info("inbound message refused", metadata: ["status": "\(status)", "reason": "\(reason)"])
         }
+        Counter(label: "aerie_inbound_messages_total", dimensions: [("outcome", outcome.metricName)]).increment()
         return outcome
     }
 

@@ -3,6 +3,7 @@ import AerieStore
 import AerieTransport
 import Foundation
 import Logging
+import Metrics
 import ServiceLifecycle
 import Synchronization
 
@@ -107,13 +108,23 @@ struct OutboxDeliveryService: Service {
         }
     }
 
+    /// `aerie_delivery_attempts_total{outcome}` and `aerie_delivery_duration_seconds{outcome}`:
+    /// `sent` (2xx), `http_error` (any other answer) or `unreachable` (no answer, refused).
+    static func recordAttempt(_ outcome: String, since started: ContinuousClock.Instant) {
+        Counter(label: "aerie_delivery_attempts_total", dimensions: [("outcome", outcome)]).increment()
+        Metrics.Timer(label: "aerie_delivery_duration_seconds", dimensions: [("outcome", outcome)])
+            .record(duration: ContinuousClock.now - started)
+    }
+
     func deliver(_ id: UUID, tenant tenantID: TenantID) async {
         do {
             // The claim checks that the tenant is active; its context is built only when a failure needs it.
             guard let item = try await database.claimOutbox(id, tenant: tenantID, leaseSeconds: Self.leaseSeconds, instance: instance) else { return }
             let failure: String
+            let started = ContinuousClock.now
             do {
                 let response = try await delivery.post(item.envelope, to: item.endpoint)
+                Self.recordAttempt((200..<300).contains(response.status) ? "sent" : "http_error", since: started)
                 if (200..<300).contains(response.status) {
                     FaultPoint.reach("outbox.afterPost")
                     // A return-routed reply is stored and handled before the row is marked sent,
@@ -126,6 +137,7 @@ struct OutboxDeliveryService: Service {
                 }
                 failure = "the endpoint answered HTTP \(response.status)"
             } catch let error as HTTPDelivery.Failure {
+                Self.recordAttempt("unreachable", since: started)
                 failure = error.message
             }
             let attempts = item.attempts + 1

@@ -117,6 +117,38 @@ public struct AerieDatabase: Sendable {
         }
     }
 
+    /// What the operator's metrics report about the whole database, read in one round trip:
+    /// tenants by status and the outbox backlog (through `aerie.outbox_stats`, aggregates only).
+    public struct OperatorStats: Sendable, Equatable {
+        public var tenantsByStatus: [String: Int]
+        public var outboxPending: Int
+        public var outboxOldestPendingSeconds: Double
+    }
+
+    public func operatorStats() async throws -> OperatorStats {
+        try await pool.read { session in
+            let result = try session.query(
+                """
+                SELECT (SELECT coalesce(json_object_agg(status, n), '{}')::text
+                            FROM (SELECT status, count(*) AS n FROM aerie.tenants GROUP BY status) t),
+                       s.pending, s.oldest_pending_seconds
+                FROM aerie.outbox_stats() s
+                """)
+            var tenants: [String: Int] = [:]
+            if let text = result.string(0, 0), case .object(let members)? = try? JSONValue(parsing: Array(text.utf8)) {
+                for (status, count) in members { tenants[status] = Int(count.intValue ?? 0) }
+            }
+            return OperatorStats(
+                tenantsByStatus: tenants, outboxPending: result.int(0, 1) ?? 0,
+                outboxOldestPendingSeconds: result.string(0, 2).flatMap(Double.init) ?? 0)
+        }
+    }
+
+    /// One trivial query through the pool: whether the database answers now (readiness).
+    public func ping() async throws {
+        _ = try await pool.read { session in try session.query("SELECT 1").rowCount }
+    }
+
     /// Closes every connection and stops the pool's threads.
     public func shutdown() async {
         await pool.shutdown()

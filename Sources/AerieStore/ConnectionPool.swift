@@ -1,4 +1,5 @@
 import AerieCore
+import Metrics
 import Dispatch
 import Logging
 import NIOPosix
@@ -15,6 +16,8 @@ package final class ConnectionPool: Sendable {
     package let logger: Logger
     private let threads: NIOThreadPool
     private let state = Mutex(State())
+    /// `aerie_db_pool_wait_seconds`: how long each lease waited for a connection (0 when one was free).
+    private let waitTimer = Metrics.Timer(label: "aerie_db_pool_wait_seconds")
 
     private struct State {
         var idle: [PostgresConnection] = []
@@ -77,6 +80,22 @@ package final class ConnectionPool: Sendable {
         }
     }
 
+    /// Connections leased now, idle ones, and callers waiting for one (the operator's metrics).
+    package struct Usage: Sendable, Equatable {
+        package var inUse: Int
+        package var idle: Int
+        package var waiting: Int
+        package var capacity: Int
+    }
+
+    package var usage: Usage {
+        state.withLock { state in
+            Usage(
+                inUse: state.open - state.idle.count, idle: state.idle.count, waiting: state.waiters.count,
+                capacity: configuration.maxConnections)
+        }
+    }
+
     /// Closes idle connections, fails waiters and stops the threads. In-flight work finishes
     /// and its connections are closed when released.
     package func shutdown() async {
@@ -119,9 +138,14 @@ package final class ConnectionPool: Sendable {
             return .wait(state.nextWaiterID)
         }
         switch decision {
-        case .ready(let connection): return connection
+        case .ready(let connection):
+            waitTimer.recordNanoseconds(0)
+            return connection
         case .fail(let error): throw error
-        case .wait(let id): return try await wait(id: id)
+        case .wait(let id):
+            let started = ContinuousClock.now
+            defer { waitTimer.record(duration: ContinuousClock.now - started) }
+            return try await wait(id: id)
         }
     }
 

@@ -15,6 +15,8 @@ public final class ServerProcess: @unchecked Sendable {
     public let home: URL
     public let rpcPort: Int
     public let didcommPort: Int
+    /// The operator endpoint (`AERIE_METRICS_LISTEN`: /metrics, /healthz, /readyz).
+    public let metricsPort: Int
     /// The database, or nil for the embedded default (its cluster under `home/pg`).
     public let database: TestDatabase?
     private var environment: [String: String]
@@ -29,10 +31,12 @@ public final class ServerProcess: @unchecked Sendable {
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
         rpcPort = try ACAPyAgent.freePort()
         didcommPort = try ACAPyAgent.freePort()
+        metricsPort = try ACAPyAgent.freePort()
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("AERIE_") }
         env["AERIE_HOME"] = home.path
         env["AERIE_RPC_LISTEN"] = "127.0.0.1:\(rpcPort)"
         env["AERIE_DIDCOMM_LISTEN"] = "127.0.0.1:\(didcommPort)"
+        env["AERIE_METRICS_LISTEN"] = "127.0.0.1:\(metricsPort)"
         env["AERIE_ALLOW_PRIVATE_URLS"] = "1"
         env["AERIE_LOG_LEVEL"] = "info"
         env["AERIE_DB_POOL_SIZE"] = "4"

@@ -22,13 +22,13 @@ final class HTTPDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case timedOut
     }
 
-    private let limits: DIDCommHTTPServer.Limits
+    private let limits: HTTPListener.Limits
     private var phase = Phase.awaitingHead
     private var readTimer: Scheduled<Void>?
     private var requestTimer: Scheduled<Void>?
     private var version = HTTPVersion.http1_1
 
-    init(limits: DIDCommHTTPServer.Limits) {
+    init(limits: HTTPListener.Limits) {
         self.limits = limits
     }
 

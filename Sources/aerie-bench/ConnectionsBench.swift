@@ -166,6 +166,7 @@ final class AerieProcess: @unchecked Sendable {
         environment["AERIE_OWNER_DATABASE_URL"] = database.ownerConninfo
         environment["AERIE_RPC_LISTEN"] = "127.0.0.1:\(rpcPort)"
         environment["AERIE_DIDCOMM_LISTEN"] = "127.0.0.1:\(didcommPort)"
+        environment["AERIE_METRICS_LISTEN"] = "off"
         environment["AERIE_ALLOW_PRIVATE_URLS"] = "1"
         environment["AERIE_LOG_LEVEL"] = "warning"
         process.environment = environment

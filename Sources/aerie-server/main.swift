@@ -36,11 +36,9 @@ do {
     exit(2)
 }
 
-LoggingSystem.bootstrap { label in
-    var handler = StreamLogHandler.standardError(label: label)
-    handler.logLevel = configuration.logLevel
-    return handler
-}
+configuration.bootstrapLogging()
+// Metrics are bound to their backend when created: bootstrap before anything records.
+if configuration.metricsListen != nil { _ = AerieMetrics.registry }
 let logger = Logger(label: "aerie")
 
 do {

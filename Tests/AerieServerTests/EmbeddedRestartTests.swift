@@ -25,6 +25,7 @@ import Glibc
             environment["AERIE_HOME"] = home.path
             environment["AERIE_RPC_LISTEN"] = "127.0.0.1:\(port)"
             environment["AERIE_DIDCOMM_LISTEN"] = "127.0.0.1:\(didcommPort)"
+            environment["AERIE_METRICS_LISTEN"] = "off"
             environment["AERIE_SCHEMA_DIR"] = SchemaLocator.defaultDirectory().path
             environment["AERIE_LOG_LEVEL"] = "warning"
             process.environment = environment

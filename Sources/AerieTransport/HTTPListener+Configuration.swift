@@ -1,4 +1,4 @@
-extension DIDCommHTTPServer {
+extension HTTPListener {
     public struct Configuration: Sendable {
         public var host: String
         public var port: Int
@@ -17,9 +17,10 @@ extension DIDCommHTTPServer {
         }
     }
 
-    /// What one peer may take of the inbound endpoint. Every size, count and time here is set by
-    /// whoever connects, before anything is authenticated; the defaults live here and only here
-    /// (`AerieConfiguration` reads the `AERIE_DIDCOMM_*` variables into this struct).
+    /// What one client may take of a listener. Every size, count and time here is set by
+    /// whoever connects, before anything is authenticated; the defaults are the DIDComm
+    /// endpoint's, live here and only here (`AerieConfiguration` reads the `AERIE_DIDCOMM_*`
+    /// variables into this struct; `Limits.operator` is the operator endpoint's).
     public struct Limits: Sendable, Equatable {
         /// `AERIE_DIDCOMM_MAX_BODY_BYTES`: largest message; larger answers 413.
         public var maxBodyBytes: Int
@@ -55,4 +56,12 @@ extension DIDCommHTTPServer {
             self.keepAliveTimeout = keepAliveTimeout
         }
     }
+}
+
+extension HTTPListener.Limits {
+    /// The operator endpoint (metrics, health): a scraper and a load balancer's probes, with
+    /// no request bodies.
+    public static let `operator` = HTTPListener.Limits(
+        maxBodyBytes: 4096, maxConnections: 64, headerTimeout: .seconds(5), bodyTimeout: .seconds(5),
+        requestTimeout: .seconds(10), maxRequestsPerConnection: 1000, keepAliveTimeout: .seconds(60))
 }

@@ -5,18 +5,47 @@ import NIOPosix
 import ServiceLifecycle
 import Synchronization
 
-/// The inbound DIDComm endpoint: HTTP/1.1 POSTs of packed messages, bodies capped, each handed
-/// to `handler` (async code), whose status is answered with an empty body.
+/// A small HTTP/1.1 server: each request (head and body, the body capped) is handed to async
+/// code whose answer is sent back. It serves the inbound DIDComm endpoint (`init(configuration:
+/// logger:onBound:didcomm:)`: POSTs of packed messages) and the operator endpoint (metrics and
+/// health), each with its own `Limits`.
 ///
-/// Everything a peer controls is bounded by `Limits`: open connections (more are closed at
+/// Everything a client controls is bounded by `Limits`: open connections (more are closed at
 /// once), the time to send a head and a body (`HTTPDeadlineHandler`), the time to an answer, and
-/// the requests and idle time of a kept-alive connection.
-public final class DIDCommHTTPServer: Service, Sendable {
-    /// Takes a packed message, answers the HTTP status (202, or 4xx) and an optional body
-    /// (a return-routed reply).
-    public typealias Handler = @Sendable ([UInt8]) async -> (status: Int, body: [UInt8]?)
+/// the requests and idle time of a kept-alive connection. On graceful shutdown it stops
+/// accepting, lets requests being handled finish (answered `Connection: close`) and ends idle
+/// connections.
+public final class HTTPListener: Service, Sendable {
+    public struct Request: Sendable {
+        public var method: HTTPMethod
+        /// The request target as sent (path and query).
+        public var uri: String
+        public var body: [UInt8]
+
+        /// The path without its query.
+        public var path: Substring { uri.prefix(while: { $0 != "?" }) }
+    }
+
+    public struct Answer: Sendable {
+        public var status: Int
+        public var contentType: String?
+        public var body: [UInt8]
+
+        public init(status: Int, contentType: String? = nil, body: [UInt8] = []) {
+            self.status = status
+            self.contentType = contentType
+            self.body = body
+        }
+    }
+
+    public typealias Handler = @Sendable (Request) async -> Answer
+
+    /// For the DIDComm endpoint: takes a packed message, answers the HTTP status (202, or 4xx)
+    /// and an optional body (a return-routed reply).
+    public typealias DIDCommHandler = @Sendable ([UInt8]) async -> (status: Int, body: [UInt8]?)
 
     private let configuration: Configuration
+    private let name: String
     private let handler: Handler
     private let logger: Logger
     private let group: any EventLoopGroup
@@ -25,16 +54,34 @@ public final class DIDCommHTTPServer: Service, Sendable {
     /// Open connections, closed on shutdown; nil once draining.
     private let open = Mutex<[ObjectIdentifier: any Channel]?>([:])
 
+    /// `name` appears in the log lines ("DIDComm HTTP listening").
     public init(
-        configuration: Configuration, logger: Logger, eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        configuration: Configuration, name: String, logger: Logger,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         onBound: @escaping @Sendable (Int) -> Void = { _ in }, handler: @escaping Handler
     ) {
         self.onBound = onBound
         self.configuration = configuration
+        self.name = name
         self.handler = handler
         self.logger = logger
         self.group = eventLoopGroup
         self.bound = eventLoopGroup.any().makePromise(of: Int.self)
+    }
+
+    /// The inbound DIDComm endpoint: POSTs only (others answer 405); a reply body is sent as
+    /// `application/didcomm-envelope-enc`.
+    public convenience init(
+        configuration: Configuration, logger: Logger, eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        onBound: @escaping @Sendable (Int) -> Void = { _ in }, didcomm: @escaping DIDCommHandler
+    ) {
+        self.init(configuration: configuration, name: "DIDComm HTTP", logger: logger, eventLoopGroup: eventLoopGroup, onBound: onBound) {
+            request in
+            guard request.method == .POST else { return Answer(status: 405) }
+            let (status, reply) = await didcomm(request.body)
+            guard let reply, !reply.isEmpty else { return Answer(status: status) }
+            return Answer(status: status, contentType: "application/didcomm-envelope-enc", body: reply)
+        }
     }
 
     /// The port actually bound (useful with port 0).
@@ -64,7 +111,7 @@ public final class DIDCommHTTPServer: Service, Sendable {
         let port = serverChannel.channel.localAddress?.port ?? configuration.port
         onBound(port)
         bound.succeed(port)
-        logger.info("DIDComm HTTP listening", metadata: ["address": "\(configuration.host):\(port)"])
+        logger.info("\(name) listening", metadata: ["address": "\(configuration.host):\(port)"])
         try await withGracefulShutdownHandler {
             try await withThrowingDiscardingTaskGroup { group in
                 try await serverChannel.executeThenClose { inbound in
@@ -130,21 +177,19 @@ public final class DIDCommHTTPServer: Service, Sendable {
                     guard let request = head else { return }
                     head = nil
                     served += 1
-                    let answer: (status: Int, body: [UInt8]?)
+                    let answer: Answer
                     if tooLarge {
-                        answer = (413, nil)
-                    } else if request.method != .POST {
-                        answer = (405, nil)
+                        answer = Answer(status: 413)
                     } else {
-                        answer = await handler(body)
+                        answer = await handler(Request(method: request.method, uri: request.uri, body: body))
                     }
                     body = []
                     let draining = open.withLock { $0 == nil }
                     let keepAlive = request.isKeepAlive && !tooLarge && !draining && served < limits.maxRequestsPerConnection
                     var headers = HTTPHeaders()
-                    let reply = answer.body ?? []
+                    let reply = answer.body
                     headers.add(name: "Content-Length", value: String(reply.count))
-                    if !reply.isEmpty { headers.add(name: "Content-Type", value: "application/didcomm-envelope-enc") }
+                    if !reply.isEmpty, let type = answer.contentType { headers.add(name: "Content-Type", value: type) }
                     headers.add(name: "Connection", value: keepAlive ? "keep-alive" : "close")
                     try await outbound.write(
                         .head(HTTPResponseHead(version: request.version, status: HTTPResponseStatus(statusCode: answer.status), headers: headers)))

@@ -5,21 +5,21 @@ import Testing
 
 @testable import AerieTransport
 
-/// `DIDCommHTTPServer` with a handler slower than the request deadline: the peer gets a 503 it
+/// `HTTPListener` (as the DIDComm endpoint) with a handler slower than the request deadline: the peer gets a 503 it
 /// may retry and the connection closes, while the handler's own answer is dropped unseen.
-@Suite struct DIDCommHTTPServerLimitsTests {
+@Suite struct HTTPListenerLimitsTests {
     @Test func slowHandlerAnswers503AtTheRequestDeadline() async throws {
-        var limits = DIDCommHTTPServer.Limits()
+        var limits = HTTPListener.Limits()
         limits.requestTimeout = .seconds(1)
         // The handler answers only when the test lets it, well after the deadline.
         let (release, releaser) = AsyncStream.makeStream(of: Void.self)
-        let server = DIDCommHTTPServer(
-            configuration: DIDCommHTTPServer.Configuration(host: "127.0.0.1", port: 0, limits: limits),
-            logger: Logger(label: "test")
-        ) { _ in
-            for await _ in release {}
-            return (202, nil)
-        }
+        let server = HTTPListener(
+            configuration: HTTPListener.Configuration(host: "127.0.0.1", port: 0, limits: limits),
+            logger: Logger(label: "test"),
+            didcomm: { _ in
+                for await _ in release {}
+                return (202, nil)
+            })
         let group = ServiceGroup(services: [server], gracefulShutdownSignals: [], logger: Logger(label: "test"))
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
