@@ -13,6 +13,8 @@ public final class LiveServer: Sendable {
     public let port: Int
     /// The inbound DIDComm HTTP port (bound as port 0, read back).
     public let didcommPort: Int
+    /// The operator endpoint's port (/metrics, /healthz, /readyz), when `metricsListen` was set.
+    public let operatorPort: Int?
     public let adminToken: String
     public let home: URL
     public let database: TestDatabase
@@ -38,7 +40,7 @@ public final class LiveServer: Sendable {
     }
 
     private init(
-        port: Int, didcommPort: Int, adminToken: String, home: URL, database: TestDatabase, group: ServiceGroup,
+        port: Int, didcommPort: Int, operatorPort: Int?, adminToken: String, home: URL, database: TestDatabase, group: ServiceGroup,
         running: Task<Void, any Error>, configuration: AerieConfiguration, extraPlugins: [any AeriePlugin],
         isSibling: Bool = false
     ) {
@@ -47,6 +49,7 @@ public final class LiveServer: Sendable {
         self.extraPlugins = extraPlugins
         self.port = port
         self.didcommPort = didcommPort
+        self.operatorPort = operatorPort
         self.adminToken = adminToken
         self.home = home
         self.database = database
@@ -90,9 +93,10 @@ public final class LiveServer: Sendable {
         let running = Task { try await group.run() }
         let port = try await prepared.rpcServer.listeningPort()
         let didcommPort = try await prepared.didcommServer.listeningPort()
+        let operatorPort: Int? = if let server = prepared.operatorServer { try await server.listeningPort() } else { nil }
         let token = try String(contentsOf: prepared.adminTokenFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         return LiveServer(
-            port: port, didcommPort: didcommPort, adminToken: token, home: home, database: database, group: group,
+            port: port, didcommPort: didcommPort, operatorPort: operatorPort, adminToken: token, home: home, database: database, group: group,
             running: running, configuration: configuration, extraPlugins: extraPlugins, isSibling: isSibling)
     }
 

@@ -172,3 +172,23 @@ private final class LineQueue: Sendable {
         waiter?.resume(returning: .timedOut)
     }
 }
+
+extension RawLineClient {
+    /// One HTTP/1.1 GET on a new connection (`Connection: close`): the status code and the body
+    /// (lines joined by "\n"), for the operator endpoint's tests.
+    public static func httpGet(port: Int, path: String, timeout: Duration = RawLineClient.defaultTimeout) async throws
+        -> (status: Int, body: String)
+    {
+        let client = try await connect(port: port)
+        defer { Task { await client.close() } }
+        try await client.send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        var lines: [String] = []
+        while let line = try await client.readLine(timeout: timeout) {
+            lines.append(line.hasSuffix("\r") ? String(line.dropLast()) : line)
+        }
+        guard let statusLine = lines.first, let code = statusLine.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
+        else { throw Timeout(description: "no HTTP status line from port \(port)") }
+        let bodyStart = (lines.firstIndex(of: "") ?? lines.count - 1) + 1
+        return (code, lines[bodyStart...].joined(separator: "\n"))
+    }
+}

@@ -57,8 +57,9 @@ public struct JSONLogHandler: LogHandler {
 
     /// RFC 3339 in UTC with milliseconds, e.g. `2026-11-23T04:05:06.789Z`.
     static func timestamp(_ date: Date) -> String {
-        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
-        let millis = Int((date.timeIntervalSince1970 - Double(seconds)) * 1000)
+        let total = Int64((date.timeIntervalSince1970 * 1000).rounded())
+        var seconds = time_t(total >= 0 ? total / 1000 : (total - 999) / 1000)
+        let millis = Int(total - Int64(seconds) * 1000)
         var parts = tm()
         gmtime_r(&seconds, &parts)
         func pad(_ value: Int32, _ width: Int) -> String {

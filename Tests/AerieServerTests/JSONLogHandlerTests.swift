@@ -1,0 +1,55 @@
+import AerieCore
+import Foundation
+import Logging
+import Synchronization
+import Testing
+
+@testable import AerieServer
+
+/// `AERIE_LOG_FORMAT=json`: every line one JSON object with the fixed members and the metadata.
+@Suite struct JSONLogHandlerTests {
+    final class Lines: Sendable {
+        let lines = Mutex<[[UInt8]]>([])
+        func append(_ line: [UInt8]) { lines.withLock { $0.append(line) } }
+        var all: [[UInt8]] { lines.withLock { $0 } }
+    }
+
+    @Test func eachEventIsOneJSONObjectLine() throws {
+        let sink = Lines()
+        var logger = Logger(label: "aerie") { label in JSONLogHandler(label: label, write: { sink.append($0) }) }
+        logger[metadataKey: "request"] = "00ff00ff00ff00ff"
+        logger.info("inbound message refused", metadata: ["status": "400", "message": "collides", "list": ["a", "b"]])
+        logger.debug("below the level: not written")
+        logger.warning("quote \" and newline \n inside")
+
+        let lines = sink.all
+        #expect(lines.count == 2)
+        for line in lines {
+            #expect(line.last == UInt8(ascii: "\n"))
+            #expect(line.dropLast().contains(UInt8(ascii: "\n")) == false, "one line per event")
+        }
+        guard case .object(let first)? = try? JSONValue(parsing: Array(lines[0].dropLast())) else {
+            Issue.record("not a JSON object")
+            return
+        }
+        #expect(first["level"]?.stringValue == "info")
+        #expect(first["label"]?.stringValue == "aerie")
+        #expect(first["message"]?.stringValue == "inbound message refused")
+        #expect(first["request"]?.stringValue == "00ff00ff00ff00ff")
+        #expect(first["status"]?.stringValue == "400")
+        #expect(first["meta.message"]?.stringValue == "collides")
+        #expect(first["list"] == .array([.string("a"), .string("b")]))
+        let time = try #require(first["time"]?.stringValue)
+        #expect(time.count == 24 && time.hasSuffix("Z") && time.dropFirst(10).first == "T", "\(time)")
+        guard case .object(let second)? = try? JSONValue(parsing: Array(lines[1].dropLast())) else {
+            Issue.record("not a JSON object")
+            return
+        }
+        #expect(second["message"]?.stringValue == "quote \" and newline \n inside")
+    }
+
+    @Test func timestampsAreUTCWithMilliseconds() {
+        #expect(JSONLogHandler.timestamp(Date(timeIntervalSince1970: 0.25)) == "1970-01-01T00:00:00.250Z")
+        #expect(JSONLogHandler.timestamp(Date(timeIntervalSince1970: 1_795_000_000.007)).hasSuffix(".007Z"))
+    }
+}
