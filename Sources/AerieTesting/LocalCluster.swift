@@ -26,26 +26,12 @@ public struct LocalCluster: Sendable {
     @discardableResult
     public func run(_ arguments: [String]) async throws -> String {
         let binDir = try BuiltProducts.executable("aerie-server").deletingLastPathComponent().path
-        let root = ACAPyAgent.packageRoot
         var assignments = [
             "CLUSTER_DIR=\(directory.path)", "CLUSTER_RPC_PORT=\(rpcPort)", "CLUSTER_DIDCOMM_PORT=\(didcommPort)",
             "CLUSTER_SERVER_BASE_PORT=\(serverBasePort)", "AERIE_BIN_DIR=\(binDir)",
         ]
         assignments += serverEnvironment.map { "\($0.key)=\($0.value)" }.sorted()
-        let command = assignments + [root.appendingPathComponent("deploy/local-cluster").path] + arguments
-        let outcome: Subprocess.Outcome = try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread {
-                // AerieStore's spawn: the servers and HAProxy it leaves running keep no descriptor of ours.
-                continuation.resume(
-                    with: Result {
-                        try Subprocess.run(URL(fileURLWithPath: "/usr/bin/env"), command, as: nil, in: root)
-                    })
-            }
-        }
-        guard outcome.status == 0 else {
-            throw ServerProcess.Unavailable(description: "local-cluster \(arguments) failed (\(outcome.status)):\n\(outcome.output)")
-        }
-        return outcome.output
+        return try await DeployScript.run("local-cluster", environment: assignments, arguments: arguments)
     }
 
     public func start() async throws { try await run(["start", String(servers)]) }
@@ -86,5 +72,28 @@ public struct LocalCluster: Sendable {
     /// The server log of server `index` (1-based).
     public func log(_ index: Int) -> String {
         (try? String(contentsOf: directory.appendingPathComponent("server-\(index).log"), encoding: .utf8)) ?? ""
+    }
+}
+
+/// The scripts of `deploy/`, run from a test.
+enum DeployScript {
+    /// Runs `deploy/<name> arguments` with `environment` assignments (`NAME=value`) added;
+    /// answers its output, or throws with it when the script fails.
+    static func run(_ name: String, environment: [String], arguments: [String]) async throws -> String {
+        let root = ACAPyAgent.packageRoot
+        let command = environment + [root.appendingPathComponent("deploy/\(name)").path] + arguments
+        let outcome: Subprocess.Outcome = try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                // AerieStore's spawn: the processes a script leaves running keep no descriptor of ours.
+                continuation.resume(
+                    with: Result {
+                        try Subprocess.run(URL(fileURLWithPath: "/usr/bin/env"), command, as: nil, in: root)
+                    })
+            }
+        }
+        guard outcome.status == 0 else {
+            throw ServerProcess.Unavailable(description: "\(name) \(arguments) failed (\(outcome.status)):\n\(outcome.output)")
+        }
+        return outcome.output
     }
 }
