@@ -156,7 +156,9 @@ let package = Package(
         .testTarget(name: "OutOfBandPluginTests", dependencies: ["OutOfBandPlugin", "AerieCore", "AerieCrypto"]),
         .testTarget(
             name: "AerieServerTests",
-            dependencies: ["AerieTesting", "AerieClient", "AerieServer", "AerieCrypto", "AerieStore", "AerieCore", "DeletePlugin"]
+            dependencies: [
+                "AerieTesting", "AerieClient", "AerieServer", "AerieCrypto", "AerieStore", "AerieCore", "AerieTransport", "DeletePlugin",
+            ]
         ),
     ]
 )

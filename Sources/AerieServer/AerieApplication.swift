@@ -142,6 +142,7 @@ public enum AerieApplication {
                 database: database, contexts: contexts,
                 delivery: HTTPDelivery(configuration: HTTPDelivery.Configuration(allowPrivateAddresses: configuration.allowPrivateURLs)),
                 inbound: inbound, wakeup: wakeup, instance: configuration.instanceName,
+                leaseSeconds: configuration.deliveryLeaseSeconds,
                 ready: { _ = try await didcommServer.listeningPort() },
                 maxAttempts: configuration.deliveryMaxAttempts, backoff: configuration.deliveryBackoff,
                 pollInterval: configuration.deliveryPollInterval, logger: logger))

@@ -34,6 +34,10 @@ struct OutboxDeliveryService: Service {
     let wakeup: OutboxWakeup
     /// This server in its leases: a restart takes back its previous run's leases at once.
     let instance: String
+    /// How long a claimed row is this server's (`AERIE_DELIVERY_LEASE_SECONDS`): longer than one
+    /// delivery can take (HTTPDelivery's total timeout plus queueing). A server that dies holding
+    /// a lease leaves the row to the others once it runs out (or to its own restart at once).
+    let leaseSeconds: Int
     /// Returns once this process has bound its DIDComm address (throws if it could not).
     let ready: @Sendable () async throws -> Void
     let maxAttempts: Int
@@ -42,8 +46,6 @@ struct OutboxDeliveryService: Service {
     let logger: Logger
 
     static let batchSize = 32
-    /// Longer than one delivery can take (HTTPDelivery's total timeout plus queueing).
-    static let leaseSeconds = 120
     static let maxBackoff: Duration = .seconds(300)
 
     func run() async throws {
@@ -119,7 +121,7 @@ struct OutboxDeliveryService: Service {
     func deliver(_ id: UUID, tenant tenantID: TenantID) async {
         do {
             // The claim checks that the tenant is active; its context is built only when a failure needs it.
-            guard let item = try await database.claimOutbox(id, tenant: tenantID, leaseSeconds: Self.leaseSeconds, instance: instance) else { return }
+            guard let item = try await database.claimOutbox(id, tenant: tenantID, leaseSeconds: leaseSeconds, instance: instance) else { return }
             let failure: String
             let started = ContinuousClock.now
             do {
