@@ -19,6 +19,16 @@ import Testing
         return nil
     }
 
+    /// `/readyz` polled until it answers `status` (10 s at most); the last answer.
+    static func readyz(port: Int, until status: Int) async throws -> (status: Int, body: String) {
+        var answer = try await RawLineClient.httpGet(port: port, path: "/readyz")
+        for _ in 0..<100 where answer.status != status {
+            try await Task.sleep(for: .milliseconds(100))
+            answer = try await RawLineClient.httpGet(port: port, path: "/readyz")
+        }
+        return answer
+    }
+
     static func withServer(
         environment: [String: String] = [:], _ body: (ServerProcess) async throws -> Void
     ) async throws {
@@ -40,6 +50,7 @@ import Testing
     @Test func metricsMoveWithRealCallsAndNameNoTenant() async throws {
         try await Self.withServer { server in
             let port = server.metricsPort
+            _ = try await Self.readyz(port: port, until: 200)  // the LISTEN connection is up
             let alice = try await server.createTenant(label: "alice-metrics")
             let bob = try await server.createTenant(label: "bob-metrics")
             let aliceClient = try await server.tenantClient(token: alice.token)
@@ -88,7 +99,7 @@ import Testing
 
             let health = try await RawLineClient.httpGet(port: port, path: "/healthz")
             #expect(health.status == 200 && health.body == "ok")
-            let ready = try await RawLineClient.httpGet(port: port, path: "/readyz")
+            let ready = try await Self.readyz(port: port, until: 200)
             #expect(ready.status == 200 && ready.body.contains("\"ready\":true"), "\(ready)")
             #expect(try await RawLineClient.httpGet(port: port, path: "/nothing-here").status == 404)
         }
@@ -101,15 +112,11 @@ import Testing
         let server = try ServerProcess(database: database)
         defer { Task { await server.cleanUp() } }
         try await server.start()
-        let ready = try await RawLineClient.httpGet(port: server.metricsPort, path: "/readyz")
+        let ready = try await Self.readyz(port: server.metricsPort, until: 200)
         #expect(ready.status == 200, "\(ready)")
         // Drop the server's database from under it: the pool can no longer reach it.
         try await database.drop()
-        var answer = try await RawLineClient.httpGet(port: server.metricsPort, path: "/readyz")
-        for _ in 0..<50 where answer.status == 200 {
-            try await Task.sleep(for: .milliseconds(100))
-            answer = try await RawLineClient.httpGet(port: server.metricsPort, path: "/readyz")
-        }
+        let answer = try await Self.readyz(port: server.metricsPort, until: 503)
         #expect(answer.status == 503 && answer.body.contains("database"), "\(answer)")
         // Liveness is about the process, not its dependencies.
         #expect(try await RawLineClient.httpGet(port: server.metricsPort, path: "/healthz").status == 200)
@@ -123,16 +130,14 @@ import Testing
             server: { $0.metricsListen = AerieConfiguration.ListenAddress(host: "127.0.0.1", port: 0) }
         ) { server in
             let port = try #require(server.operatorPort)
-            #expect(try await RawLineClient.httpGet(port: port, path: "/readyz").status == 200)
+            // Ready once the LISTEN connection is up (it opens in the background at start).
+            let ready = try await Self.readyz(port: port, until: 200)
+            #expect(ready.status == 200, "\(ready)")
             let client = try await server.client()
             let slow = Task { try await client.call("probe.sleep", params: ["milliseconds": 3000, "tag": 7]) }
             try await Task.sleep(for: .milliseconds(300))
             let stopping = Task { try await server.stop() }
-            var answer = try await RawLineClient.httpGet(port: port, path: "/readyz")
-            for _ in 0..<20 where answer.status == 200 {
-                try await Task.sleep(for: .milliseconds(50))
-                answer = try await RawLineClient.httpGet(port: port, path: "/readyz")
-            }
+            let answer = try await Self.readyz(port: port, until: 503)
             #expect(answer.status == 503 && answer.body.contains("draining"), "\(answer)")
             #expect(try await slow.value == .int(7), "the running call still finishes")
             try await stopping.value
