@@ -59,6 +59,15 @@ public final class AerieClient: Sendable {
         try await call("session.authenticate", params: ["token": .string(token)])
     }
 
+    /// On a backend session: calls a tenant method for `tenant` (sent as `params._meta.tenantId`);
+    /// calls for many tenants may run concurrently on one session.
+    public func call(_ method: String, params: JSONValue? = nil, tenant: TenantID) async throws -> JSONValue {
+        var members: [String: JSONValue] = [:]
+        if case .object(let given)? = params { members = given }
+        members["_meta"] = ["tenantId": .string(tenant.rawValue)]
+        return try await call(method, params: .object(members))
+    }
+
     /// Calls a method with raw JSON params and returns the raw result.
     public func call(_ method: String, params: JSONValue? = nil) async throws -> JSONValue {
         let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue

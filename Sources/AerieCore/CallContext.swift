@@ -5,6 +5,9 @@ public enum Principal: Sendable {
     case anonymous
     case tenant(TenantContext)
     case admin
+    /// A backend session calling a method open to backends (`Access.adminOrBackend`): the
+    /// handler scopes what it does to that backend's tenants.
+    case backend(BackendID)
 }
 
 /// What a handler learns about the call it serves.

@@ -13,6 +13,8 @@ public struct MethodRouter: Sendable {
         case tenant
         /// Needs the admin token.
         case admin
+        /// The admin token, or a backend's (the handler gets `.backend` and scopes to its tenants).
+        case adminOrBackend
     }
 
     public typealias ErasedHandler = @Sendable (JSONValue?, CallContext) async throws -> JSONValue

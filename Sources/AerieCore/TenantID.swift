@@ -29,3 +29,30 @@ public struct TenantID: Sendable, Hashable, Codable, CustomStringConvertible {
         try container.encode(rawValue)
     }
 }
+
+/// A backend's identifier (a wallet backend acting for many tenants): a lowercase UUID string.
+public struct BackendID: Sendable, Hashable, Codable, CustomStringConvertible {
+    public let rawValue: String
+
+    public init?(_ string: String) {
+        guard let uuid = UUID(uuidString: string) else { return nil }
+        self.rawValue = uuid.uuidString.lowercased()
+    }
+
+    public static func random() -> BackendID { BackendID(UUID().uuidString)! }
+
+    public var description: String { rawValue }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        guard let id = BackendID(try container.decode(String.self)) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "not a backend id (UUID)")
+        }
+        self = id
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+}

@@ -107,30 +107,60 @@ struct RPCDispatcher: Sendable {
         requestLogger[metadataKey: "request"] = "\(RequestID.make())"
         requestLogger[metadataKey: "session"] = "\(session.id)"
         requestLogger[metadataKey: "method"] = "\(method.name)"
+        let (params, actingFor) = try Self.splitMeta(request.params)
         let principal: Principal
         switch method.access {
         case .anonymous:
             principal = .anonymous
-        case .tenant, .admin:
+        case .tenant, .admin, .adminOrBackend:
             guard let credential = session.credential else {
                 throw AerieError(.unauthenticated, "call session.authenticate first")
             }
             switch (method.access, credential.kind) {
             case (.tenant, .admin):
                 throw AerieError(.forbidden, "the admin token may call admin.* methods only")
-            case (.admin, .tenant):
+            case (.admin, .tenant), (.adminOrBackend, .tenant), (.admin, .backend):
                 throw AerieError(.forbidden, "this method needs the admin token")
+            case (.tenant, .backend):
+                guard actingFor != nil else {
+                    throw AerieError.invalidParams(
+                        "a backend session names the tenant of each call in params._meta.tenantId", field: "_meta.tenantId")
+                }
+            case (.tenant, .tenant(let own)):
+                if let actingFor, actingFor != own {
+                    throw AerieError(.forbidden, "a tenant session acts for its own tenant only")
+                }
             default: break
             }
+            if case .backend = credential.kind { requestLogger[metadataKey: "tenant"] = actingFor.map { "\($0)" } }
             do {
-                principal = try await authenticator.principal(for: credential, logger: requestLogger)
+                principal = try await authenticator.principal(
+                    for: credential, actingFor: method.access == .tenant ? actingFor : nil, logger: requestLogger)
             } catch let error as AerieError where error.code == .unauthenticated {
                 session.revoke(ifStill: credential.tokenHash)
                 throw error
             }
         }
         let context = CallContext(principal: principal, logger: requestLogger, session: session)
-        return try await method.handler(request.params, context)
+        return try await method.handler(params, context)
+    }
+
+    /// Takes the reserved member `_meta` out of the params (the convention MCP uses for JSON-RPC
+    /// metadata): `_meta.tenantId` names the tenant a backend session's call acts for. The
+    /// method's own params never see it.
+    static func splitMeta(_ params: JSONValue?) throws -> (JSONValue?, TenantID?) {
+        guard case .object(var members)? = params, let meta = members.removeValue(forKey: "_meta") else { return (params, nil) }
+        guard case .object(let metaMembers) = meta else {
+            throw AerieError.invalidParams("_meta must be an object", field: "_meta")
+        }
+        for key in metaMembers.keys where key != "tenantId" {
+            throw AerieError.invalidParams("unknown member _meta.\(key.prefix(64))", field: "_meta")
+        }
+        guard let raw = metaMembers["tenantId"] else { return (.object(members), nil) }
+        guard let text = raw.stringValue, let tenant = TenantID(text) else {
+            throw AerieError.invalidParams("_meta.tenantId must be a tenant id (UUID)", field: "_meta.tenantId")
+        }
+        return (.object(members), tenant)
     }
 }
 
@@ -145,12 +175,13 @@ public struct SessionMethods: AeriePlugin {
 
     struct AuthenticateParams: Codable, Sendable, DocumentedParams {
         var token: String
-        static let documentation = [ParamDoc("token", "string", "a tenant token or the admin token")]
+        static let documentation = [ParamDoc("token", "string", "a tenant token, a backend token or the admin token")]
     }
 
     struct AuthenticateResult: Codable, Sendable {
         var role: String
         var tenantId: TenantID?
+        var backendId: BackendID? = nil
     }
 
     public func register(with router: inout MethodRouter) throws {
@@ -170,6 +201,7 @@ public struct SessionMethods: AeriePlugin {
             switch credential.kind {
             case .admin: return AuthenticateResult(role: "admin", tenantId: nil)
             case .tenant(let id): return AuthenticateResult(role: "tenant", tenantId: id)
+            case .backend(let id): return AuthenticateResult(role: "backend", tenantId: nil, backendId: id)
             }
         }
     }

@@ -7,6 +7,8 @@ public struct SessionCredential: Sendable {
     public enum Kind: Sendable, Equatable {
         case tenant(TenantID)
         case admin
+        /// A backend's service credential: acts for the tenants it owns, one named per call.
+        case backend(BackendID)
     }
 
     public let kind: Kind
@@ -24,5 +26,8 @@ public protocol SessionAuthenticator: Sendable {
     func authenticate(token: String) async throws -> SessionCredential
     /// Re-checks a credential on every call (a suspended tenant stops at once) and builds the
     /// principal the handler sees. Throws `unauthenticated` when the credential is no longer valid.
-    func principal(for credential: SessionCredential, logger: Logger) async throws -> Principal
+    /// `actingFor`: on a backend credential, the tenant the call names (`params._meta.tenantId`):
+    /// the principal is that tenant's when the backend owns it and it is active, else `forbidden`
+    /// (without saying whether the tenant exists); nil gives `.backend`.
+    func principal(for credential: SessionCredential, actingFor tenant: TenantID?, logger: Logger) async throws -> Principal
 }

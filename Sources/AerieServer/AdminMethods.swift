@@ -3,10 +3,12 @@ import AerieCrypto
 import AerieStore
 import Foundation
 
-/// `admin.tenants.*`: the operator's methods, callable with the admin token only.
+/// `admin.tenants.*`: the operator's methods, callable with the admin token; `create`, `list` and
+/// `get` also with a backend's token, scoped to the tenants that backend owns.
 struct AdminMethods: AeriePlugin {
     static let name = "admin"
     static let tenantTokenPrefix = "aerie_t_"
+    static let backendTokenPrefix = "aerie_b_"
 
     let database: AerieDatabase
     let masterKeys: MasterKeyring
@@ -16,7 +18,13 @@ struct AdminMethods: AeriePlugin {
 
     struct CreateParams: Codable, Sendable, DocumentedParams {
         var label: String
-        static let documentation = [ParamDoc("label", "string", "a name for the tenant, 1-200 characters")]
+        var backendId: String?
+        static let documentation = [
+            ParamDoc("label", "string", "a name for the tenant, 1-200 characters"),
+            ParamDoc(
+                "backendId", "string", required: false,
+                "admin only: the backend that owns the tenant and may act for it (a backend's own calls always own what they create)"),
+        ]
     }
 
     struct TenantParams: Codable, Sendable, DocumentedParams {
@@ -34,16 +42,41 @@ struct AdminMethods: AeriePlugin {
     struct ListParams: Codable, Sendable, DocumentedParams {
         var cursor: String?
         var limit: Int?
+        var backendId: String?
         static let documentation = [
             ParamDoc("cursor", "string", required: false, "nextCursor of the previous page"),
             ParamDoc("limit", "integer", required: false, "1-500, default 100"),
+            ParamDoc("backendId", "string", required: false, "admin only: list only the tenants of this backend"),
         ]
+
+        func validatedLimit() throws -> Int {
+            let limit = self.limit ?? 100
+            guard (1...500).contains(limit) else {
+                throw AerieError.invalidParams("limit must be between 1 and 500", field: "limit")
+            }
+            return limit
+        }
+    }
+
+    /// The backend a call is scoped to: a backend's own session, or the `backendId` an admin
+    /// names (validated); nil for an admin naming none.
+    static func scope(_ principal: Principal, requested: String?) throws -> BackendID? {
+        if case .backend(let own) = principal {
+            if let requested, BackendID(requested) != own {
+                throw AerieError(.forbidden, "a backend acts for its own tenants only")
+            }
+            return own
+        }
+        guard let requested else { return nil }
+        guard let id = BackendID(requested) else { throw AerieError.invalidParams("backendId must be a UUID", field: "backendId") }
+        return id
     }
 
     struct TenantView: Codable, Sendable {
         var tenantId: TenantID
         var label: String
         var status: String
+        var backendId: BackendID?
         var createdAt: Date
         var updatedAt: Date
 
@@ -51,6 +84,7 @@ struct AdminMethods: AeriePlugin {
             tenantId = record.id
             label = record.label
             status = record.status.rawValue
+            backendId = record.backendId
             createdAt = record.createdAt
             updatedAt = record.updatedAt
         }
@@ -60,6 +94,7 @@ struct AdminMethods: AeriePlugin {
         var tenantId: TenantID
         var label: String
         var status: String
+        var backendId: BackendID?
         /// Shown once; only its hash is stored.
         var token: String
     }
@@ -103,9 +138,12 @@ struct AdminMethods: AeriePlugin {
         let credentialChanged = self.credentialChanged
 
         try router.register(
-            "admin.tenants.create", summary: "Creates a tenant; returns its id and token (shown once).", access: .admin
-        ) { (params: CreateParams, _) in
+            "admin.tenants.create",
+            summary: "Creates a tenant; returns its id and token (shown once). On a backend session the backend owns it.",
+            access: .adminOrBackend
+        ) { (params: CreateParams, context: CallContext) in
             let label = try Self.validLabel(params.label)
+            let owner = try Self.scope(context.principal, requested: params.backendId)
             let id = TenantID.random()
             let token = TokenHasher.generate(prefix: Self.tenantTokenPrefix)
             let dataKey = DataKey.generate()
@@ -113,7 +151,7 @@ struct AdminMethods: AeriePlugin {
                 try await tenants.create(
                     id: id, label: label, tokenHash: TokenHasher.hash(token),
                     wrappedDataKey: masterKey.wrap(dataKey, tenantID: id.rawValue),
-                    masterKeyFingerprint: masterKey.fingerprint)
+                    masterKeyFingerprint: masterKey.fingerprint, backend: owner)
             }
             let record: TenantRecord
             do {
@@ -133,28 +171,29 @@ struct AdminMethods: AeriePlugin {
                         details: again.description)
                 }
             }
-            return CreatedTenant(tenantId: record.id, label: record.label, status: record.status.rawValue, token: token)
+            return CreatedTenant(
+                tenantId: record.id, label: record.label, status: record.status.rawValue, backendId: record.backendId, token: token)
         }
 
-        try router.register("admin.tenants.list", summary: "Lists tenants by id, paged.", access: .admin) {
-            (params: ListParams, _) in
-            let limit = params.limit ?? 100
-            guard (1...500).contains(limit) else {
-                throw AerieError.invalidParams("limit must be between 1 and 500", field: "limit")
-            }
+        try router.register(
+            "admin.tenants.list", summary: "Lists tenants by id, paged (a backend: its own).", access: .adminOrBackend
+        ) { (params: ListParams, context: CallContext) in
+            let limit = try params.validatedLimit()
+            let backend = try Self.scope(context.principal, requested: params.backendId)
             var after: TenantID? = nil
             if let cursor = params.cursor {
                 guard let id = TenantID(cursor) else { throw AerieError.invalidParams("cursor is invalid", field: "cursor") }
                 after = id
             }
-            let page = try await tenants.list(after: after, limit: limit + 1)
+            let page = try await tenants.list(after: after, limit: limit + 1, backend: backend)
             let items = page.prefix(limit).map(TenantView.init)
             return TenantPage(items: items, nextCursor: page.count > limit ? items.last?.tenantId.rawValue : nil)
         }
 
-        try router.register("admin.tenants.get", summary: "Shows one tenant.", access: .admin) {
-            (params: TenantParams, _) in
-            guard let record = try await tenants.get(try params.validated()) else {
+        try router.register("admin.tenants.get", summary: "Shows one tenant (a backend: one of its own).", access: .adminOrBackend) {
+            (params: TenantParams, context: CallContext) in
+            let scope = try Self.scope(context.principal, requested: nil)
+            guard let record = try await tenants.get(try params.validated()), scope == nil || record.backendId == scope else {
                 throw AerieError.notFound("no tenant \(params.tenantId)")
             }
             return TenantView(record)

@@ -104,6 +104,7 @@ public enum AerieApplication {
             var admin = AdminMethods(database: database, masterKeys: masterKeys)
             admin.credentialChanged = { [events] id, current in events.credentialChanged(tenant: id, current: current) }
             try router.install(admin)
+            try router.install(BackendMethods(database: database))
             let resolver = URLResolver(
                 configuration: URLResolver.Configuration(allowPrivateAddresses: configuration.allowPrivateURLs), logger: logger)
             let connectionsPlugin = ConnectionsPlugin(fetcher: resolver, endpoint: { endpoint.value })

@@ -64,6 +64,12 @@ final class EventHub: EventSubscriptions, Service, Sendable {
     var isListening: Bool { listener.withLock { $0?.isListening ?? false } }
 
     func subscribe(_ session: any SessionHandle, tenant: TenantID, filter: EventFilter) async throws {
+        // Push goes to sessions authenticated as the tenant; a backend session acting for it per
+        // call has no tenant of its own to push to.
+        guard session.tenantID == tenant else {
+            throw AerieError(
+                .invalidRequest, "push subscriptions need a session authenticated with the tenant's own token, not a backend's")
+        }
         let previous = sessionTenants.withLock { map in
             defer { map[session.id] = tenant }
             return map[session.id]

@@ -20,14 +20,32 @@ struct TenantAuthenticator: SessionAuthenticator {
         if let adminHash = try await database.tenants.adminTokenHash(), TokenHasher.equal(adminHash, hash) {
             return SessionCredential(kind: .admin, tokenHash: hash)
         }
-        if let tenant = try await database.tenants.authenticate(tokenHash: hash) {
+        if token.hasPrefix(AdminMethods.backendTokenPrefix) {
+            if let backend = try await database.backends.authenticate(tokenHash: hash) {
+                return SessionCredential(kind: .backend(backend), tokenHash: hash)
+            }
+        } else if let tenant = try await database.tenants.authenticate(tokenHash: hash) {
             return SessionCredential(kind: .tenant(tenant.id), tokenHash: hash)
         }
         throw AerieError(.unauthenticated, "invalid token")
     }
 
-    func principal(for credential: SessionCredential, logger: Logger) async throws -> Principal {
+    func principal(for credential: SessionCredential, actingFor: TenantID?, logger: Logger) async throws -> Principal {
         switch credential.kind {
+        case .backend(let backend):
+            // One round trip: the backend's token is current, and the tenant is its own and active.
+            switch try await database.backends.check(backend, tokenHash: credential.tokenHash, actingFor: actingFor) {
+            case .credentialInvalid:
+                throw AerieError(.unauthenticated, "the backend token is no longer valid (backend suspended, deleted or token rotated)")
+            case .notActingFor:
+                guard let actingFor else { return .backend(backend) }
+                throw AerieError(.forbidden, "tenant \(actingFor) is not an active tenant of this backend")
+            case .allowed(let wrapped):
+                guard let actingFor else { return .backend(backend) }
+                var logger = logger
+                logger[metadataKey: "backend"] = "\(backend)"
+                return .tenant(contexts.context(for: actingFor, wrappedDataKey: wrapped, logger: logger))
+            }
         case .admin:
             guard let adminHash = try await database.tenants.adminTokenHash(),
                 TokenHasher.equal(adminHash, credential.tokenHash)

@@ -11,6 +11,9 @@ public struct AerieDatabase: Sendable {
     /// Global tenant table and admin credential.
     public var tenants: TenantDirectory { TenantDirectory(pool: pool) }
 
+    /// Backends: service credentials acting for the tenants they own.
+    public var backends: BackendDirectory { BackendDirectory(pool: pool) }
+
     /// Starts the pool's threads; connections open lazily, on first use.
     public init(configuration: DatabaseConfiguration, logger: Logger) {
         self.pool = ConnectionPool(configuration: configuration, logger: logger)

@@ -15,18 +15,28 @@ public struct TenantDirectory: Sendable {
     /// wrapped by another master key: after a rotation, a server still holding the old key must
     /// not create tenants under it. `rewrapDataKeys` locks the table against inserts, and an
     /// insert's snapshot is taken after its lock, so the check cannot miss a rotation.
+    /// `backend`: the backend that owns the new tenant (it must exist; else `notFound`).
     public func create(
-        id: TenantID, label: String, tokenHash: [UInt8], wrappedDataKey: [UInt8], masterKeyFingerprint: String
+        id: TenantID, label: String, tokenHash: [UInt8], wrappedDataKey: [UInt8], masterKeyFingerprint: String,
+        backend: BackendID? = nil
     ) async throws -> TenantRecord {
         try await pool.transaction(tenant: nil) { session in
+            if let backend,
+                try session.query("SELECT 1 FROM aerie.backends WHERE id = $1::uuid FOR KEY SHARE", [.text(backend.rawValue)]).rowCount == 0
+            {
+                throw AerieError.notFound("no backend \(backend)")
+            }
             let result = try session.query(
                 """
-                INSERT INTO aerie.tenants (id, label, token_hash, data_key_wrapped, master_key_fingerprint)
-                SELECT $1::uuid, $2::text, $3::bytea, $4::bytea, $5::text
+                INSERT INTO aerie.tenants (id, label, token_hash, data_key_wrapped, master_key_fingerprint, backend_id)
+                SELECT $1::uuid, $2::text, $3::bytea, $4::bytea, $5::text, $6::uuid
                 WHERE NOT EXISTS (SELECT 1 FROM aerie.tenants WHERE master_key_fingerprint <> $5::text)
                 RETURNING \(TenantRecord.columns)
                 """,
-                [.text(id.rawValue), .text(label), .bytes(tokenHash), .bytes(wrappedDataKey), .text(masterKeyFingerprint)])
+                [
+                    .text(id.rawValue), .text(label), .bytes(tokenHash), .bytes(wrappedDataKey), .text(masterKeyFingerprint),
+                    .optionalText(backend?.rawValue),
+                ])
             guard result.rowCount == 1 else {
                 let other = try session.query(
                     "SELECT master_key_fingerprint FROM aerie.tenants WHERE master_key_fingerprint <> $1 LIMIT 1",
@@ -45,15 +55,17 @@ public struct TenantDirectory: Sendable {
         }
     }
 
-    /// Tenants in id order, strictly after `after` (keyset paging: pass the last id of a page).
-    public func list(after: TenantID?, limit: Int) async throws -> [TenantRecord] {
+    /// Tenants in id order, strictly after `after` (keyset paging: pass the last id of a page);
+    /// only those of `backend` when given.
+    public func list(after: TenantID?, limit: Int, backend: BackendID? = nil) async throws -> [TenantRecord] {
         try await pool.read { session in
             let result = try session.query(
                 """
                 SELECT \(TenantRecord.columns) FROM aerie.tenants
-                WHERE $1::uuid IS NULL OR id > $1::uuid ORDER BY id LIMIT $2
+                WHERE ($1::uuid IS NULL OR id > $1::uuid) AND ($3::uuid IS NULL OR backend_id = $3::uuid)
+                ORDER BY id LIMIT $2
                 """,
-                [.optionalText(after?.rawValue), .int(max(0, limit))])
+                [.optionalText(after?.rawValue), .int(max(0, limit)), .optionalText(backend?.rawValue)])
             return try TenantRecord.all(in: result)
         }
     }

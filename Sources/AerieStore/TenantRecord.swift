@@ -17,10 +17,12 @@ public struct TenantRecord: Sendable, Codable, Hashable {
     public var updatedAt: Date
     /// Identifies the master key that wraps this tenant's data key (for key rotation).
     public var masterKeyFingerprint: String
+    /// The backend that owns the tenant and may act for it, if any.
+    public var backendId: BackendID?
 
     public init(
         id: TenantID, label: String, status: TenantStatus, createdAt: Date, updatedAt: Date,
-        masterKeyFingerprint: String
+        masterKeyFingerprint: String, backendId: BackendID? = nil
     ) {
         self.id = id
         self.label = label
@@ -28,6 +30,7 @@ public struct TenantRecord: Sendable, Codable, Hashable {
         self.createdAt = createdAt
         self.updatedAt = updatedAt
         self.masterKeyFingerprint = masterKeyFingerprint
+        self.backendId = backendId
     }
 }
 
@@ -35,7 +38,7 @@ extension TenantRecord {
     /// The select list `init(row:of:)` reads, in order.
     static let columns = """
         id, label, status, (extract(epoch FROM created_at) * 1000000)::int8,
-        (extract(epoch FROM updated_at) * 1000000)::int8, master_key_fingerprint
+        (extract(epoch FROM updated_at) * 1000000)::int8, master_key_fingerprint, backend_id::text
         """
 
     init(row: Int, of result: PostgresResult) throws {
@@ -46,7 +49,8 @@ extension TenantRecord {
         else { throw AerieError.internalError(details: "malformed row in aerie.tenants") }
         self.init(
             id: id, label: result.string(row, 1) ?? "", status: status, createdAt: createdAt,
-            updatedAt: updatedAt, masterKeyFingerprint: result.string(row, 5) ?? "")
+            updatedAt: updatedAt, masterKeyFingerprint: result.string(row, 5) ?? "",
+            backendId: result.string(row, 6).flatMap(BackendID.init))
     }
 
     static func all(in result: PostgresResult) throws -> [TenantRecord] {
