@@ -16,7 +16,7 @@ struct AerieAdmin: AsyncParsableCommand {
             Exit codes: 0 success, 1 the server refused the request, 2 usage error,
             3 server unreachable, 4 admin token missing or rejected.
             """,
-        subcommands: [Migrate.self, Tenant.self, Keys.self, Admin.self]
+        subcommands: [Migrate.self, Tenant.self, Backend.self, Keys.self, Admin.self]
     )
 }
 

@@ -10,18 +10,21 @@ struct Tenant: AsyncParsableCommand {
     )
 
     static func describe(_ tenant: JSONValue) -> String {
-        let fields = ["tenantId", "label", "status", "createdAt", "updatedAt"]
+        let fields = ["tenantId", "label", "status", "backendId", "createdAt", "updatedAt"]
         return fields.compactMap { key in tenant[key].map { "\(key): \($0.text)" } }.joined(separator: "\n")
     }
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create a tenant and print its token (shown only once).")
         @Option(help: "A name for the tenant (1-200 characters).") var label: String
+        @Option(help: "The backend that owns the tenant and may act for it (see 'aerie-admin backend').") var backend: String?
         @OptionGroup var options: ServerOptions
 
         func run() async throws {
             try await reporting {
-                try await options.run("admin.tenants.create", params: ["label": .string(label)]) { result in
+                var params: [String: JSONValue] = ["label": .string(label)]
+                if let backend { params["backendId"] = .string(backend) }
+                try await options.run("admin.tenants.create", params: .object(params)) { result in
                     """
                     \(Tenant.describe(result))
                     token: \(result["token"]?.text ?? "-")
@@ -37,12 +40,14 @@ struct Tenant: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List tenants, oldest id first, one page at a time.")
         @Option(help: "Tenants per page (1-500).") var limit: Int = 100
         @Option(help: "Continue after this cursor (printed at the end of the previous page).") var cursor: String?
+        @Option(help: "Only the tenants of this backend.") var backend: String?
         @OptionGroup var options: ServerOptions
 
         func run() async throws {
             try await reporting {
                 var params: [String: JSONValue] = ["limit": .int(Int64(limit))]
                 if let cursor { params["cursor"] = .string(cursor) }
+                if let backend { params["backendId"] = .string(backend) }
                 try await options.run("admin.tenants.list", params: .object(params)) { result in
                     guard case .array(let items)? = result["items"], !items.isEmpty else { return "no tenants" }
                     var lines = items.map { item in
