@@ -22,6 +22,9 @@ struct RPCBench {
     var warmup: Double
     /// Requests per second each session sends in the paced (latency) runs.
     var pacedRatePerSession: Double
+    /// Whether the servers record metrics (an operator endpoint on, as `aerie-server` has by
+    /// default); off shows what recording costs, in a separate run (the backend is per process).
+    var metrics = true
 
     struct Outcome {
         var name: String
@@ -39,8 +42,13 @@ struct RPCBench {
 
         // The production defaults (LiveServer's test default is a smaller pool).
         // system.ping runs on unauthenticated sessions: give them longer than the runs last.
+        let metrics = self.metrics
         let server = try await LiveServer.start(
-            rpc: { $0.authTimeoutSeconds = 3600 }, server: { $0.databasePoolSize = AerieConfiguration().databasePoolSize })
+            rpc: { $0.authTimeoutSeconds = 3600 },
+            server: {
+                $0.databasePoolSize = AerieConfiguration().databasePoolSize
+                if metrics { $0.metricsListen = AerieConfiguration.ListenAddress(host: "127.0.0.1", port: 0) }
+            })
         let (token, connectionId) = try await benchTenant(server)
         let pingOutcome = try await measure(name: "system.ping", port: server.port, setup: nil, line: Self.pingLine)
         let authLine = #"{"jsonrpc":"2.0","id":0,"method":"session.authenticate","params":{"token":"\#(token)"}}"#

@@ -17,6 +17,7 @@ let usage = """
       rpc      JSON-RPC load: bare NIO echo ceiling, system.ping, authenticated settings.get and connections.get;
                closed loop (throughput) then paced (latency at a fixed offered load)
                --sessions N (100)  --seconds S (5)  --warmup S (1)
+           --no-metrics: the servers record no metrics (as before issue 18; production records them)
                --paced-rate R (100): per-session req/s of the paced latency runs
                Needs PostgreSQL: AERIE_TEST_PG (superuser conninfo) or it starts a throwaway cluster.
       crypto   DIDComm v1 authcrypt pack+unpack vs the raw libsodium calls it needs
@@ -51,7 +52,8 @@ if command == "crypto" || command == "all" {
 if command == "rpc" || command == "all" {
     let bench = RPCBench(
         sessions: Int(option("--sessions", default: 100)), seconds: option("--seconds", default: 5),
-        warmup: option("--warmup", default: 1), pacedRatePerSession: option("--paced-rate", default: 100))
+        warmup: option("--warmup", default: 1), pacedRatePerSession: option("--paced-rate", default: 100),
+        metrics: !arguments.contains("--no-metrics"))
     do {
         print(try await bench.run())
     } catch {
