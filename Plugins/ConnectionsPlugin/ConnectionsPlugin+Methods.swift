@@ -118,7 +118,7 @@ extension ConnectionsPlugin {
             [ConnectionMessages.responseType, ConnectionMessages.problemReportType, ConnectionMessages.notificationProblemReportType]
             + DIDExchangeMessages.responseTypes + DIDExchangeMessages.problemReportTypes
         {
-            try router.registerInbound(type) { message, tenant in
+            try router.registerInbound(type, beforePeerKey: true) { message, tenant in
                 try await service.apply(
                     message.body, recipientVerkey: message.recipientVerkey, connectionId: nil,
                     mailboxUid: UUID(uuidString: message.uid), receipt: message.receipt, tenant: tenant)

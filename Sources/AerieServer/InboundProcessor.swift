@@ -109,6 +109,7 @@ struct InboundProcessor: Sendable {
         guard let messageId = message["@id"]?.stringValue, !messageId.isEmpty, messageId.utf8.count <= 256 else {
             return .rejected(status: 400, reason: "the message has no usable @id")
         }
+        if let refusal = try await senderRefusal(unpacked, route: route, tenant: tenant) { return refusal }
         let threadId = message["~thread"]?["thid"]?.stringValue.map { String($0.prefix(256)) }
         let uid = UUID()
         let receipt = InboundReceipt(
@@ -119,6 +120,40 @@ struct InboundProcessor: Sendable {
             type: type, id: messageId, body: message, senderVerkey: unpacked.senderVerkey,
             recipientVerkey: unpacked.recipientVerkey, uid: uid.uuidString.lowercased(), receipt: receipt)
         return await handle(inbound, route: route, tenant: tenant)
+    }
+
+    /// Sender authentication: a message addressed to a connection's pairwise key counts as the
+    /// peer's only when it is authcrypted by the key the connection expects from the peer. Once
+    /// the connection knows the peer's verkey, anything else (anoncrypt, or authcrypt by another
+    /// key, whoever learnt our pairwise key from the DIDDoc or a mediator) is refused here:
+    /// nothing is stored or handled, and the peer gets the endpoint's uniform 400. Before that
+    /// (the handshake), only the handshake's answers may arrive (`InboundRoute.beforePeerKey`);
+    /// their handlers check who sent them (the Response's `connection~sig` by the invitation key,
+    /// its thread). A `forward` is routing, not a message of the peer: its inner message is
+    /// checked the same way. ACA-Py does the same in effect: it resolves the connection from the
+    /// (sender, recipient) key pair and its handlers refuse messages without a ready connection.
+    private func senderRefusal(_ unpacked: UnpackedMessage, route: MethodRouter.InboundRoute, tenant: TenantContext) async throws
+        -> Outcome?
+    {
+        let recipient = unpacked.recipientVerkey
+        guard let expected = try await tenant.database.read({ try $0.connections.expectedSender(toMyVerkey: recipient) }) else {
+            return nil
+        }
+        if let peer = expected.theirVerkey {
+            guard let sender = unpacked.senderVerkey else {
+                return .rejected(
+                    status: 400, reason: "anoncrypt message to connection \(expected.connectionId): only the peer's authcrypted messages count")
+            }
+            guard sender == peer else {
+                return .rejected(status: 400, reason: "message to connection \(expected.connectionId) not sent by its peer's key")
+            }
+            return nil
+        }
+        guard route.beforePeerKey else {
+            return .rejected(
+                status: 400, reason: "connection \(expected.connectionId) does not know its peer yet: \(route.type) refused")
+        }
+        return nil
     }
 
     /// Runs the plugin's handler, which stores the message in its own write transaction (see

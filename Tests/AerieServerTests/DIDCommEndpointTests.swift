@@ -56,12 +56,9 @@ import FoundationNetworking
             let (alice, aliceID) = try await server.tenantClient(label: "alice")
             let (bob, bobID) = try await server.tenantClient(label: "bob")
             defer { Task { await alice.close(); await bob.close() } }
-            let created = try await alice.call("connections.createWithInvite", params: ["invitation": try Self.deadInvitation()])
-            let id = try #require(created["connectionId"]?.stringValue)
-            let connected = try await alice.call("connections.connect", params: ["connectionId": .string(id)])
-            let pwVerkey = try #require(connected["pwVerkey"]?.stringValue)
-
-            let sender = try Ed25519KeyPair(seed: Random.bytes(32))
+            let peer = try await TestPeer.connect(alice)
+            let pwVerkey = peer.pwVerkey
+            let sender = peer.key
             let ping = #"{"@type":"https://didcomm.org/trust_ping/1.0/ping","@id":"ping-1","response_requested":false}"#
             let envelope = try DIDCommEnvelope.pack(Array(ping.utf8), to: [pwVerkey], from: sender)
             #expect(try await Self.post(envelope, to: server.didcommPort) == 202)
@@ -76,7 +73,7 @@ import FoundationNetworking
 
             // Bob cannot see Alice's connection.
             do {
-                _ = try await bob.call("connections.get", params: ["connectionId": .string(id)])
+                _ = try await bob.call("connections.get", params: ["connectionId": .string(peer.connectionId)])
                 Issue.record("expected not_found")
             } catch let error as AerieClientError {
                 #expect(error.code == -32004)

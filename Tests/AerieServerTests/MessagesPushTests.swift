@@ -151,9 +151,9 @@ import Testing
 
                 // A state change made on the first process...
                 let connection = try await MessagesMailboxTests.connect(aliceOnFirst)
-                let changes = try await aliceSeen.wait(for: "connections.stateChanged", count: 2)
-                #expect(changes.map { $0.params["state"] } == [1, 2])
-                #expect(changes.last?.params == ["connectionId": .string(connection.id), "state": 2, "stateName": "requested"])
+                let changes = try await aliceSeen.wait(for: "connections.stateChanged", count: 3)
+                #expect(changes.map { $0.params["state"] } == [1, 2, 4])
+                #expect(changes.last?.params == ["connectionId": .string(connection.id), "state": 4, "stateName": "accepted"])
                 // ...and a message posted to the first process's endpoint.
                 #expect(try await MessagesMailboxTests.send(Self.basic, id: "m1", to: connection, port: first.didcommPort,
                                                           extra: ["content": "hi"]) == 202)

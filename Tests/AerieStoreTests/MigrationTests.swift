@@ -55,22 +55,31 @@ import Testing
             #expect(try await upToPrevious.migrate() == Array(versions.dropLast()))
 
             let first = database.runtime()
-            let a = try await first.tenants.create(
-                id: .random(), label: "A", tokenHash: randomBytes(32), wrappedDataKey: randomBytes(72), masterKeyFingerprint: "m")
-            let b = try await first.tenants.create(
-                id: .random(), label: "B", tokenHash: randomBytes(32), wrappedDataKey: randomBytes(72), masterKeyFingerprint: "m")
+            // Tenants as the previous release wrote them: its columns only (today's code writes
+            // columns the previous schema does not have yet).
+            let (a, b) = (TenantID.random(), TenantID.random())
+            for (id, label) in [(a, "A"), (b, "B")] {
+                _ = try await first.withSession { session in
+                    try session.execute(
+                        """
+                        INSERT INTO aerie.tenants (id, label, token_hash, data_key_wrapped, master_key_fingerprint)
+                        VALUES ($1::uuid, $2, $3, $4, 'm')
+                        """,
+                        [.text(id.rawValue), .text(label), .bytes(randomBytes(32)), .bytes(randomBytes(72))])
+                }
+            }
             var written = ConnectionStoreTests.record(invitationId: "inv-old", key: "KEY-OLD", publicDid: "DID-OLD")
             written.state = .requested
             written.myDid = "MYDID-OLD"
             written.myVerkey = "MYVERKEY-OLD"
             written.threadId = "req-old"
             let row = written
-            try await first.tenant(a.id).transaction { tx in
+            try await first.tenant(a).transaction { tx in
                 try tx.connections.insert(row)
                 try tx.settings.set("before-upgrade", to: .string("kept"))
             }
             let bRow = ConnectionStoreTests.record(invitationId: "inv-b", key: "KEY-B")
-            try await first.tenant(b.id).transaction { try $0.connections.insert(bRow) }
+            try await first.tenant(b).transaction { try $0.connections.insert(bRow) }
             await first.shutdown()
 
             #expect(try await database.migrator().migrate() == [try #require(versions.last)])
@@ -78,8 +87,8 @@ import Testing
 
             let upgraded = database.runtime()
             do {
-                #expect(try await upgraded.tenants.get(a.id)?.label == "A")
-                let tenantA = upgraded.tenant(a.id)
+                #expect(try await upgraded.tenants.get(a)?.label == "A")
+                let tenantA = upgraded.tenant(a)
                 let loaded = try #require(try await tenantA.transaction { try $0.connections.get(row.id) })
                 #expect(loaded.state == .requested)
                 #expect(loaded.invitation == ["@id": "inv-old"])
@@ -92,7 +101,7 @@ import Testing
                 let settings = try await tenantA.transaction { try $0.settings.list(after: nil, limit: 10) }
                 #expect(settings.count == 1, "\(settings)")
                 // Still one tenant's rows per tenant.
-                let bList = try await upgraded.tenant(b.id).transaction { try $0.connections.list(after: nil, state: nil, limit: 10) }
+                let bList = try await upgraded.tenant(b).transaction { try $0.connections.list(after: nil, state: nil, limit: 10) }
                 #expect(bList.map(\.id) == [bRow.id])
                 // The upgraded schema takes new rows too.
                 let fresh = ConnectionStoreTests.record(invitationId: "inv-new", key: "KEY-NEW")
