@@ -1,5 +1,6 @@
 import CLibPQ
 import Foundation
+import Metrics
 
 /// One libpq connection. Every call blocks, so it is only ever used on a thread of the store's
 /// `NIOThreadPool`, by one thread at a time; the pool's lock hands it from one user to the next
@@ -37,6 +38,11 @@ package final class PostgresConnection: @unchecked Sendable {
     deinit { close() }
 
     /// Closes the session; safe to call twice.
+    /// `aerie_db_round_trips_total`: statements or pipelines sent and waited for, by every
+    /// connection of this process (the LISTEN connection's waits are not round trips). The
+    /// figure issue 16 bounds per established connection; `aerie-bench connections` reads it.
+    static let roundTrips = Counter(label: "aerie_db_round_trips_total")
+
     package func close() {
         if let handle { PQfinish(handle) }
         handle = nil
@@ -57,6 +63,7 @@ package final class PostgresConnection: @unchecked Sendable {
         let handle = try liveHandle()
         let key = PreparedKey(sql: sql, parameters: parameters)
         guard let name = prepared[key] else { return try pipeline([(sql, parameters)]) }
+        Self.roundTrips.increment()
         let raw = Parameters.with(parameters) { count, _, values, lengths, formats in
             PQexecPrepared(handle, name, count, values, lengths, formats, 0)
         }
@@ -72,6 +79,7 @@ package final class PostgresConnection: @unchecked Sendable {
     /// fixed DDL only, never text that came from a caller.
     package func script(_ sql: String) throws {
         let handle = try liveHandle()
+        Self.roundTrips.increment()
         _ = try check(PQexec(handle, sql), sql)
     }
 
@@ -111,6 +119,7 @@ package final class PostgresConnection: @unchecked Sendable {
             }
             guard sent == 1 else { throw failure(nil, step.key.sql, forceBroken: true) }
         }
+        Self.roundTrips.increment()
         guard PQpipelineSync(handle) == 1, PQflush(handle) == 0 else {
             throw failure(nil, statements.first?.sql, forceBroken: true)
         }

@@ -21,6 +21,8 @@ struct ConnectionsBench {
         var wall: Double
         var cpu: Double
         var databaseCPU: Double?
+        /// Aerie only: database round trips of the whole run (its `aerie_db_round_trips_total`).
+        var roundTrips: Double?
     }
 
     func run() async throws -> String {
@@ -31,7 +33,7 @@ struct ConnectionsBench {
         do {
             let (tenant, _) = try await aerie.tenantClient()
             for (mode, width) in [("sequential", 1), ("\(concurrency) at a time", concurrency)] {
-                runs.append(try await measure(invitee: "Aerie", mode: mode, width: width, pid: aerie.pid, postgres: true) {
+                runs.append(try await measure(invitee: "Aerie", mode: mode, width: width, pid: aerie.pid, postgres: true, aerie: aerie) {
                     let invitation = try await inviter.admin("POST", "/connections/create-invitation", body: [:])
                     let url = invitation["invitation_url"] ?? .null
                     let result = try await tenant.call("connections.accept", params: ["url": url, "wait": true])
@@ -57,13 +59,14 @@ struct ConnectionsBench {
         await inviter.stop()
 
         var lines = ["connections: \(count) connections per run accepted from one ACA-Py 1.2.7 inviter (RFC 0160)"]
-        lines.append("  invitee        mode           wall s   conn/s   CPU s   CPU ms/conn   (+ PostgreSQL CPU s)")
+        lines.append("  invitee        mode           wall s   conn/s   CPU s   CPU ms/conn   (+ PostgreSQL CPU s)   DB round trips/conn")
         for run in runs {
             lines.append(
                 "  " + run.invitee.padding(toLength: 14, withPad: " ", startingAt: 0) + " "
                     + run.mode.padding(toLength: 14, withPad: " ", startingAt: 0)
                     + String(format: " %6.2f  %7.1f  %6.2f  %11.1f", run.wall, Double(count) / run.wall, run.cpu, run.cpu * 1000 / Double(count))
-                    + (run.databaseCPU.map { String(format: "   (+ %.2f)", $0) } ?? ""))
+                    + (run.databaseCPU.map { String(format: "   (+ %.2f)", $0) } ?? "")
+                    + (run.roundTrips.map { String(format: "              %.1f", $0 / Double(count)) } ?? ""))
         }
         for mode in Set(runs.map(\.mode)).sorted() {
             guard let a = runs.first(where: { $0.invitee == "Aerie" && $0.mode == mode }),
@@ -71,15 +74,17 @@ struct ConnectionsBench {
             else { continue }
             lines.append(
                 String(
-                    format: "  %@: Aerie CPU/conn = %.3f of ACA-Py's (%.3f with its PostgreSQL); wall %.2fx faster (target CPU <= 0.100)",
-                    mode, a.cpu / b.cpu, (a.cpu + (a.databaseCPU ?? 0)) / b.cpu, b.wall / a.wall))
+                    format: "  %@: Aerie CPU/conn = %.3f of ACA-Py's (%.3f with its PostgreSQL); wall %.2fx faster (target CPU <= 0.100); %.1f database round trips per connection (target <= 8)",
+                    mode, a.cpu / b.cpu, (a.cpu + (a.databaseCPU ?? 0)) / b.cpu, b.wall / a.wall, (a.roundTrips ?? .nan) / Double(count)))
         }
         return lines.joined(separator: "\n")
     }
 
     private func measure(
-        invitee: String, mode: String, width: Int, pid: Int32, postgres: Bool, _ one: @escaping @Sendable () async throws -> Void
+        invitee: String, mode: String, width: Int, pid: Int32, postgres: Bool, aerie: AerieProcess? = nil,
+        _ one: @escaping @Sendable () async throws -> Void
     ) async throws -> Run {
+        let roundTripsBefore = try await aerie?.roundTrips()
         let cpuBefore = ProcessCPU.seconds(pid: pid)
         let databaseBefore = postgres ? ProcessCPU.postgresSeconds() : 0
         let started = ContinuousClock.now
@@ -98,9 +103,16 @@ struct ConnectionsBench {
         }
         let elapsed = ContinuousClock.now - started
         let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        return Run(
-            invitee: invitee, mode: mode, wall: wall, cpu: ProcessCPU.seconds(pid: pid) - cpuBefore,
-            databaseCPU: postgres ? ProcessCPU.postgresSeconds() - databaseBefore : nil)
+        let cpu = ProcessCPU.seconds(pid: pid) - cpuBefore
+        let databaseCPU = postgres ? ProcessCPU.postgresSeconds() - databaseBefore : nil
+        // Read after the CPU figures (a scrape costs CPU too), half a second on, so the trust
+        // pings still being sent are in.
+        var roundTrips: Double? = nil
+        if let aerie, let before = roundTripsBefore {
+            try await Task.sleep(for: .milliseconds(500))
+            roundTrips = try await aerie.roundTrips() - before
+        }
+        return Run(invitee: invitee, mode: mode, wall: wall, cpu: cpu, databaseCPU: databaseCPU, roundTrips: roundTrips)
     }
 }
 
@@ -142,13 +154,16 @@ enum ProcessCPU {
 final class AerieProcess: @unchecked Sendable {
     let process: Process
     let port: Int
+    /// Its operator endpoint (`/metrics`: the round-trip counter).
+    let metricsPort: Int
     let home: URL
     let database: TestDatabase
     var pid: Int32 { process.processIdentifier }
 
-    private init(process: Process, port: Int, home: URL, database: TestDatabase) {
+    private init(process: Process, port: Int, metricsPort: Int, home: URL, database: TestDatabase) {
         self.process = process
         self.port = port
+        self.metricsPort = metricsPort
         self.home = home
         self.database = database
     }
@@ -158,6 +173,7 @@ final class AerieProcess: @unchecked Sendable {
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("aerie-bench-\(UUID().uuidString)")
         let rpcPort = try ACAPyAgent.freePort()
         let didcommPort = try ACAPyAgent.freePort()
+        let metricsPort = try ACAPyAgent.freePort()
         let process = Process()
         process.executableURL = try BuiltProducts.executable("aerie-server")
         var environment = ProcessInfo.processInfo.environment
@@ -166,13 +182,13 @@ final class AerieProcess: @unchecked Sendable {
         environment["AERIE_OWNER_DATABASE_URL"] = database.ownerConninfo
         environment["AERIE_RPC_LISTEN"] = "127.0.0.1:\(rpcPort)"
         environment["AERIE_DIDCOMM_LISTEN"] = "127.0.0.1:\(didcommPort)"
-        environment["AERIE_METRICS_LISTEN"] = "off"
+        environment["AERIE_METRICS_LISTEN"] = "127.0.0.1:\(metricsPort)"
         environment["AERIE_ALLOW_PRIVATE_URLS"] = "1"
         environment["AERIE_LOG_LEVEL"] = "warning"
         process.environment = environment
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        let server = AerieProcess(process: process, port: rpcPort, home: home, database: database)
+        let server = AerieProcess(process: process, port: rpcPort, metricsPort: metricsPort, home: home, database: database)
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
             if let client = try? await AerieClient.connect(host: "127.0.0.1", port: rpcPort),
@@ -185,6 +201,17 @@ final class AerieProcess: @unchecked Sendable {
         }
         await server.stop()
         throw BenchFailure("aerie-server did not start within 30 s")
+    }
+
+    /// The server's `aerie_db_round_trips_total` now (a scrape of its operator endpoint; the
+    /// scrape's own database figures are read once per 5 s at most and not in this counter's
+    /// way: they go through the same pool, so a scrape may add one round trip).
+    func roundTrips() async throws -> Double {
+        let metrics = try await RawLineClient.httpGet(port: metricsPort, path: "/metrics").body
+        for line in metrics.split(separator: "\n") where line.hasPrefix("aerie_db_round_trips_total ") {
+            if let value = line.split(separator: " ").last.flatMap({ Double($0) }) { return value }
+        }
+        return 0
     }
 
     func tenantClient() async throws -> (AerieClient, TenantID) {
