@@ -31,6 +31,8 @@ public struct MethodRouter: Sendable {
     public struct InboundRoute: Sendable {
         public let type: String
         public let plugin: String
+        /// Who the type is taken from on a connection; anyone else is refused at the endpoint.
+        public let senders: InboundSenders
         public let handler: InboundHandler
     }
 
@@ -104,13 +106,15 @@ public struct MethodRouter: Sendable {
 
     /// Registers the handler for an inbound DIDComm message type. Types are stored under the
     /// `https://didcomm.org/` prefix, so the legacy `did:sov:...;spec/` spelling routes the same way.
-    public mutating func registerInbound(_ type: String, handler: @escaping InboundHandler) throws {
+    public mutating func registerInbound(
+        _ type: String, from senders: InboundSenders = .peer, handler: @escaping InboundHandler
+    ) throws {
         let key = InboundMessage.normalizedType(type)
         if let existing = inbound[key] {
             throw RouterError(
                 message: "message type '\(key)' is registered twice (by '\(existing.plugin)' and '\(currentPlugin)')")
         }
-        inbound[key] = InboundRoute(type: key, plugin: currentPlugin, handler: handler)
+        inbound[key] = InboundRoute(type: key, plugin: currentPlugin, senders: senders, handler: handler)
     }
 
     /// Registers a hook the server calls when it gives up on something a connection needed.

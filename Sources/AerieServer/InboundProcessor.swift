@@ -93,16 +93,35 @@ struct InboundProcessor: Sendable {
         guard let messageId = message["@id"]?.stringValue, !messageId.isEmpty, messageId.utf8.count <= 256 else {
             return .rejected(status: 400, reason: "the message has no usable @id")
         }
+        guard let (connection, sender) = try await authenticate(
+            sender: unpacked.senderVerkey, recipient: unpacked.recipientVerkey, route: route, tenant: tenant)
+        else { return .rejected(status: 400, reason: "no recipient of this message is known here") }
         let threadId = message["~thread"]?["thid"]?.stringValue.map { String($0.prefix(256)) }
         let uid = UUID()
         let receipt = InboundReceipt(
             message: MailboxMessage(
-                uid: uid, connectionId: nil, recipientVerkey: unpacked.recipientVerkey, senderVerkey: unpacked.senderVerkey,
-                messageId: messageId, type: type, threadId: threadId, payload: message))
+                uid: uid, connectionId: connection.id, recipientVerkey: unpacked.recipientVerkey,
+                senderVerkey: unpacked.senderVerkey, messageId: messageId, type: type, threadId: threadId, payload: message))
         let inbound = InboundMessage(
             type: type, id: messageId, body: message, senderVerkey: unpacked.senderVerkey,
-            recipientVerkey: unpacked.recipientVerkey, uid: uid.uuidString.lowercased(), receipt: receipt)
+            recipientVerkey: unpacked.recipientVerkey, uid: uid.uuidString.lowercased(), receipt: receipt,
+            connection: connection, sender: sender)
         return await handle(inbound, route: route, tenant: tenant)
+    }
+
+    /// Sender authentication, the one place it happens: resolves the connection of the
+    /// recipient key (one read) and checks that the sender is a key that connection takes this
+    /// type from (`InboundSender.authenticate`). Nil (the message is refused, nothing stored)
+    /// for anoncrypt, a stranger's key, or a key with no connection; the answer is the same
+    /// as for an unknown recipient, so it reveals nothing about which keys are hosted.
+    func authenticate(
+        sender: String?, recipient: String, route: MethodRouter.InboundRoute, tenant: TenantContext
+    ) async throws -> (ConnectionRecord, InboundSender)? {
+        guard sender != nil,
+            let connection = try await tenant.database.read({ tx in try tx.connections.findByMyVerkey(recipient) }),
+            let authenticated = InboundSender.authenticate(senderVerkey: sender, connection: connection, accepted: route.senders)
+        else { return nil }
+        return (connection, authenticated)
     }
 
     /// Runs the plugin's handler, which stores the message in its own write transaction (see
@@ -125,6 +144,8 @@ struct InboundProcessor: Sendable {
             return claim?.isToHandle == false ? .duplicate : .accepted
         } catch is InboundReceipt.RecipientGone {
             return .rejected(status: 400, reason: "no recipient of this message is known here")
+        } catch is InboundSender.Refused {
+            return .rejected(status: 400, reason: "the sender is not the key the message names")
         } catch {
             let reason = "\(inbound.type.split(separator: "/").suffix(2).joined(separator: "/")) could not be handled: \(Self.describe(error))"
             tenant.logger.warning(
@@ -138,12 +159,8 @@ struct InboundProcessor: Sendable {
                 let maxAttempts = transient ? self.maxHandlingAttempts : 1
                 let backoff = Int(handlingBackoff.components.seconds)
                 let recorded = try await tenant.database.transaction { tx -> (attempts: Int, connectionId: UUID?)? in
-                    var message = receipt.message
-                    if message.connectionId == nil {
-                        message.connectionId = try tx.connections.findByMyVerkey(message.recipientVerkey)?.id
-                    }
-                    return try tx.mailbox.recordHandlingFailure(
-                        message, error: reason, maxAttempts: maxAttempts, backoffSeconds: max(1, backoff))
+                    try tx.mailbox.recordHandlingFailure(
+                        receipt.message, error: reason, maxAttempts: maxAttempts, backoffSeconds: max(1, backoff))
                 }
                 if transient, let recorded, recorded.attempts >= maxAttempts, let connectionId = recorded.connectionId {
                     await router.connectionFailed(
