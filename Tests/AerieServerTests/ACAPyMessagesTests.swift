@@ -97,7 +97,7 @@ import Testing
             let download = try await alice.call("messages.download", params: ["uids": [uid]])
             #expect(download.arrayValue?.first?["msgs"]?.arrayValue?.first?["type"] == "basicMessage")
             // None of Alice's events reached Bob: his first notification is his own, made after them.
-            let bobsOwn = try await MessagesMailboxTests.connect(bob)
+            let bobsOwn = try await MessagesMailboxTests.connect(bob, on: server)
             let bobFirst = try #require(try await bobSeen.wait(for: "connections.stateChanged").first)
             #expect(bobFirst.params["connectionId"] == .string(bobsOwn.id), "\(bobSeen.all().map(\.params))")
             #expect(bobSeen.all().first?.params["connectionId"] == .string(bobsOwn.id), "\(bobSeen.all().map(\.params))")

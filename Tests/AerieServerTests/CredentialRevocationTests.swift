@@ -63,8 +63,8 @@ import Testing
             let alice = try await MessagesPushTests.client(server, token: aliceToken)
             let bob = try await MessagesPushTests.client(server, token: bobToken)
             defer { Task { await alice.close(); await bob.close() } }
-            let aliceConnection = try await MessagesMailboxTests.connect(alice)
-            let bobConnection = try await MessagesMailboxTests.connect(bob)
+            let aliceConnection = try await MessagesMailboxTests.connect(alice, on: server)
+            let bobConnection = try await MessagesMailboxTests.connect(bob, on: server)
             let aliceSeen = Collector(alice)
             let bobSeen = Collector(bob)
             _ = try await alice.call("messages.subscribe")
@@ -107,8 +107,8 @@ import Testing
                         for client in [alicePush, bobPush, aliceFirst, aliceSecond, bobFirst] { await client.close() }
                     }
                 }
-                let aliceConnection = try await MessagesMailboxTests.connect(aliceFirst)
-                let bobConnection = try await MessagesMailboxTests.connect(bobFirst)
+                let aliceConnection = try await MessagesMailboxTests.connect(aliceFirst, on: first)
+                let bobConnection = try await MessagesMailboxTests.connect(bobFirst, on: first)
                 let aliceSeen = Collector(alicePush)
                 let bobSeen = Collector(bobPush)
                 _ = try await alicePush.call("messages.subscribe")

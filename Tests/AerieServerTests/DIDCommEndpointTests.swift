@@ -62,6 +62,7 @@ import FoundationNetworking
             let pwVerkey = try #require(connected["pwVerkey"]?.stringValue)
 
             let sender = try Ed25519KeyPair(seed: Random.bytes(32))
+            try await MessagesMailboxTests.setPeer(sender.verkeyBase58, of: id, in: server.database)
             let ping = #"{"@type":"https://didcomm.org/trust_ping/1.0/ping","@id":"ping-1","response_requested":false}"#
             let envelope = try DIDCommEnvelope.pack(Array(ping.utf8), to: [pwVerkey], from: sender)
             #expect(try await Self.post(envelope, to: server.didcommPort) == 202)

@@ -96,10 +96,12 @@ import Testing
                 "connections.createWithInvite", params: ["invitation": try DIDCommEndpointTests.deadInvitation()])
             let id = try #require(created["connectionId"]?.stringValue)
             let connected = try await tenant.call("connections.connect", params: ["connectionId": .string(id)])
+            let sender = try Ed25519KeyPair(seed: Random.bytes(32))
+            try await MessagesMailboxTests.setPeer(sender.verkeyBase58, of: id, in: server.database)
             try await body(
                 Fixture(
                     server: server, tenant: tenant, tenantID: tenantID, connectionId: id,
-                    pwVerkey: try #require(connected["pwVerkey"]?.stringValue), sender: try Ed25519KeyPair(seed: Random.bytes(32))))
+                    pwVerkey: try #require(connected["pwVerkey"]?.stringValue), sender: sender))
         }
     }
 

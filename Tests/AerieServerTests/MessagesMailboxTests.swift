@@ -4,6 +4,7 @@ import AerieCrypto
 import AerieStore
 import AerieTesting
 import Foundation
+import Logging
 import Testing
 
 /// `messages.*` through a live server, with messages packed as a peer would and posted to the
@@ -16,14 +17,35 @@ import Testing
         let peer: Ed25519KeyPair
     }
 
-    static func connect(_ client: AerieClient) async throws -> Connection {
+    /// A connection whose peer key is `peer` (as its Response would have set it, written
+    /// directly: the invitation's endpoint is dead), so the peer's messages are accepted.
+    static func connect(_ client: AerieClient, on server: LiveServer) async throws -> Connection {
         let created = try await client.call(
             "connections.createWithInvite", params: ["invitation": try DIDCommEndpointTests.deadInvitation()])
         let id = try #require(created["connectionId"]?.stringValue)
         let connected = try await client.call("connections.connect", params: ["connectionId": .string(id)])
+        let peer = try Ed25519KeyPair(seed: Random.bytes(32))
+        try await setPeer(peer.verkeyBase58, of: id, in: server.database)
         return Connection(
             id: id, pwDid: try #require(connected["pwDid"]?.stringValue),
-            pwVerkey: try #require(connected["pwVerkey"]?.stringValue), peer: try Ed25519KeyPair(seed: Random.bytes(32)))
+            pwVerkey: try #require(connected["pwVerkey"]?.stringValue), peer: peer)
+    }
+
+    /// Sets a connection's peer verkey, as an accepted Response would (superuser: any tenant).
+    static func setPeer(_ verkey: String, of connectionId: String, in database: TestDatabase) async throws {
+        let pool = AerieDatabase(
+            configuration: DatabaseConfiguration(conninfo: database.superuserConninfo, maxConnections: 1),
+            logger: Logger(label: "test"))
+        do {
+            try await pool.withSession { session in
+                _ = try session.execute(
+                    "UPDATE aerie.connections SET their_verkey = $1 WHERE id = $2::uuid", [.text(verkey), .text(connectionId)])
+            }
+        } catch {
+            await pool.shutdown()
+            throw error
+        }
+        await pool.shutdown()
     }
 
     @discardableResult
@@ -73,9 +95,9 @@ import Testing
             let (alice, aliceID) = try await server.tenantClient(label: "alice")
             let (bob, _) = try await server.tenantClient(label: "bob")
             defer { Task { await alice.close(); await bob.close() } }
-            let c1 = try await Self.connect(alice)
-            let c2 = try await Self.connect(alice)
-            let c3 = try await Self.connect(bob)
+            let c1 = try await Self.connect(alice, on: server)
+            let c2 = try await Self.connect(alice, on: server)
+            let c3 = try await Self.connect(bob, on: server)
             // The peer's DID would come from its Response; set it directly for senderDID.
             let runtime = server.database.runtime(maxConnections: 1)
             try await runtime.withSession(tenant: aliceID) { session in
@@ -198,8 +220,8 @@ import Testing
             let (alice, aliceID) = try await server.tenantClient(label: "alice")
             let (bob, bobID) = try await server.tenantClient(label: "bob")
             defer { Task { await alice.close(); await bob.close() } }
-            let a = try await Self.connect(alice)
-            let b = try await Self.connect(bob)
+            let a = try await Self.connect(alice, on: server)
+            let b = try await Self.connect(bob, on: server)
             let port = server.didcommPort
             for (id, connection) in [("old-reviewed", a), ("old-pending", a), ("new-reviewed", a), ("bob-old-reviewed", b), ("bob-old-pending", b)] {
                 #expect(try await Self.send("https://didcomm.org/basicmessage/1.0/message", id: id, to: connection, port: port) == 202)

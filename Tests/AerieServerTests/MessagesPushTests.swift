@@ -72,9 +72,9 @@ import Testing
             let (alice, _) = try await server.tenantClient(label: "alice")
             let (bob, _) = try await server.tenantClient(label: "bob")
             defer { Task { await alice.close(); await bob.close() } }
-            let c1 = try await MessagesMailboxTests.connect(alice)
-            let c2 = try await MessagesMailboxTests.connect(alice)
-            let c3 = try await MessagesMailboxTests.connect(bob)
+            let c1 = try await MessagesMailboxTests.connect(alice, on: server)
+            let c2 = try await MessagesMailboxTests.connect(alice, on: server)
+            let c3 = try await MessagesMailboxTests.connect(bob, on: server)
             let aliceSeen = Collector(alice)
             let bobSeen = Collector(bob)
             #expect(try await alice.call("messages.subscribe") == ["subscribed": true])
@@ -150,7 +150,7 @@ import Testing
                 _ = try await bobOnSecond.call("messages.subscribe")
 
                 // A state change made on the first process...
-                let connection = try await MessagesMailboxTests.connect(aliceOnFirst)
+                let connection = try await MessagesMailboxTests.connect(aliceOnFirst, on: first)
                 let changes = try await aliceSeen.wait(for: "connections.stateChanged", count: 2)
                 #expect(changes.map { $0.params["state"] } == [1, 2])
                 #expect(changes.last?.params == ["connectionId": .string(connection.id), "state": 2, "stateName": "requested"])
@@ -160,7 +160,7 @@ import Testing
                 let received = try await aliceSeen.wait(for: "messages.received")
                 #expect(received.first?.params["pairwiseDID"] == .string(connection.pwDid))
                 // None of that reached Bob: his first notification is one of his own, made after.
-                let bobsOwn = try await MessagesMailboxTests.connect(bobOnSecond)
+                let bobsOwn = try await MessagesMailboxTests.connect(bobOnSecond, on: first)
                 let bobFirst = try #require(try await bobSeen.wait(for: "connections.stateChanged").first)
                 #expect(bobSeen.all().first?.method == "connections.stateChanged", "\(bobSeen.all().map(\.params))")
                 #expect(bobFirst.params["connectionId"] == .string(bobsOwn.id), "\(bobSeen.all().map(\.params))")
@@ -179,7 +179,7 @@ import Testing
             let alice = try await Self.client(server, token: aliceToken)
             let switcher = try await Self.client(server, token: aliceToken)
             defer { Task { await alice.close(); await switcher.close() } }
-            let connection = try await MessagesMailboxTests.connect(alice)
+            let connection = try await MessagesMailboxTests.connect(alice, on: server)
             let seen = Collector(switcher)
             _ = try await switcher.call("messages.subscribe")
             try await switcher.authenticate(token: bobToken)
@@ -197,7 +197,7 @@ import Testing
             _ = try await switcher.call("messages.subscribe")
             let bob = try await Self.client(server, token: bobToken)
             defer { Task { await bob.close() } }
-            let bobsOwn = try await MessagesMailboxTests.connect(bob)
+            let bobsOwn = try await MessagesMailboxTests.connect(bob, on: server)
             var bobsEventArrived = false
             for _ in 0..<500 where !bobsEventArrived {
                 bobsEventArrived = seen.all("connections.stateChanged").contains { $0.params["connectionId"] == .string(bobsOwn.id) }
