@@ -242,7 +242,8 @@ public struct ConnectionService: Sendable {
     /// (the inbound pipeline's) stores the message in the transaction that applies it.
     @discardableResult
     public func apply(_ message: JSONValue, recipientVerkey: String?, connectionId: UUID?, mailboxUid: UUID?,
-                      receipt: InboundReceipt? = nil, tenant: TenantContext) async throws -> ConnectionRecord? {
+                      receipt: InboundReceipt? = nil, inbound: (connection: ConnectionRecord, sender: InboundSender)? = nil,
+                      tenant: TenantContext) async throws -> ConnectionRecord? {
         guard let type = message["@type"]?.stringValue.map(InboundMessage.normalizedType) else {
             throw AerieError.invalidParams("the message has no @type", field: "message")
         }
@@ -250,7 +251,9 @@ public struct ConnectionService: Sendable {
         let isResponse = type == ConnectionMessages.responseType || DIDExchangeMessages.responseTypes.contains(type)
         let found: (record: ConnectionRecord, sealedKey: [UInt8]?)? = try await tenant.database.transaction { tx in
             let record: ConnectionRecord?
-            if let connectionId {
+            if let inbound {
+                record = inbound.connection  // resolved by the inbound pipeline with its sender
+            } else if let connectionId {
                 record = try tx.connections.get(connectionId)
             } else if let recipientVerkey {
                 record = try tx.connections.findByMyVerkey(recipientVerkey)
@@ -279,6 +282,7 @@ public struct ConnectionService: Sendable {
             let peer: ConnectionMessages.PeerConnection
             do {
                 peer = try ConnectionMessages.readResponse(message, invitationKey: invitationKey)
+                try Self.requireAuthor(peer, sentBy: inbound?.sender)
             } catch let error as CryptoError {
                 return try await fail(record.id, event: .problem(reason: "the response's connection~sig is invalid: \(error.message)"),
                                       report: nil, mailboxUid: mailboxUid, receipt: receipt, tenant: tenant)
@@ -296,6 +300,7 @@ public struct ConnectionService: Sendable {
             let peer: ConnectionMessages.PeerConnection
             do {
                 peer = try DIDExchangeMessages.readResponse(message, invitationKey: invitationKey)
+                try Self.requireAuthor(peer, sentBy: inbound?.sender)
             } catch let error as CryptoError {
                 return try await fail(
                     record.id, event: .problem(reason: "the didexchange response's signed attachment is invalid: \(error.message)"),
@@ -317,6 +322,13 @@ public struct ConnectionService: Sendable {
         default:
             throw AerieError.invalidParams("a \(type) message does not change a connection's state", field: "message")
         }
+    }
+
+    /// A Response packed by a key not known before it must be packed by the key its signed
+    /// connection names: anyone who saw our pairwise key could otherwise replay the inviter's
+    /// signed payload from a key of their own.
+    private static func requireAuthor(_ peer: ConnectionMessages.PeerConnection, sentBy sender: InboundSender?) throws {
+        if let sender, !sender.allows(peer.verkey) { throw InboundSender.Refused() }
     }
 
     /// Stores the peer of a verified Response, moves to `accepted` and enqueues `reply` (trust

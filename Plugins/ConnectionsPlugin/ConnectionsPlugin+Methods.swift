@@ -114,14 +114,19 @@ extension ConnectionsPlugin {
         }
         // Responses and problem reports of both handshakes (didexchange 1.0 and 1.1 too; the legacy
         // did:sov:...;spec/ prefix routes the same way): stored and applied in one transaction.
-        for type in
-            [ConnectionMessages.responseType, ConnectionMessages.problemReportType, ConnectionMessages.notificationProblemReportType]
-            + DIDExchangeMessages.responseTypes + DIDExchangeMessages.problemReportTypes
-        {
-            try router.registerInbound(type, beforePeerKey: true) { message, tenant in
+        // Senders (see InboundSender): a Response from the key its signed connection names (or
+        // the invitation key), a problem report from the invitation key while the peer's key is
+        // unknown; once known, only the peer's key.
+        let responses = [ConnectionMessages.responseType] + DIDExchangeMessages.responseTypes
+        let reports = [ConnectionMessages.problemReportType, ConnectionMessages.notificationProblemReportType]
+            + DIDExchangeMessages.problemReportTypes
+        for type in responses + reports {
+            try router.registerInbound(type, from: responses.contains(type) ? .handshakeResponse : .handshakeReport) {
+                message, tenant in
                 try await service.apply(
                     message.body, recipientVerkey: message.recipientVerkey, connectionId: nil,
-                    mailboxUid: UUID(uuidString: message.uid), receipt: message.receipt, tenant: tenant)
+                    mailboxUid: UUID(uuidString: message.uid), receipt: message.receipt,
+                    inbound: message.connection.flatMap { connection in message.sender.map { (connection, $0) } }, tenant: tenant)
             }
         }
         // Pings and their answers are kept in the mailbox; nothing else to do (we never ask for a response).

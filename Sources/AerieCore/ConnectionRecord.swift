@@ -111,9 +111,6 @@ public protocol ConnectionRepository {
     func lockInvitation(_ invitationId: String) throws
     /// The connection whose pairwise verkey is `verkey` (locked for update).
     func findByMyVerkey(_ verkey: String) throws -> ConnectionRecord?
-    /// Who may send on the connection whose pairwise verkey is `verkey`: its id and the peer's
-    /// verkey once known (nil during the handshake). No lock; works in a read-only transaction.
-    func expectedSender(toMyVerkey verkey: String) throws -> (connectionId: UUID, theirVerkey: String?)?
     func findByMyDid(_ did: String) throws -> ConnectionRecord?
     /// Removes the row; returns whether there was one.
     func delete(_ id: UUID) throws -> Bool

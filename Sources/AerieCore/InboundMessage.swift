@@ -15,10 +15,15 @@ public struct InboundMessage: Sendable {
     public var uid: String
     /// How it is stored: by the handler's own transaction (`claim(in:)`), else by the pipeline.
     public var receipt: InboundReceipt?
+    /// The connection its recipient key belongs to, resolved once by the inbound pipeline with
+    /// the sender checked (`InboundSender`); nil for a message a backend hands in.
+    public var connection: ConnectionRecord?
+    /// Who sent it, as `connection` sees it; nil when `connection` is.
+    public var sender: InboundSender?
 
     public init(
         type: String, id: String?, body: JSONValue, senderVerkey: String?, recipientVerkey: String, uid: String,
-        receipt: InboundReceipt? = nil
+        receipt: InboundReceipt? = nil, connection: ConnectionRecord? = nil, sender: InboundSender? = nil
     ) {
         self.type = Self.normalizedType(type)
         self.id = id
@@ -27,6 +32,8 @@ public struct InboundMessage: Sendable {
         self.recipientVerkey = recipientVerkey
         self.uid = uid
         self.receipt = receipt
+        self.connection = connection
+        self.sender = sender
     }
 
     public static func normalizedType(_ type: String) -> String {

@@ -33,11 +33,9 @@ public struct MethodRouter: Sendable {
     public struct InboundRoute: Sendable {
         public let type: String
         public let plugin: String
+        /// Who the type is taken from on a connection; anyone else is refused at the endpoint.
+        public let senders: InboundSenders
         public let handler: InboundHandler
-        /// Whether the message may arrive on a connection that does not know the peer's key yet
-        /// (a handshake's answer). Every other message addressed to a connection's pairwise key
-        /// must be authcrypted by the peer's key, or the endpoint refuses it.
-        public let beforePeerKey: Bool
     }
 
     /// Told when the server gives up on something a connection needed (an outbound message it
@@ -110,16 +108,15 @@ public struct MethodRouter: Sendable {
 
     /// Registers the handler for an inbound DIDComm message type. Types are stored under the
     /// `https://didcomm.org/` prefix, so the legacy `did:sov:...;spec/` spelling routes the same way.
-    /// `beforePeerKey`: the message answers a handshake, so it may arrive before the connection
-    /// knows the peer's key (the handler then checks who sent it, e.g. a signature by the
-    /// invitation key); see `InboundRoute.beforePeerKey`.
-    public mutating func registerInbound(_ type: String, beforePeerKey: Bool = false, handler: @escaping InboundHandler) throws {
+    public mutating func registerInbound(
+        _ type: String, from senders: InboundSenders = .peer, handler: @escaping InboundHandler
+    ) throws {
         let key = InboundMessage.normalizedType(type)
         if let existing = inbound[key] {
             throw RouterError(
                 message: "message type '\(key)' is registered twice (by '\(existing.plugin)' and '\(currentPlugin)')")
         }
-        inbound[key] = InboundRoute(type: key, plugin: currentPlugin, handler: handler, beforePeerKey: beforePeerKey)
+        inbound[key] = InboundRoute(type: key, plugin: currentPlugin, senders: senders, handler: handler)
     }
 
     /// Registers a hook the server calls when it gives up on something a connection needed.

@@ -109,51 +109,35 @@ struct InboundProcessor: Sendable {
         guard let messageId = message["@id"]?.stringValue, !messageId.isEmpty, messageId.utf8.count <= 256 else {
             return .rejected(status: 400, reason: "the message has no usable @id")
         }
-        if let refusal = try await senderRefusal(unpacked, route: route, tenant: tenant) { return refusal }
+        guard let (connection, sender) = try await authenticate(
+            sender: unpacked.senderVerkey, recipient: unpacked.recipientVerkey, route: route, tenant: tenant)
+        else { return .rejected(status: 400, reason: "no recipient of this message is known here") }
         let threadId = message["~thread"]?["thid"]?.stringValue.map { String($0.prefix(256)) }
         let uid = UUID()
         let receipt = InboundReceipt(
             message: MailboxMessage(
-                uid: uid, connectionId: nil, recipientVerkey: unpacked.recipientVerkey, senderVerkey: unpacked.senderVerkey,
-                messageId: messageId, type: type, threadId: threadId, payload: message))
+                uid: uid, connectionId: connection.id, recipientVerkey: unpacked.recipientVerkey,
+                senderVerkey: unpacked.senderVerkey, messageId: messageId, type: type, threadId: threadId, payload: message))
         let inbound = InboundMessage(
             type: type, id: messageId, body: message, senderVerkey: unpacked.senderVerkey,
-            recipientVerkey: unpacked.recipientVerkey, uid: uid.uuidString.lowercased(), receipt: receipt)
+            recipientVerkey: unpacked.recipientVerkey, uid: uid.uuidString.lowercased(), receipt: receipt,
+            connection: connection, sender: sender)
         return await handle(inbound, route: route, tenant: tenant)
     }
 
-    /// Sender authentication: a message addressed to a connection's pairwise key counts as the
-    /// peer's only when it is authcrypted by the key the connection expects from the peer. Once
-    /// the connection knows the peer's verkey, anything else (anoncrypt, or authcrypt by another
-    /// key, whoever learnt our pairwise key from the DIDDoc or a mediator) is refused here:
-    /// nothing is stored or handled, and the peer gets the endpoint's uniform 400. Before that
-    /// (the handshake), only the handshake's answers may arrive (`InboundRoute.beforePeerKey`);
-    /// their handlers check who sent them (the Response's `connection~sig` by the invitation key,
-    /// its thread). A `forward` is routing, not a message of the peer: its inner message is
-    /// checked the same way. ACA-Py does the same in effect: it resolves the connection from the
-    /// (sender, recipient) key pair and its handlers refuse messages without a ready connection.
-    private func senderRefusal(_ unpacked: UnpackedMessage, route: MethodRouter.InboundRoute, tenant: TenantContext) async throws
-        -> Outcome?
-    {
-        let recipient = unpacked.recipientVerkey
-        guard let expected = try await tenant.database.read({ try $0.connections.expectedSender(toMyVerkey: recipient) }) else {
-            return nil
-        }
-        if let peer = expected.theirVerkey {
-            guard let sender = unpacked.senderVerkey else {
-                return .rejected(
-                    status: 400, reason: "anoncrypt message to connection \(expected.connectionId): only the peer's authcrypted messages count")
-            }
-            guard sender == peer else {
-                return .rejected(status: 400, reason: "message to connection \(expected.connectionId) not sent by its peer's key")
-            }
-            return nil
-        }
-        guard route.beforePeerKey else {
-            return .rejected(
-                status: 400, reason: "connection \(expected.connectionId) does not know its peer yet: \(route.type) refused")
-        }
-        return nil
+    /// Sender authentication, the one place it happens: resolves the connection of the
+    /// recipient key (one read) and checks that the sender is a key that connection takes this
+    /// type from (`InboundSender.authenticate`). Nil (the message is refused, nothing stored)
+    /// for anoncrypt, a stranger's key, or a key with no connection; the answer is the same
+    /// as for an unknown recipient, so it reveals nothing about which keys are hosted.
+    func authenticate(
+        sender: String?, recipient: String, route: MethodRouter.InboundRoute, tenant: TenantContext
+    ) async throws -> (ConnectionRecord, InboundSender)? {
+        guard sender != nil,
+            let connection = try await tenant.database.transaction({ tx in try tx.connections.findByMyVerkey(recipient) }),
+            let authenticated = InboundSender.authenticate(senderVerkey: sender, connection: connection, accepted: route.senders)
+        else { return nil }
+        return (connection, authenticated)
     }
 
     /// Runs the plugin's handler, which stores the message in its own write transaction (see
@@ -176,6 +160,8 @@ struct InboundProcessor: Sendable {
             return claim?.isToHandle == false ? .duplicate : .accepted
         } catch is InboundReceipt.RecipientGone {
             return .rejected(status: 400, reason: "no recipient of this message is known here")
+        } catch is InboundSender.Refused {
+            return .rejected(status: 400, reason: "the sender is not the key the message names")
         } catch {
             let reason = "\(inbound.type.split(separator: "/").suffix(2).joined(separator: "/")) could not be handled: \(Self.describe(error))"
             tenant.logger.warning(
@@ -189,12 +175,8 @@ struct InboundProcessor: Sendable {
                 let maxAttempts = transient ? self.maxHandlingAttempts : 1
                 let backoff = Int(handlingBackoff.components.seconds)
                 let recorded = try await tenant.database.transaction { tx -> (attempts: Int, connectionId: UUID?)? in
-                    var message = receipt.message
-                    if message.connectionId == nil {
-                        message.connectionId = try tx.connections.findByMyVerkey(message.recipientVerkey)?.id
-                    }
-                    return try tx.mailbox.recordHandlingFailure(
-                        message, error: reason, maxAttempts: maxAttempts, backoffSeconds: max(1, backoff))
+                    try tx.mailbox.recordHandlingFailure(
+                        receipt.message, error: reason, maxAttempts: maxAttempts, backoffSeconds: max(1, backoff))
                 }
                 if transient, let recorded, recorded.attempts >= maxAttempts, let connectionId = recorded.connectionId {
                     await router.connectionFailed(

@@ -41,10 +41,23 @@ struct InboundRecoveryService: Service {
                 let stored = try await tenant.database.transaction({ tx in try tx.mailbox.get(uid) })
             else { continue }
             guard let route = processor.router.inboundRoute(for: stored.type) else { continue }
+            // Authenticated again, as on arrival: the connection may have changed meanwhile. A
+            // message that no longer passes is given up (its attempts are spent).
+            guard let (connection, sender) = try await processor.authenticate(
+                sender: stored.senderVerkey, recipient: stored.recipientVerkey, route: route, tenant: tenant)
+            else {
+                _ = try await tenant.database.transaction { tx in
+                    try tx.mailbox.recordHandlingFailure(
+                        stored, error: "the sender is not this connection's peer", maxAttempts: 1, backoffSeconds: 1)
+                }
+                continue
+            }
+            var linked = stored
+            linked.connectionId = connection.id
             let inbound = InboundMessage(
                 type: stored.type, id: stored.messageId, body: stored.payload, senderVerkey: stored.senderVerkey,
                 recipientVerkey: stored.recipientVerkey, uid: uid.uuidString.lowercased(),
-                receipt: InboundReceipt(message: stored))
+                receipt: InboundReceipt(message: linked), connection: connection, sender: sender)
             _ = await processor.handle(inbound, route: route, tenant: tenant)
             tried += 1
         }

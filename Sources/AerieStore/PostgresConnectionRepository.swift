@@ -81,14 +81,6 @@ struct PostgresConnectionRepository: ConnectionRepository {
         try one("WHERE tenant_id = $1::uuid AND my_verkey = $2 FOR UPDATE", [.text(verkey)])
     }
 
-    func expectedSender(toMyVerkey verkey: String) throws -> (connectionId: UUID, theirVerkey: String?)? {
-        let result = try session.query(
-            "SELECT id::text, their_verkey FROM aerie.connections WHERE tenant_id = $1::uuid AND my_verkey = $2",
-            [.text(tenantID.rawValue), .text(verkey)])
-        guard result.rowCount == 1, let id = result.string(0, 0).flatMap(UUID.init(uuidString:)) else { return nil }
-        return (id, result.string(0, 1))
-    }
-
     func findByMyDid(_ did: String) throws -> ConnectionRecord? {
         try one("WHERE tenant_id = $1::uuid AND my_did = $2", [.text(did)])
     }

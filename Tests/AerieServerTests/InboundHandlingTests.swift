@@ -28,9 +28,7 @@ import Testing
         var handled: Int { state.withLock { $0.handled } }
 
         func register(with router: inout MethodRouter) throws {
-            // Allowed before the peer's key is known too, so a test can run it on a connection
-            // still connecting (which fails when handling keeps failing).
-            try router.registerInbound(InboundHandlingTests.flakyType, beforePeerKey: true) { [self] message, tenant in
+            try router.registerInbound(InboundHandlingTests.flakyType) { [self] message, tenant in
                 let failure = state.withLock { state -> Failure? in
                     state.attempts += 1
                     guard state.failures > 0 else { return nil }
@@ -103,16 +101,18 @@ import Testing
                         pwVerkey: peer.pwVerkey, sender: peer.key))
                 return
             }
-            // Still connecting (state 2): the peer's key is not known, any sender's key is taken
-            // for a type allowed before it.
+            // Still connecting (state 2, which a failed handling can fail), with the peer's key
+            // already known, as between an accepted Response and the end of the handshake.
             let created = try await tenant.call(
                 "connections.createWithInvite", params: ["invitation": try DIDCommEndpointTests.deadInvitation()])
             let id = try #require(created["connectionId"]?.stringValue)
             let connected = try await tenant.call("connections.connect", params: ["connectionId": .string(id)])
+            let sender = Ed25519KeyPair.generate()
+            try await MessagesMailboxTests.setPeer(sender.verkeyBase58, of: id, in: server.database)
             try await body(
                 Fixture(
                     server: server, tenant: tenant, tenantID: tenantID, connectionId: id,
-                    pwVerkey: try #require(connected["pwVerkey"]?.stringValue), sender: Ed25519KeyPair.generate()))
+                    pwVerkey: try #require(connected["pwVerkey"]?.stringValue), sender: sender))
         }
     }
 

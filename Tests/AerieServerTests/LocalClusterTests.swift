@@ -11,7 +11,11 @@ import Testing
 /// another server received (LISTEN/NOTIFY across processes).
 @Suite(.serialized, .timeLimit(.minutes(10))) struct LocalClusterTests {
     @Test func flowsSurviveAServerKillBehindHAProxy() async throws {
-        let cluster = try LocalCluster(servers: 3, serverEnvironment: ["AERIE_ALLOW_PRIVATE_URLS": "1", "AERIE_LOG_LEVEL": "info"])
+        // A Request the killed server had leased is sent by another once the lease ends: 16 s
+        // here (just above the longest send), so the repeated accepts see it within their wait.
+        let cluster = try LocalCluster(
+            servers: 3,
+            serverEnvironment: ["AERIE_ALLOW_PRIVATE_URLS": "1", "AERIE_LOG_LEVEL": "info", "AERIE_DELIVERY_LEASE_SECONDS": "16"])
         let agent = try await ACAPyAgent.start()
         do {
             try await cluster.start()

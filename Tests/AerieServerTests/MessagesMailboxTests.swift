@@ -4,6 +4,7 @@ import AerieCrypto
 import AerieStore
 import AerieTesting
 import Foundation
+import Logging
 import Testing
 
 /// `messages.*` through a live server, with messages packed as a peer would and posted to the
@@ -21,6 +22,28 @@ import Testing
     static func connect(_ client: AerieClient) async throws -> Connection {
         let peer = try await TestPeer.connect(client)
         return Connection(id: peer.connectionId, pwDid: peer.pwDid, pwVerkey: peer.pwVerkey, peer: peer.key, peerDid: peer.did)
+    }
+
+    static func connect(_ client: AerieClient, on server: LiveServer) async throws -> Connection {
+        try await connect(client)
+    }
+
+    /// Sets a connection's peer verkey, as an accepted Response would, on a connection still
+    /// connecting (superuser: any tenant), for tests that need a peer key before state 4.
+    static func setPeer(_ verkey: String, of connectionId: String, in database: TestDatabase) async throws {
+        let pool = AerieDatabase(
+            configuration: DatabaseConfiguration(conninfo: database.superuserConninfo, maxConnections: 1),
+            logger: Logger(label: "test"))
+        do {
+            try await pool.withSession { session in
+                _ = try session.execute(
+                    "UPDATE aerie.connections SET their_verkey = $1 WHERE id = $2::uuid", [.text(verkey), .text(connectionId)])
+            }
+        } catch {
+            await pool.shutdown()
+            throw error
+        }
+        await pool.shutdown()
     }
 
     @discardableResult

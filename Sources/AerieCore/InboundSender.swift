@@ -1,0 +1,57 @@
+/// Which senders an inbound message type is taken from on a connection (registered with its type).
+public enum InboundSenders: Sendable, Hashable {
+    /// Only the connection's peer: authcrypted by their verkey.
+    case peer
+    /// The peer, or while their key is not known yet (handshake), the invitation's recipient key:
+    /// the key a problem report about our request is packed with (ACA-Py packs it with the key
+    /// the request was sent to).
+    case handshakeReport
+    /// The peer, or while their key is not known yet, the invitation key or a key of their own
+    /// that the handler must find in the signed Response (`InboundSender.handshakeKey`).
+    case handshakeResponse
+}
+
+/// Who sent an inbound message, as the connection its recipient key belongs to sees it. Decided
+/// once per message by `authenticate` before any handler runs or anything is stored.
+public enum InboundSender: Sendable, Hashable {
+    /// Authcrypted by the connection's peer verkey.
+    case peer
+    /// Authcrypted by the invitation's recipient key while the peer's key is not known yet.
+    case invitationKey
+    /// Authcrypted by a key not known yet, on a Response: it counts only if it is the key the
+    /// Response's signed connection names (checked by the handler, else `Refused`).
+    case handshakeKey(String)
+
+    /// Thrown by a handler (before it stores anything) when the sender is not the key the
+    /// message itself says it must be; the endpoint refuses the message, nothing is stored.
+    public struct Refused: Error {
+        public init() {}
+    }
+
+    /// The sender of a message packed by `senderVerkey` (nil: anoncrypt) to `connection`'s
+    /// pairwise key, or nil when it is not one the connection takes `accepted` messages from.
+    public static func authenticate(
+        senderVerkey: String?, connection: ConnectionRecord, accepted: InboundSenders
+    ) -> InboundSender? {
+        guard let senderVerkey else { return nil }
+        if let theirVerkey = connection.theirVerkey {
+            return senderVerkey == theirVerkey ? .peer : nil
+        }
+        switch accepted {
+        case .peer:
+            return nil
+        case .handshakeReport:
+            return senderVerkey == connection.firstRecipientKey ? .invitationKey : nil
+        case .handshakeResponse:
+            return senderVerkey == connection.firstRecipientKey ? .invitationKey : .handshakeKey(senderVerkey)
+        }
+    }
+
+    /// Whether this sender may be the key `verkey` that the message names as its author.
+    public func allows(_ verkey: String) -> Bool {
+        switch self {
+        case .peer, .invitationKey: true
+        case .handshakeKey(let key): key == verkey
+        }
+    }
+}
