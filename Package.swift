@@ -87,7 +87,7 @@ let package = Package(
         .target(
             name: "AerieTesting",
             dependencies: [
-                "AerieServer", "AerieStore", "AerieClient", "AerieCore", "AerieRPC",
+                "AerieServer", "AerieStore", "AerieClient", "AerieCore", "AerieRPC", "AerieTransport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),

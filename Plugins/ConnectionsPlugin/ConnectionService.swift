@@ -15,9 +15,14 @@ public struct ConnectionService: Sendable {
     /// How often a wait reads the store when nothing in this process woke it.
     static let waitPollInterval: Duration = .milliseconds(100)
 
-    public init(endpoint: @escaping @Sendable () -> String, defaultLabel: String = "Aerie") {
+    /// Judges peers' endpoints against the server's outbound address policy before anything is
+    /// stored (`URLFetcher.checkDestination`).
+    public var destinations: any URLFetcher
+
+    public init(endpoint: @escaping @Sendable () -> String, defaultLabel: String = "Aerie", destinations: any URLFetcher) {
         self.endpoint = endpoint
         self.defaultLabel = defaultLabel
+        self.destinations = destinations
     }
 
     // MARK: - Create and connect
@@ -103,7 +108,7 @@ public struct ConnectionService: Sendable {
         let prepared: PreparedConnect
         do {
             prepared = try await prepareConnect(record, label: label, returnRoute: returnRoute, tenant: tenant)
-        } catch let error as AerieError where error.code == .unsupportedInvitation {
+        } catch let error as AerieError where error.code == .unsupportedInvitation || error.code == .peerUnreachable {
             // One that cannot be connected still answers the connection it matches; nothing is stored.
             if let existing = try await findExisting(keys, tenant: tenant) { return (existing.record, true) }
             throw error
@@ -149,6 +154,7 @@ public struct ConnectionService: Sendable {
         guard let invitationKey = record.firstRecipientKey, let destination = record.invitationEndpoint else {
             throw AerieError(.unsupportedInvitation, "the invitation names no endpoint and recipient key to connect to")
         }
+        try await checkDestination(destination)
         let key = try await AerieError.mappingCrypto { try await tenant.keys.makeKey() }
         let verkey = key.verkey
         let requestId = UUID().uuidString.lowercased()
@@ -171,6 +177,24 @@ public struct ConnectionService: Sendable {
             to: Outbound.Route(recipientKey: invitationKey, routingKeys: record.invitationRoutingKeys, endpoint: destination),
             tenant: tenant)
         return PreparedConnect(handshake: handshake, key: key, did: did, requestId: requestId, request: outbound)
+    }
+
+    /// Refuses an invitation whose endpoint this server could never send to (the address
+    /// policy refuses every address of its host, or it is not an http(s) URL): a send queued
+    /// there would only fail, and the caller would wait for an answer that cannot come.
+    func checkDestination(_ endpoint: String) async throws {
+        do {
+            try await destinations.checkDestination(endpoint)
+        } catch let error as URLFetchError {
+            switch error.code {
+            case .forbiddenAddress:
+                throw AerieError(.peerUnreachable, error.message, field: "invitation", details: String(reflecting: error))
+            default:
+                throw AerieError(
+                    .unsupportedInvitation, "the invitation's endpoint cannot be used: \(error.message)", field: "invitation",
+                    details: String(reflecting: error))
+            }
+        }
     }
 
     /// Stores the key, moves `current` (locked, or new and then inserted) to `requested` and

@@ -9,7 +9,8 @@ public struct ConnectionsPlugin: AeriePlugin {
     public let lookup: any ConnectionLookup
     public let service: ConnectionService
 
-    /// `fetcher` resolves short URLs (AerieTransport's `URLResolver` in the server);
+    /// `fetcher` resolves short URLs and judges peers' endpoints (AerieTransport's `URLResolver`
+    /// in the server);
     /// `lookup` finds an existing connection for an invitation; `endpoint` is where peers reach
     /// us (`AERIE_PUBLIC_ENDPOINT`).
     public init(
@@ -18,7 +19,7 @@ public struct ConnectionsPlugin: AeriePlugin {
     ) {
         self.reader = InvitationReader(fetcher: fetcher)
         self.lookup = lookup
-        self.service = ConnectionService(endpoint: endpoint, defaultLabel: label)
+        self.service = ConnectionService(endpoint: endpoint, defaultLabel: label, destinations: fetcher)
     }
 
     public func register(with router: inout MethodRouter) throws {

@@ -4,6 +4,12 @@ public protocol URLFetcher: Sendable {
     /// GETs `request.url`, following redirects within the implementation's limits.
     /// Throws `URLFetchError` (or `CancellationError`).
     func fetch(_ request: URLFetchRequest) async throws -> FetchedURL
+
+    /// Throws `URLFetchError` (`forbiddenScheme`, `invalidURL`, `forbiddenAddress`) when the
+    /// server could never send to `url` (a peer's endpoint) under its outbound address policy,
+    /// so a caller refuses before storing anything instead of queueing a send that cannot go.
+    /// Not a reachability test: a host that does not resolve now passes.
+    func checkDestination(_ url: String) async throws
 }
 
 extension URLFetcher {

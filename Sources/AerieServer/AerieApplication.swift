@@ -106,7 +106,9 @@ public enum AerieApplication {
             try router.install(admin)
             try router.install(BackendMethods(database: database))
             let resolver = URLResolver(
-                configuration: URLResolver.Configuration(allowPrivateAddresses: configuration.allowPrivateURLs), logger: logger)
+                configuration: URLResolver.Configuration(
+                    allowPrivateAddresses: configuration.allowPrivateURLs, allowedNetworks: configuration.allowedNetworks),
+                logger: logger)
             let connectionsPlugin = ConnectionsPlugin(fetcher: resolver, endpoint: { endpoint.value })
             for name in try selectedPlugins(configuration) {
                 switch name {
@@ -141,7 +143,9 @@ public enum AerieApplication {
             if configuration.deliveryEnabled {
                 services.append(OutboxDeliveryService(
                 database: database, contexts: contexts,
-                delivery: HTTPDelivery(configuration: HTTPDelivery.Configuration(allowPrivateAddresses: configuration.allowPrivateURLs)),
+                delivery: HTTPDelivery(
+                    configuration: HTTPDelivery.Configuration(
+                        allowPrivateAddresses: configuration.allowPrivateURLs, allowedNetworks: configuration.allowedNetworks)),
                 inbound: inbound, wakeup: wakeup, instance: configuration.instanceName,
                 leaseSeconds: configuration.deliveryLeaseSeconds,
                 ready: { _ = try await didcommServer.listeningPort() },

@@ -31,6 +31,10 @@ public struct AerieConfiguration: Sendable {
     public static let defaultMetricsListen = ListenAddress(host: "127.0.0.1", port: 7402)
     /// `AERIE_ALLOW_PRIVATE_URLS=1`: let invitation URLs reach loopback/private addresses (tests only).
     public var allowPrivateURLs: Bool
+    /// `AERIE_ALLOWED_NETWORKS`: non-public networks (CIDR, comma-separated) that invitation
+    /// URLs and peer endpoints may use all the same: private peers of a closed deployment,
+    /// without `AERIE_ALLOW_PRIVATE_URLS` opening every private address. Default none.
+    public var allowedNetworks: [IPNetwork] = []
     /// `AERIE_DIDCOMM_LISTEN`: inbound DIDComm HTTP `HOST:PORT`. Default 127.0.0.1:7401.
     public var didcommHost: String
     public var didcommPort: Int
@@ -204,6 +208,13 @@ public struct AerieConfiguration: Sendable {
         case "1": config.allowPrivateURLs = true
         case let other?: throw Invalid(description: "AERIE_ALLOW_PRIVATE_URLS must be 0 or 1, got '\(other)'")
         }
+        if let networks = nonEmpty("AERIE_ALLOWED_NETWORKS") {
+            do {
+                config.allowedNetworks = try IPNetwork.parseList(networks)
+            } catch {
+                throw Invalid(description: "AERIE_ALLOWED_NETWORKS: \(error)")
+            }
+        }
         if let listen = nonEmpty("AERIE_DIDCOMM_LISTEN") {
             (config.didcommHost, config.didcommPort) = try parseListen(listen, variable: "AERIE_DIDCOMM_LISTEN")
         }
@@ -283,6 +294,7 @@ public struct AerieConfiguration: Sendable {
           AERIE_LOG_FORMAT             text|json: json writes one object per line, with a request id per call and inbound message (text)
           AERIE_METRICS_LISTEN         operator HTTP HOST:PORT for /metrics (Prometheus), /healthz, /readyz; off = none (127.0.0.1:7402)
           AERIE_ALLOW_PRIVATE_URLS     1 lets invitation URLs and peer endpoints be loopback/private addresses; tests only (0)
+          AERIE_ALLOWED_NETWORKS       non-public networks peers may use all the same, CIDR, comma-separated (none)
           AERIE_DIDCOMM_LISTEN         inbound DIDComm HTTP HOST:PORT (127.0.0.1:7401)
           AERIE_PUBLIC_ENDPOINT        the endpoint peers are told (http://<AERIE_DIDCOMM_LISTEN>)
           AERIE_DIDCOMM_MAX_BODY_BYTES largest inbound DIDComm message; larger answers 413 (1048576)

@@ -111,7 +111,8 @@ struct OutboxDeliveryService: Service {
     }
 
     /// `aerie_delivery_attempts_total{outcome}` and `aerie_delivery_duration_seconds{outcome}`:
-    /// `sent` (2xx), `http_error` (any other answer) or `unreachable` (no answer, refused).
+    /// `sent` (2xx), `http_error` (any other answer), `unreachable` (no answer) or `refused`
+    /// (the address policy or the URL rules forbid the endpoint: not retried).
     static func recordAttempt(_ outcome: String, since started: ContinuousClock.Instant) {
         Counter(label: "aerie_delivery_attempts_total", dimensions: [("outcome", outcome)]).increment()
         Metrics.Timer(label: "aerie_delivery_duration_seconds", dimensions: [("outcome", outcome)])
@@ -123,6 +124,7 @@ struct OutboxDeliveryService: Service {
             // The claim checks that the tenant is active; its context is built only when a failure needs it.
             guard let item = try await database.claimOutbox(id, tenant: tenantID, leaseSeconds: leaseSeconds, instance: instance) else { return }
             let failure: String
+            var permanent = false
             let started = ContinuousClock.now
             do {
                 let response = try await delivery.post(item.envelope, to: item.endpoint)
@@ -139,11 +141,13 @@ struct OutboxDeliveryService: Service {
                 }
                 failure = "the endpoint answered HTTP \(response.status)"
             } catch let error as HTTPDelivery.Failure {
-                Self.recordAttempt("unreachable", since: started)
+                Self.recordAttempt(error.permanent ? "refused" : "unreachable", since: started)
                 failure = error.message
+                permanent = error.permanent
             }
             let attempts = item.attempts + 1
-            let giveUp = attempts >= maxAttempts
+            // A refusal no retry can change (address policy, unusable URL) fails at once.
+            let giveUp = permanent || attempts >= maxAttempts
             let delay = min(backoff * (1 << min(attempts - 1, 20)), Self.maxBackoff)
             let next = giveUp ? nil : Date().addingTimeInterval(Double(delay.components.seconds))
             guard let tenant = try await contexts.context(for: tenantID, tokenHash: nil, logger: logger) else { return }
@@ -154,7 +158,9 @@ struct OutboxDeliveryService: Service {
                 "delivery failed", metadata: ["outbox": "\(id)", "attempts": "\(attempts)", "error": "\(failure)", "final": "\(giveUp)"])
             if giveUp, let connectionId = item.connectionId {
                 await inbound.router.connectionFailed(
-                    connectionId, reason: "delivery failed after \(attempts) attempts: \(failure)", tenant: tenant)
+                    connectionId,
+                    reason: permanent ? "delivery refused: \(failure)" : "delivery failed after \(attempts) attempts: \(failure)",
+                    tenant: tenant)
             }
         } catch {
             logger.warning("outbox delivery error", metadata: ["outbox": "\(id)", "error": "\(String(reflecting: error))"])

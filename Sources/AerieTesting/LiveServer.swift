@@ -2,6 +2,7 @@ import AerieClient
 import AerieCore
 import AerieRPC
 import AerieServer
+import AerieTransport
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -73,9 +74,15 @@ public final class LiveServer: Sendable {
         var configuration = AerieConfiguration(
             home: home, databaseURL: database.runtimeConninfo, ownerDatabaseURL: database.ownerConninfo,
             databasePoolSize: 4, rpc: rpc, plugins: plugins, logLevel: .warning, didcommPort: 0)
+        // Every test peer (ACA-Py, hand-made invitations) listens on loopback; tests of the
+        // address policy set their own (`allowedNetworks = []`).
+        configuration.allowedNetworks = Self.loopbackNetworks
         configureServer(&configuration)
         return try await launch(configuration: configuration, database: database, extraPlugins: extraPlugins)
     }
+
+    /// 127.0.0.0/8 and ::1: where test peers listen.
+    public static let loopbackNetworks = [IPNetwork("127.0.0.0/8")!, IPNetwork("::1")!]
 
     private static func launch(
         configuration: AerieConfiguration, database: TestDatabase, extraPlugins: [any AeriePlugin], isSibling: Bool = false

@@ -1,3 +1,11 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Which peer addresses an outbound fetch may connect to.
 ///
 /// Checked on the socket address curl is about to connect, after DNS, so a host name that
@@ -8,16 +16,25 @@ package struct AddressPolicy: Sendable, Hashable {
     /// Addresses allowed even when not public, as 4 or 16 raw bytes. For tests that need one
     /// local server reachable while every other local address stays refused.
     package var exceptions: Set<[UInt8]>
+    /// Networks allowed even when not public (`AERIE_ALLOWED_NETWORKS`): an operator's private
+    /// peers, without opening every private address.
+    package var allowedNetworks: [IPNetwork]
 
-    package init(allowPrivateAddresses: Bool, exceptions: Set<[UInt8]> = []) {
+    package init(allowPrivateAddresses: Bool, allowedNetworks: [IPNetwork] = [], exceptions: Set<[UInt8]> = []) {
         self.allowPrivateAddresses = allowPrivateAddresses
+        self.allowedNetworks = allowedNetworks
         self.exceptions = exceptions
     }
 
     /// Whether connecting to `address` (4 bytes IPv4 or 16 bytes IPv6) is allowed.
     package func permits(_ address: [UInt8]) -> Bool {
-        allowPrivateAddresses || exceptions.contains(address) || Self.isPublic(address)
+        allowPrivateAddresses || exceptions.contains(address) || allowedNetworks.contains { $0.contains(address) }
+            || Self.isPublic(address)
     }
+
+    /// What a refusal tells the operator to change, for error messages.
+    package static let refusalHint =
+        "this server does not send to loopback, private or other non-public addresses unless allowed with AERIE_ALLOWED_NETWORKS (CIDR list)"
 
     /// True for a globally routable unicast address. Refused: unspecified, loopback, private
     /// (RFC 1918, ULA), CGNAT, link-local, multicast, broadcast, documentation, benchmarking and
@@ -72,5 +89,84 @@ package struct AddressPolicy: Sendable, Hashable {
         if bytes[0] == 0x01, bytes[1] == 0x00, bytes[2...7].allSatisfy({ $0 == 0 }) { return false }  // discard 100::/64
         // Only global unicast 2000::/3 is routable on the Internet.
         return bytes[0] & 0xE0 == 0x20
+    }
+}
+
+/// An IPv4 or IPv6 network in CIDR notation (`10.1.0.0/16`, `fd00::/8`; a bare address is one
+/// host). IPv4 networks also match IPv4-mapped IPv6 addresses (`::ffff:10.1.2.3`).
+public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
+    /// 4 or 16 bytes, with the bits past the prefix cleared.
+    public let address: [UInt8]
+    public let prefixLength: Int
+
+    /// Parses `text`; nil when it is not an address with an optional `/prefix` in range.
+    public init?(_ text: String) {
+        let parts = text.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let bytes = Self.parseAddress(String(parts[0])) else { return nil }
+        let bits = bytes.count * 8
+        let prefix: Int
+        if parts.count == 2 {
+            guard parts[1].count <= 3, parts[1].allSatisfy(\.isASCII), let value = Int(parts[1]), (0...bits).contains(value)
+            else { return nil }
+            prefix = value
+        } else {
+            prefix = bits
+        }
+        self.address = Self.masked(bytes, prefix: prefix)
+        self.prefixLength = prefix
+    }
+
+    /// Whether `candidate` (4 or 16 bytes) lies in this network.
+    public func contains(_ candidate: [UInt8]) -> Bool {
+        var bytes = candidate
+        if address.count == 4, bytes.count == 16, bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF {
+            bytes = Array(bytes[12..<16])
+        }
+        guard bytes.count == address.count else { return false }
+        return Self.masked(bytes, prefix: prefixLength) == address
+    }
+
+    public var description: String {
+        let text: String
+        if address.count == 4 {
+            text = address.map(String.init).joined(separator: ".")
+        } else {
+            text = stride(from: 0, to: 16, by: 2).map { String(UInt16(address[$0]) << 8 | UInt16(address[$0 + 1]), radix: 16) }
+                .joined(separator: ":")
+        }
+        return "\(text)/\(prefixLength)"
+    }
+
+    /// A comma-separated list (`AERIE_ALLOWED_NETWORKS`); throws naming the first bad entry.
+    public static func parseList(_ text: String) throws -> [IPNetwork] {
+        try text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.map { entry in
+            guard let network = IPNetwork(entry) else { throw InvalidNetwork(entry: entry) }
+            return network
+        }
+    }
+
+    public struct InvalidNetwork: Error, CustomStringConvertible {
+        public var entry: String
+        public var description: String { "'\(entry)' is not an IPv4 or IPv6 network in CIDR notation (e.g. 10.0.0.0/8, fd00::/8)" }
+    }
+
+    private static func parseAddress(_ text: String) -> [UInt8]? {
+        guard !text.isEmpty, text.utf8.count <= 45 else { return nil }
+        var v4 = in_addr()
+        if inet_pton(AF_INET, text, &v4) == 1 {
+            return withUnsafeBytes(of: &v4) { Array($0) }
+        }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, text, &v6) == 1 {
+            return withUnsafeBytes(of: &v6) { Array($0) }
+        }
+        return nil
+    }
+
+    private static func masked(_ bytes: [UInt8], prefix: Int) -> [UInt8] {
+        bytes.enumerated().map { index, byte in
+            let bitsHere = min(max(prefix - index * 8, 0), 8)
+            return bitsHere == 8 ? byte : byte & ~(UInt8(0xFF) >> bitsHere)
+        }
     }
 }

@@ -19,17 +19,28 @@ final class CurlTransfer: @unchecked Sendable {
     private(set) var bodyTooLarge = false
     /// Addresses the policy refused during this transfer (text form, for logs).
     private(set) var refusedAddresses: [String] = []
+    /// A probe (`URLResolver.checkDestination`) resolves and judges addresses but opens no
+    /// socket; the addresses the policy allowed are kept here.
+    let probeOnly: Bool
+    private(set) var permittedAddresses: [String] = []
     let cancelled = Atomic<Bool>(false)
 
-    init(policy: AddressPolicy, maxBodyBytes: Int) {
+    init(policy: AddressPolicy, maxBodyBytes: Int, probeOnly: Bool = false) {
         self.policy = policy
         self.maxBodyBytes = maxBodyBytes
+        self.probeOnly = probeOnly
     }
+
+    /// True when addresses were found and the policy refused every one of them: a refusal no
+    /// retry can change.
+    var refusedByPolicy: Bool { !refusedAddresses.isEmpty && permittedAddresses.isEmpty }
 
     /// Called before each request of a redirect chain.
     func resetForNextRequest() {
         body = []
         bodyTooLarge = false
+        refusedAddresses = []
+        permittedAddresses = []
     }
 
     /// Installs the callbacks on `easy`. The transfer must outlive every `perform()` of it.
@@ -65,6 +76,8 @@ final class CurlTransfer: @unchecked Sendable {
             refusedAddresses.append(Self.text(bytes))
             return CURL_SOCKET_BAD
         }
+        permittedAddresses.append(Self.text(bytes))
+        if probeOnly { return CURL_SOCKET_BAD }
         return socket(family, type | Self.closeOnExec, `protocol`)
     }
 

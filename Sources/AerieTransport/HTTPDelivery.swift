@@ -8,6 +8,8 @@ import NIOPosix
 public final class HTTPDelivery: Sendable {
     public struct Configuration: Sendable {
         public var allowPrivateAddresses: Bool
+        /// Non-public networks allowed all the same (`AERIE_ALLOWED_NETWORKS`).
+        public var allowedNetworks: [IPNetwork]
         public var connectTimeout: Duration
         public var totalTimeout: Duration
         /// Largest answer body kept (a return-routed reply).
@@ -16,10 +18,11 @@ public final class HTTPDelivery: Sendable {
         public var userAgent: String
 
         public init(
-            allowPrivateAddresses: Bool = false, connectTimeout: Duration = .seconds(5), totalTimeout: Duration = .seconds(15),
+            allowPrivateAddresses: Bool = false, allowedNetworks: [IPNetwork] = [], connectTimeout: Duration = .seconds(5), totalTimeout: Duration = .seconds(15),
             maxResponseBytes: Int = 1 << 20, threads: Int = 2, userAgent: String = "aerie"
         ) {
             self.allowPrivateAddresses = allowPrivateAddresses
+            self.allowedNetworks = allowedNetworks
             self.connectTimeout = connectTimeout
             self.totalTimeout = totalTimeout
             self.maxResponseBytes = maxResponseBytes
@@ -35,10 +38,18 @@ public final class HTTPDelivery: Sendable {
         public var body: [UInt8]
     }
 
-    /// Why a delivery failed; the message is safe to store and show.
+    /// Why a delivery failed; the message is safe to store and show. `permanent` when no retry
+    /// can succeed (the endpoint is not an http(s) URL, or the address policy refuses every
+    /// address it resolves to): the send fails at once instead of retrying.
     public struct Failure: Error, Sendable, CustomStringConvertible {
         public var message: String
+        public var permanent: Bool
         public var description: String { message }
+
+        public init(message: String, permanent: Bool = false) {
+            self.message = message
+            self.permanent = permanent
+        }
     }
 
     public static let contentType = "application/didcomm-envelope-enc"
@@ -49,7 +60,8 @@ public final class HTTPDelivery: Sendable {
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        self.policy = AddressPolicy(allowPrivateAddresses: configuration.allowPrivateAddresses)
+        self.policy = AddressPolicy(
+            allowPrivateAddresses: configuration.allowPrivateAddresses, allowedNetworks: configuration.allowedNetworks)
         self.threads = NIOThreadPool(numberOfThreads: max(1, configuration.threads))
         threads.start()
     }
@@ -64,7 +76,7 @@ public final class HTTPDelivery: Sendable {
         do {
             try URLResolver.checkFetchable(endpoint, maxBytes: 8 * 1024)
         } catch let error as URLFetchError {
-            throw Failure(message: "the endpoint is not usable: \(error.message)")
+            throw Failure(message: "the endpoint is not usable: \(error.message)", permanent: true)
         }
         let configuration = self.configuration
         let transfer = CurlTransfer(policy: policy, maxBodyBytes: configuration.maxResponseBytes)
@@ -116,8 +128,8 @@ public final class HTTPDelivery: Sendable {
                 throw CancellationError()
             case CURLE_OPERATION_TIMEDOUT:
                 throw Failure(message: "the endpoint did not answer in time")
-            case CURLE_COULDNT_CONNECT where !transfer.refusedAddresses.isEmpty:
-                throw Failure(message: "the endpoint is a loopback, private or otherwise non-public address")
+            case CURLE_COULDNT_CONNECT where transfer.refusedByPolicy:
+                throw Failure(message: "the endpoint \(endpoint) is not a public address: \(AddressPolicy.refusalHint)", permanent: true)
             default:
                 throw Failure(message: "the endpoint could not be reached: \(CurlEasy.describe(code))")
             }

@@ -4,6 +4,8 @@ extension URLResolver {
         /// Allow loopback, private, link-local and other non-public peer addresses
         /// (`AERIE_ALLOW_PRIVATE_URLS=1`; tests and closed networks only).
         public var allowPrivateAddresses: Bool
+        /// Non-public networks allowed all the same (`AERIE_ALLOWED_NETWORKS`).
+        public var allowedNetworks: [IPNetwork]
         /// Redirects followed at most; one more is an error.
         public var maxRedirects: Int
         /// Largest response body accepted.
@@ -22,6 +24,7 @@ extension URLResolver {
 
         public init(
             allowPrivateAddresses: Bool = false,
+            allowedNetworks: [IPNetwork] = [],
             maxRedirects: Int = 5,
             maxBodyBytes: Int = 64 * 1024,
             totalTimeout: Duration = .seconds(10),
@@ -32,6 +35,7 @@ extension URLResolver {
             userAgent: String = "aerie"
         ) {
             self.allowPrivateAddresses = allowPrivateAddresses
+            self.allowedNetworks = allowedNetworks
             self.maxRedirects = maxRedirects
             self.maxBodyBytes = maxBodyBytes
             self.totalTimeout = totalTimeout

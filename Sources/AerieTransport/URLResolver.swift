@@ -28,7 +28,8 @@ public final class URLResolver: URLFetcher {
     public convenience init(configuration: Configuration = Configuration(), logger: Logger) {
         self.init(
             configuration: configuration,
-            policy: AddressPolicy(allowPrivateAddresses: configuration.allowPrivateAddresses),
+            policy: AddressPolicy(
+                allowPrivateAddresses: configuration.allowPrivateAddresses, allowedNetworks: configuration.allowedNetworks),
             logger: logger)
     }
 
@@ -75,6 +76,38 @@ public final class URLResolver: URLFetcher {
         } catch {
             // The pool refused the work: it is shut down.
             throw URLFetchError(.unreachable, "URL fetching is not available", details: "\(error)")
+        }
+    }
+
+    /// Refuses an endpoint this server could never POST to (`URLFetcher.checkDestination`):
+    /// a URL that is not http(s), or a host whose every address the policy refuses. The host is
+    /// resolved by libcurl exactly as a delivery would (same parser, resolver and policy
+    /// callback), but no socket is opened. A name that does not resolve, or resolves too slowly,
+    /// is not refused: that may pass, and delivery retries it.
+    public func checkDestination(_ url: String) async throws {
+        try Self.checkFetchable(url, maxBytes: configuration.maxURLBytes)
+        let transfer = CurlTransfer(policy: policy, maxBodyBytes: 0, probeOnly: true)
+        let connectTimeout = configuration.connectTimeout
+        do {
+            try await threads.runIfActive {
+                let easy = try CurlEasy()
+                try easy.set(CURLOPT_NOSIGNAL, true)
+                try easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
+                try easy.set(CURLOPT_PROXY, "")
+                try easy.set(CURLOPT_CONNECT_ONLY, true)
+                try easy.set(CURLOPT_URL, url)
+                try easy.set(CURLOPT_CONNECTTIMEOUT_MS, max(1, Self.milliseconds(connectTimeout)))
+                try transfer.install(on: easy)
+                _ = easy.perform()
+            }
+        } catch {
+            // The pool is shut down: nothing to judge with; delivery will say what happens.
+            return
+        }
+        if transfer.refusedByPolicy {
+            throw URLFetchError(
+                .forbiddenAddress, "the endpoint \(url) is not a public address: \(AddressPolicy.refusalHint)",
+                details: "refused \(transfer.refusedAddresses)")
         }
     }
 
@@ -144,7 +177,7 @@ public final class URLResolver: URLFetcher {
                 .tooLarge, "the response is larger than \(configuration.maxBodyBytes / 1024) KiB", details: details)
         case CURLE_OPERATION_TIMEDOUT:
             return timeoutError(configuration, details: details)
-        case CURLE_COULDNT_CONNECT where !transfer.refusedAddresses.isEmpty:
+        case CURLE_COULDNT_CONNECT where transfer.refusedByPolicy:
             logger.debug(
                 "refused to connect to a non-public address",
                 metadata: ["url": "\(url)", "addresses": "\(transfer.refusedAddresses)"])

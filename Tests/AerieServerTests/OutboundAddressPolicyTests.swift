@@ -2,61 +2,165 @@ import AerieClient
 import AerieCore
 import AerieCrypto
 import AerieTesting
+import AerieTransport
 import Foundation
 import Testing
 
-/// Outbound delivery under the address policy, end to end: a server that does not allow private
-/// URLs (the default) never connects to a loopback endpoint; the Request's delivery fails and the
-/// connection ends failed with the policy's reason.
+/// The outbound address policy, end to end (issue 13 item 7): an endpoint the server could never
+/// send to is refused when the invitation is connected, before anything is stored, with an error
+/// naming the setting that would allow it; a peer endpoint refused at delivery time (a DIDDoc
+/// naming a private address) fails its send at once instead of retrying; `AERIE_ALLOWED_NETWORKS`
+/// admits chosen private networks and nothing else.
 @Suite(.timeLimit(.minutes(10))) struct OutboundAddressPolicyTests {
-    @Test func aLoopbackEndpointIsRefusedAndTheConnectionFails() async throws {
+    static func invitation(endpoint: String) throws -> JSONValue {
+        let key = try Ed25519KeyPair(seed: Random.bytes(32))
+        return [
+            "@type": "https://didcomm.org/connections/1.0/invitation", "@id": .string(UUID().uuidString), "label": "Local",
+            "recipientKeys": .array([.string(key.verkeyBase58)]), "serviceEndpoint": .string(endpoint),
+        ]
+    }
+
+    static func rpcError(_ body: () async throws -> JSONValue) async -> AerieClientError? {
+        do {
+            let answer = try await body()
+            Issue.record("expected an error, got \(answer)")
+            return nil
+        } catch let error as AerieClientError {
+            return error
+        } catch {
+            Issue.record("expected an AerieClientError, got \(error)")
+            return nil
+        }
+    }
+
+    static func count(_ table: String, tenant: TenantID, _ server: LiveServer) async throws -> Int {
+        let rows = try await WalletFixture.asSuperuser(server.database) { session in
+            try session.query("SELECT count(*)::text FROM aerie.\(table) WHERE tenant_id = $1::uuid", [.text(tenant.rawValue)]).allRows()
+        }
+        return Int(rows.first?[0] ?? "") ?? -1
+    }
+
+    @Test func aLoopbackEndpointIsRefusedBeforeAnythingIsStored() async throws {
         let listener = try await LoopbackListener.start()
         defer { Task { await listener.stop() } }
         try await LiveServer.with(server: {
             $0.allowPrivateURLs = false
-            $0.deliveryMaxAttempts = 2
-            $0.deliveryBackoff = .milliseconds(10)
-            $0.deliveryPollInterval = .milliseconds(100)
+            $0.allowedNetworks = []
         }) { server in
             let (alice, aliceID) = try await server.tenantClient(label: "alice")
             defer { Task { await alice.close() } }
-            let key = try Ed25519KeyPair(seed: Random.bytes(32))
-            let invitation: JSONValue = [
-                "@type": "https://didcomm.org/connections/1.0/invitation", "@id": .string(UUID().uuidString), "label": "Local",
-                "recipientKeys": .array([.string(key.verkeyBase58)]),
-                "serviceEndpoint": .string("http://127.0.0.1:\(listener.port)/"),
-            ]
-            let created = try await alice.call("connections.createWithInvite", params: ["invitation": invitation])
-            let id = try #require(created["connectionId"]?.stringValue)
-            #expect(try await alice.call("connections.connect", params: ["connectionId": .string(id)])["state"] == 2)
+            let endpoint = "http://127.0.0.1:\(listener.port)/"
 
-            var state: JSONValue = .null
-            for _ in 0..<150 {
-                state = try await alice.call("connections.get", params: ["connectionId": .string(id)])
-                if state["stateName"] == "failed" { break }
-                try await Task.sleep(for: .milliseconds(100))
+            // accept: refused at once (no 30 s wait for an answer that cannot come), nothing stored.
+            let started = ContinuousClock.now
+            let refused = await Self.rpcError {
+                try await alice.call("connections.accept", params: ["invitation": try Self.invitation(endpoint: endpoint), "wait": true])
             }
-            #expect(state["stateName"] == "failed", "\(state)")
-            #expect(state["state"] == 0)
-            #expect(
-                state["failureReason"]
-                    == "delivery failed after 2 attempts: the endpoint is a loopback, private or otherwise non-public address",
-                "\(state)")
-            let outbox = try await WalletFixture.asSuperuser(server.database) { session in
-                try session.query(
-                    "SELECT status, attempts::text, last_error FROM aerie.outbox WHERE tenant_id = $1::uuid AND connection_id = $2::uuid",
-                    [.text(aliceID.rawValue), .text(id)]
-                ).allRows()
+            #expect(ContinuousClock.now - started < .seconds(5))
+            #expect(refused?.stableCode == "peer_unreachable", "\(String(describing: refused))")
+            #expect(refused?.field == "invitation")
+            #expect(refused?.message.contains("AERIE_ALLOWED_NETWORKS") == true, "\(String(describing: refused))")
+            #expect(refused?.message.contains(endpoint) == true, "\(String(describing: refused))")
+            #expect(try await Self.count("connections", tenant: aliceID, server) == 0)
+            #expect(try await Self.count("tenant_keys", tenant: aliceID, server) == 0)
+            #expect(try await Self.count("outbox", tenant: aliceID, server) == 0)
+
+            // createWithInvite stores the invitation (nothing is sent); connect is refused and
+            // leaves it as it was.
+            let created = try await alice.call("connections.createWithInvite", params: ["invitation": try Self.invitation(endpoint: endpoint)])
+            let id = try #require(created["connectionId"]?.stringValue)
+            let connect = await Self.rpcError { try await alice.call("connections.connect", params: ["connectionId": .string(id)]) }
+            #expect(connect?.stableCode == "peer_unreachable", "\(String(describing: connect))")
+            #expect(try await alice.call("connections.get", params: ["connectionId": .string(id)])["state"] == 1)
+            #expect(try await Self.count("tenant_keys", tenant: aliceID, server) == 0)
+            #expect(try await Self.count("outbox", tenant: aliceID, server) == 0)
+
+            // A host name is judged by the addresses it resolves to; a WebSocket endpoint cannot
+            // be sent to (outbound is HTTP only).
+            let named = await Self.rpcError {
+                try await alice.call(
+                    "connections.accept", params: ["invitation": try Self.invitation(endpoint: "http://localhost:\(listener.port)/")])
             }
-            #expect(outbox.count == 1, "\(outbox)")
-            #expect(outbox.first?[0] == "failed", "\(outbox)")
-            #expect(outbox.first?[1] == "2", "\(outbox)")
-            #expect(outbox.first?[2]?.contains("non-public address") == true, "\(outbox)")
-            // Refused before any connection was made, though the address was listening.
+            #expect(named?.stableCode == "peer_unreachable", "\(String(describing: named))")
+            let websocket = await Self.rpcError {
+                try await alice.call("connections.accept", params: ["invitation": try Self.invitation(endpoint: "wss://example.org/")])
+            }
+            #expect(websocket?.stableCode == "unsupported_invitation", "\(String(describing: websocket))")
+            #expect(try await Self.count("connections", tenant: aliceID, server) == 1)
+
+            // Judged without connecting: the listening address saw nothing.
             #expect(listener.connections == 0)
             let probe = try await RawLineClient.connect(port: listener.port)
             #expect(await probe.waitForClose())
             #expect(listener.connections == 1)
+        }
+    }
+
+    @Test func allowedNetworksAdmitOnlyTheNamedNetworks() async throws {
+        let listener = try await LoopbackListener.start()
+        defer { Task { await listener.stop() } }
+        try await LiveServer.with(server: {
+            $0.allowPrivateURLs = false
+            $0.allowedNetworks = [IPNetwork("127.0.0.1/32")!]
+            $0.deliveryPollInterval = .milliseconds(100)
+        }) { server in
+            let (alice, _) = try await server.tenantClient(label: "alice")
+            defer { Task { await alice.close() } }
+            let accepted = try await alice.call(
+                "connections.accept", params: ["invitation": try Self.invitation(endpoint: "http://127.0.0.1:\(listener.port)/")])
+            #expect(accepted["state"] == 2, "\(accepted)")
+            // The Request really goes there.
+            for _ in 0..<100 where listener.connections == 0 { try await Task.sleep(for: .milliseconds(100)) }
+            #expect(listener.connections >= 1)
+            // 127.0.0.2 is loopback too, but outside the allowed network.
+            let outside = await Self.rpcError {
+                try await alice.call(
+                    "connections.accept", params: ["invitation": try Self.invitation(endpoint: "http://127.0.0.2:\(listener.port)/")])
+            }
+            #expect(outside?.stableCode == "peer_unreachable", "\(String(describing: outside))")
+        }
+    }
+
+    /// The peer's DIDDoc (from its Response) names an endpoint the policy refuses: the
+    /// didexchange `complete` to it fails on its first attempt, with the reason, though five
+    /// more attempts were allowed.
+    @Test func aRefusedPeerEndpointFailsTheSendAtOnce() async throws {
+        try await LiveServer.with(server: {
+            $0.allowPrivateURLs = false
+            $0.allowedNetworks = [IPNetwork("127.0.0.1/32")!]
+            $0.deliveryMaxAttempts = 6
+            $0.deliveryBackoff = .seconds(30)
+            $0.deliveryPollInterval = .milliseconds(100)
+        }) { server in
+            let (alice, aliceID) = try await server.tenantClient(label: "alice")
+            defer { Task { await alice.close() } }
+            let inviter = Ed25519KeyPair.generate()
+            let theirKey = Ed25519KeyPair.generate()
+            let theirDid = try PeerDID2.make(verkey: theirKey.verkey, serviceEndpoint: "http://127.0.0.2:9")
+            let invitationId = UUID().uuidString
+            let accepted = try await alice.call(
+                "connections.accept", params: ["invitation": try DIDExchangeResponseTests.invitation(inviter: inviter, id: invitationId)])
+            let id = try #require(accepted["connectionId"]?.stringValue)
+            let response = try DIDExchangeResponseTests.response(invitationId: invitationId, theirDid: theirDid, signedBy: inviter)
+            let updated = try await alice.call(
+                "connections.updateStateWithMessage", params: ["connectionId": .string(id), "message": response])
+            #expect(updated["state"] == 4, "\(updated)")
+
+            var rows: [[String?]] = []
+            for _ in 0..<100 {
+                rows = try await WalletFixture.asSuperuser(server.database) { session in
+                    try session.query(
+                        "SELECT status, attempts::text, last_error FROM aerie.outbox WHERE tenant_id = $1::uuid AND endpoint LIKE 'http://127.0.0.2%'",
+                        [.text(aliceID.rawValue)]
+                    ).allRows()
+                }
+                if rows.first?[0] == "failed" { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(rows.count == 1, "\(rows)")
+            #expect(rows.first?[0] == "failed", "\(rows)")
+            #expect(rows.first?[1] == "1", "\(rows)")
+            #expect(rows.first?[2]?.contains("AERIE_ALLOWED_NETWORKS") == true, "\(rows)")
         }
     }
 }

@@ -49,4 +49,31 @@ import Glibc
         #expect(policy.permits([127, 0, 0, 1]))
         #expect(!policy.permits([127, 0, 0, 2]))
     }
+
+    @Test func allowedNetworksAdmitOnlyTheirAddresses() throws {
+        let policy = AddressPolicy(
+            allowPrivateAddresses: false, allowedNetworks: try IPNetwork.parseList("10.20.0.0/16, fd00:20::/32,192.168.1.7"))
+        #expect(policy.permits(Self.bytes("10.20.3.4")))
+        #expect(policy.permits(Self.bytes("::ffff:10.20.3.4")))  // the IPv4-mapped form of an allowed address
+        #expect(!policy.permits(Self.bytes("10.21.0.1")))
+        #expect(policy.permits(Self.bytes("fd00:20:ffff::1")))
+        #expect(!policy.permits(Self.bytes("fd00:21::1")))
+        #expect(policy.permits(Self.bytes("192.168.1.7")))
+        #expect(!policy.permits(Self.bytes("192.168.1.8")))
+        #expect(!policy.permits(Self.bytes("127.0.0.1")))
+        #expect(policy.permits(Self.bytes("8.8.8.8")))  // public addresses stay allowed
+    }
+
+    @Test func networkParsing() throws {
+        #expect(IPNetwork("10.1.2.3/8")?.description == "10.0.0.0/8")
+        #expect(IPNetwork("10.1.2.3")?.description == "10.1.2.3/32")
+        #expect(IPNetwork("fd00::1/8")?.description == "fd00:0:0:0:0:0:0:0/8")
+        #expect(IPNetwork("0.0.0.0/0")?.contains(Self.bytes("1.2.3.4")) == true)
+        for bad in ["", "10.0.0.0/33", "fd00::/129", "10.0.0.0/-1", "10.0.0/8", "example.org", "10.0.0.0/8/8", "::1/+1",
+            "10.0.0.0/0x8", String(repeating: "1", count: 1000)] {
+            #expect(IPNetwork(bad) == nil, "\(bad)")
+        }
+        #expect(throws: IPNetwork.InvalidNetwork.self) { try IPNetwork.parseList("10.0.0.0/8,nonsense") }
+        #expect(try IPNetwork.parseList(" , ").isEmpty)
+    }
 }

@@ -89,6 +89,70 @@ import Testing
         }
     }
 
+    /// `checkDestination` judges a peer endpoint as a delivery would, without connecting.
+    @Test func destinationsAreJudgedWithoutConnecting() async throws {
+        try await withServer(allowPrivate: false) { server, resolver in
+            for host in ["127.0.0.1", "localhost", "[::1]", "0.0.0.0"] {
+                do {
+                    try await resolver.checkDestination(server.url("/", host: host))
+                    Issue.record("\(host) passed")
+                } catch let error as URLFetchError {
+                    #expect(error.code == .forbiddenAddress, "\(host): \(String(reflecting: error))")
+                    #expect(error.message.contains("AERIE_ALLOWED_NETWORKS"))
+                }
+            }
+            await #expect(throws: URLFetchError.self) { try await resolver.checkDestination("ftp://example.org/") }
+            await #expect(throws: URLFetchError.self) { try await resolver.checkDestination("http://exa mple.org/") }
+            // A name that does not resolve is not a policy refusal: it may resolve later.
+            try await resolver.checkDestination("http://no-such-host.invalid/")
+            #expect(server.requests.isEmpty)
+        }
+        let allowed = AddressPolicy(allowPrivateAddresses: false, allowedNetworks: [IPNetwork("127.0.0.0/8")!])
+        try await withServer(allowPrivate: false, policy: allowed) { server, resolver in
+            try await resolver.checkDestination(server.url("/"))
+            await #expect(throws: URLFetchError.self) { try await resolver.checkDestination(server.url("/", host: "[::1]")) }
+            #expect(server.requests.isEmpty)
+        }
+    }
+
+    /// A delivery the policy refuses is a permanent failure (not retried); an unreachable one
+    /// is not.
+    @Test func refusedDeliveriesArePermanent() async throws {
+        let server = try await TestHTTPServer.start()
+        let refusing = HTTPDelivery(configuration: HTTPDelivery.Configuration(allowPrivateAddresses: false))
+        let allowing = HTTPDelivery(
+            configuration: HTTPDelivery.Configuration(allowPrivateAddresses: false, allowedNetworks: [IPNetwork("127.0.0.1/32")!]))
+        do {
+            do {
+                _ = try await refusing.post([1, 2, 3], to: server.url("/"))
+                Issue.record("a loopback delivery was made")
+            } catch let failure as HTTPDelivery.Failure {
+                #expect(failure.permanent, "\(failure)")
+                #expect(failure.message.contains("AERIE_ALLOWED_NETWORKS"))
+            }
+            do {
+                _ = try await refusing.post([1], to: "mailto:someone@example.org")
+                Issue.record("a mailto delivery was made")
+            } catch let failure as HTTPDelivery.Failure {
+                #expect(failure.permanent, "\(failure)")
+            }
+            do {
+                // Allowed, but nothing listens on port 9 (discard): worth retrying.
+                _ = try await allowing.post([1], to: "http://127.0.0.1:9/")
+                Issue.record("port 9 answered")
+            } catch let failure as HTTPDelivery.Failure {
+                #expect(!failure.permanent, "\(failure)")
+            }
+            #expect(server.requests.isEmpty)
+            let answered = try await allowing.post([1], to: server.url("/"))
+            #expect(answered.status > 0)
+        } catch {
+            await refusing.shutdown(); await allowing.shutdown(); await server.shutdown()
+            throw error
+        }
+        await refusing.shutdown(); await allowing.shutdown(); await server.shutdown()
+    }
+
     @Test func privateAddressesAllowedWhenConfigured() async throws {
         try await withServer(allowPrivate: true) { server, resolver in
             let fetched1 = try await resolver.fetch(server.url("/json"))

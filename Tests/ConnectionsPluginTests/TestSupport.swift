@@ -51,6 +51,9 @@ final class StubFetcher: URLFetcher {
         recorded.withLock { $0.append(request) }
         return try answer(request)
     }
+
+    /// Every endpoint passes: these tests judge invitations, not the address policy.
+    func checkDestination(_ url: String) async throws {}
 }
 
 /// A lookup that knows one connection by its invitation's first key.
