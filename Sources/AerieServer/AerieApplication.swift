@@ -145,7 +145,10 @@ public enum AerieApplication {
                 database: database, contexts: contexts,
                 delivery: HTTPDelivery(
                     configuration: HTTPDelivery.Configuration(
-                        allowPrivateAddresses: configuration.allowPrivateURLs, allowedNetworks: configuration.allowedNetworks)),
+                        allowPrivateAddresses: configuration.allowPrivateURLs, allowedNetworks: configuration.allowedNetworks,
+                        threads: configuration.deliveryConcurrency)),
+                limits: DeliveryLimits(
+                    concurrency: configuration.deliveryConcurrency, perDestination: configuration.deliveryPerDestination),
                 inbound: inbound, wakeup: wakeup, instance: configuration.instanceName,
                 leaseSeconds: configuration.deliveryLeaseSeconds,
                 ready: { _ = try await didcommServer.listeningPort() },

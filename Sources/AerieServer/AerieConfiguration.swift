@@ -58,6 +58,13 @@ public struct AerieConfiguration: Sendable {
     /// rows of a server that died are sent by another once their lease ends (120). Keep it above
     /// the longest send (15 s).
     public var deliveryLeaseSeconds: Int = 120
+    /// `AERIE_DELIVERY_CONCURRENCY`: deliveries running at once in this process (each holds a
+    /// blocking transfer thread while it waits for the peer) (32).
+    public var deliveryConcurrency: Int = 32
+    /// `AERIE_DELIVERY_PER_DESTINATION`: deliveries running at once to one destination
+    /// (`scheme://host:port`), so a slow or tarpitting peer holds at most this many of the
+    /// process's slots and delays only its own rows (4).
+    public var deliveryPerDestination: Int = 4
     /// Whether this process delivers the outbox (tests turn it off to hold messages back).
     public var deliveryEnabled: Bool
     /// `AERIE_MESSAGE_RETENTION_DAYS`: reviewed (`MS-106`) mailbox messages older than this many
@@ -235,6 +242,8 @@ public struct AerieConfiguration: Sendable {
         if let v = try integer("AERIE_DIDCOMM_KEEPALIVE_TIMEOUT", 1...3600) { config.didcommLimits.keepAliveTimeout = .seconds(v) }
         if let v = try integer("AERIE_DELIVERY_MAX_ATTEMPTS", 1...100) { config.deliveryMaxAttempts = v }
         if let v = try integer("AERIE_DELIVERY_LEASE_SECONDS", 2...3600) { config.deliveryLeaseSeconds = v }
+        if let v = try integer("AERIE_DELIVERY_CONCURRENCY", 1...1024) { config.deliveryConcurrency = v }
+        if let v = try integer("AERIE_DELIVERY_PER_DESTINATION", 1...1024) { config.deliveryPerDestination = v }
         config.messageRetentionDays = try integer("AERIE_MESSAGE_RETENTION_DAYS", 1...36500)
         if let v = try integer("AERIE_OOB_TIMEOUT", 1...120) { config.outOfBandTimeout = .seconds(v) }
         if let v = try integer("AERIE_CREDENTIAL_CACHE_SIZE", 0...10_000_000) { config.credentialCacheSize = v }
@@ -306,6 +315,8 @@ public struct AerieConfiguration: Sendable {
           AERIE_DIDCOMM_KEEPALIVE_TIMEOUT seconds a kept-alive connection may idle before its next request (5)
           AERIE_DELIVERY_MAX_ATTEMPTS  delivery attempts before a message fails (6)
           AERIE_DELIVERY_LEASE_SECONDS seconds a server owns an outbox row it sends; a dead server's rows go to another after it; keep above 15 (120)
+          AERIE_DELIVERY_CONCURRENCY   deliveries running at once in this process (32)
+          AERIE_DELIVERY_PER_DESTINATION deliveries running at once to one scheme://host:port, so a slow peer delays only its own rows (4)
           AERIE_MESSAGE_RETENTION_DAYS reviewed (MS-106) mailbox messages older than this are purged, hourly (unlimited)
           AERIE_OOB_TIMEOUT            seconds outOfBand.accept/sendReuse wait for the inviter, 1...120 (15)
           AERIE_INSTANCE               this server's name in outbox leases; unique per server of one database, kept across restarts (host:AERIE_HOME:DIDComm address)

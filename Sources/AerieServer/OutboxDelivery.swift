@@ -20,16 +20,61 @@ final class OutboxWakeup: OutboxSignal {
     func finish() { continuation.finish() }
 }
 
+/// How many deliveries run at once in this process, and to one destination (`scheme://host:port`
+/// of the endpoint): a slow or tarpitting peer holds at most `perDestination` of the
+/// `concurrency` slots, and the due scan skips its rows while it does, so it delays only its own.
+final class DeliveryLimits: Sendable {
+    let concurrency: Int
+    let perDestination: Int
+    private let running = Mutex<[String: Int]>([:])
+
+    init(concurrency: Int, perDestination: Int) {
+        self.concurrency = max(1, concurrency)
+        self.perDestination = max(1, min(perDestination, concurrency))
+    }
+
+    /// Free slots in this process.
+    var available: Int { concurrency - running.withLock { $0.values.reduce(0, +) } }
+
+    /// The destinations at their limit: the due scan skips their rows.
+    var busyDestinations: Set<String> {
+        let limit = perDestination
+        return running.withLock { Set($0.filter { $0.value >= limit }.keys) }
+    }
+
+    /// Takes a slot for `destination`, or answers false when the process or the destination
+    /// is at its limit.
+    func start(_ destination: String) -> Bool {
+        running.withLock { running in
+            guard running.values.reduce(0, +) < concurrency, running[destination, default: 0] < perDestination else { return false }
+            running[destination, default: 0] += 1
+            return true
+        }
+    }
+
+    func finish(_ destination: String) {
+        running.withLock { running in
+            let left = running[destination, default: 1] - 1
+            running[destination] = left > 0 ? left : nil
+        }
+    }
+}
+
 /// Delivers the durable outbox: rows due across all tenants (through `aerie.due_outbox`), each
 /// read, posted and marked under its own tenant. A row is marked sent only after a 2xx, so a
 /// restart resends what was not confirmed; failures retry with exponential backoff up to a
-/// limit, after which the row fails and the plugins' connection-failure hooks are told.
+/// limit, after which the row fails and the plugins' connection-failure hooks are told; a
+/// refusal no retry can change (`HTTPDelivery.Failure.permanent`) fails at once.
 /// At-least-once: a crash between the peer's 2xx and the mark sends the row again after restart
 /// (the envelope, and so the message `@id`, is the same every time, so peers can de-duplicate).
+///
+/// Deliveries run side by side within `DeliveryLimits`: each one that ends wakes the loop, which
+/// starts more as slots free up; no delivery waits for another's peer.
 struct OutboxDeliveryService: Service {
     let database: AerieDatabase
     let contexts: TenantContexts
     let delivery: HTTPDelivery
+    let limits: DeliveryLimits
     let inbound: InboundProcessor
     let wakeup: OutboxWakeup
     /// This server in its leases: a restart takes back its previous run's leases at once.
@@ -45,30 +90,50 @@ struct OutboxDeliveryService: Service {
     let pollInterval: Duration
     let logger: Logger
 
-    static let batchSize = 32
     static let maxBackoff: Duration = .seconds(300)
 
     func run() async throws {
         await releasePreviousLeases()
         let wakeup = self.wakeup
         let pollInterval = self.pollInterval
+        // The poller alone is cancelled at shutdown; running deliveries finish (each is bounded
+        // by HTTPDelivery's total timeout) before the service returns.
+        let poller = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: pollInterval)
+                wakeup.outboxChanged()
+            }
+        }
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
-                group.addTask {
-                    while !Task.isCancelled {
-                        try? await Task.sleep(for: pollInterval)
-                        wakeup.outboxChanged()
+                for await _ in wakeup.stream {
+                    for row in await dueRows() where limits.start(row.destination) {
+                        group.addTask {
+                            await deliver(row.id, tenant: row.tenant)
+                            limits.finish(row.destination)
+                            wakeup.outboxChanged()
+                        }
                     }
                 }
-                for await _ in wakeup.stream {
-                    await deliverDue()
-                }
-                group.cancelAll()
             }
         } onGracefulShutdown: {
             wakeup.finish()
         }
+        poller.cancel()
         await delivery.shutdown()
+    }
+
+    /// Due rows for the free slots, skipping destinations at their limit.
+    func dueRows() async -> [(tenant: TenantID, id: UUID, destination: String)] {
+        let available = limits.available
+        guard available > 0 else { return [] }
+        do {
+            // A few more than the free slots: rows of a destination that fills up meanwhile are skipped.
+            return try await database.dueOutbox(limit: available + 16, busyDestinations: limits.busyDestinations)
+        } catch {
+            logger.warning("outbox poll failed", metadata: ["error": "\(String(reflecting: error))"])
+            return []
+        }
     }
 
     /// Takes back the leases of this instance's previous run, once this process holds its
@@ -92,21 +157,6 @@ struct OutboxDeliveryService: Service {
             if released > 0 { logger.info("took back outbox leases of the previous run", metadata: ["rows": "\(released)"]) }
         } catch {
             logger.warning("outbox leases not released", metadata: ["error": "\(String(reflecting: error))"])
-        }
-    }
-
-    func deliverDue() async {
-        let due: [(tenant: TenantID, id: UUID)]
-        do {
-            due = try await database.dueOutbox(limit: Self.batchSize)
-        } catch {
-            logger.warning("outbox poll failed", metadata: ["error": "\(String(reflecting: error))"])
-            return
-        }
-        await withDiscardingTaskGroup { group in
-            for row in due {
-                group.addTask { await deliver(row.id, tenant: row.tenant) }
-            }
         }
     }
 

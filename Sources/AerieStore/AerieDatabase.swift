@@ -59,8 +59,25 @@ public struct AerieDatabase: Sendable {
 
     /// Outbox rows due for delivery across all tenants, as (tenant, row id) only: the delivery
     /// service then reads and updates each row under its tenant. Goes through `aerie.due_outbox`.
-    public func dueOutbox(limit: Int) async throws -> [(tenant: TenantID, id: UUID)] {
-        try await tenantRows("aerie.due_outbox", column: "id", limit: limit)
+    /// Rows whose destination (`scheme://host:port`, lower-cased) is in `busyDestinations` are
+    /// skipped, so a destination with its fill of deliveries running hides nobody else's rows.
+    public func dueOutbox(limit: Int, busyDestinations: Set<String> = []) async throws
+        -> [(tenant: TenantID, id: UUID, destination: String)]
+    {
+        let sql = """
+            SELECT tenant_id::text, id::text, destination
+            FROM aerie.due_outbox($1::int4, ARRAY(SELECT jsonb_array_elements_text($2::jsonb)))
+            """
+        let busy = String(decoding: JSONValue.array(busyDestinations.sorted().map { .string($0) }).serialized(), as: UTF8.self)
+        return try await pool.read { session in
+            let result = try session.query(sql, [.int(max(1, min(limit, 1000))), .text(busy)])
+            return (0..<result.rowCount).compactMap { row in
+                guard let tenant = result.string(row, 0).flatMap(TenantID.init),
+                    let id = result.string(row, 1).flatMap(UUID.init(uuidString:))
+                else { return nil }
+                return (tenant, id, result.string(row, 2) ?? "")
+            }
+        }
     }
 
     /// (tenant, row id) pairs from one of the SECURITY DEFINER scans across tenants.

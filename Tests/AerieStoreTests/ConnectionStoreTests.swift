@@ -114,6 +114,15 @@ import Testing
 
             let due = try await fixture.runtime.dueOutbox(limit: 10)
             #expect(Set(due.map { "\($0.tenant.rawValue)/\($0.id)" }) == ["\(aID.rawValue)/\(itemA.id)", "\(bID.rawValue)/\(itemB.id)"])
+            // Each row names its destination; a busy destination's rows are skipped, whoever's.
+            #expect(Set(due.map(\.destination)) == ["http://peer.example"])
+            #expect(try await fixture.runtime.dueOutbox(limit: 10, busyDestinations: ["http://peer.example"]).isEmpty)
+            let other = OutboxItem(connectionId: nil, endpoint: "HTTPS://Other.Example:8443/x?y#z", envelope: [7])
+            try await b.transaction { try $0.outbox.enqueue(other) }
+            let skipping = try await fixture.runtime.dueOutbox(limit: 10, busyDestinations: ["http://peer.example"])
+            #expect(skipping.map(\.id) == [other.id])
+            #expect(skipping.first?.destination == "https://other.example:8443")
+            try await b.transaction { try $0.outbox.recordFailure(other.id, attempts: 1, nextAttemptAt: nil, error: "test") }
             // Rows themselves stay behind row-level security.
             #expect(try await b.transaction { try $0.outbox.pendingForUpdate(itemA.id) } == nil)
             let loaded = try #require(try await a.transaction { try $0.outbox.pendingForUpdate(itemA.id) })
