@@ -1,3 +1,4 @@
+import AerieCore
 import Synchronization
 
 /// Counts one session's running requests; `acquire` suspends the reader at the limit, which stops
@@ -45,5 +46,29 @@ package final class InFlightLimiter: Sendable {
             return state.waiters.removeFirst()
         }
         waiter?.resume()
+    }
+}
+
+/// Collects the responses of one batch's entries as they finish; the entry that completes the
+/// batch gets them all (notifications add nothing).
+final class BatchResponses: Sendable {
+    private struct State {
+        var remaining: Int
+        var responses: [JSONValue] = []
+    }
+
+    private let state: Mutex<State>
+
+    init(expected: Int) {
+        state = Mutex(State(remaining: expected))
+    }
+
+    /// Adds one entry's response; answers every response once the last entry is in, else nil.
+    func add(_ response: JSONValue?) -> [JSONValue]? {
+        state.withLock { state in
+            if let response { state.responses.append(response) }
+            state.remaining -= 1
+            return state.remaining == 0 ? state.responses : nil
+        }
     }
 }

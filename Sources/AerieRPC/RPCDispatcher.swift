@@ -53,7 +53,8 @@ struct RPCDispatcher: Sendable {
         }
     }
 
-    private func respond(to entry: Result<RPCRequest, RPCInvalidRequest>, session: RPCSession) async -> JSONValue? {
+    /// One request (or one entry of a batch): its response, or nil for a notification.
+    func respond(to entry: Result<RPCRequest, RPCInvalidRequest>, session: RPCSession) async -> JSONValue? {
         switch entry {
         case .failure(let invalid):
             return RPCEnvelope.error(id: invalid.id, AerieError(.invalidRequest, invalid.message))

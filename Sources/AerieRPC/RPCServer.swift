@@ -186,6 +186,23 @@ public final class RPCServer: Service, Sendable {
                                         }
                                         continue
                                     }
+                                    if case .batch(let entries) = incoming {
+                                        // Each entry takes its own slot, so a 100-entry batch
+                                        // line counts as 100 requests; the reader waits for
+                                        // slots entry by entry, and the last entry to finish
+                                        // writes the batch's answer.
+                                        let batch = BatchResponses(expected: entries.count)
+                                        for entry in entries {
+                                            await limiter.acquire()
+                                            requests.addTask {
+                                                let response = await dispatcher.respond(to: entry, session: session)
+                                                limiter.release()
+                                                guard let responses = batch.add(response), !responses.isEmpty else { return }
+                                                try? await outbound.write(Self.frame(.array(responses), allocator: channel.allocator))
+                                            }
+                                        }
+                                        continue
+                                    }
                                     await limiter.acquire()
                                     requests.addTask {
                                         defer { limiter.release() }

@@ -114,6 +114,33 @@ import Testing
         }
     }
 
+    /// Batch entries count toward the session's in-flight limit: two 30-entry batches on a
+    /// session limited to 4 never run more than 4 calls at once, and every entry is answered.
+    @Test func batchEntriesCountTowardTheInFlightLimit() async throws {
+        let probe = ProbePlugin()
+        try await LiveServer.with(extraPlugins: [probe], rpc: { $0.maxInFlightPerSession = 4 }) { server in
+            let raw = try await RawLineClient.connect(port: server.port)
+            defer { Task { await raw.close() } }
+            func batch(_ first: Int) -> String {
+                "[" + (first..<first + 30).map { #"{"jsonrpc":"2.0","id":\#($0),"method":"probe.track","params":{"milliseconds":20,"tag":\#($0)}}"# }
+                    .joined(separator: ",") + "]\n"
+            }
+            try await raw.send(batch(0) + batch(100))
+            var ids = Set<Int64>()
+            for _ in 0..<2 {
+                guard case .array(let entries) = try Self.response(await raw.readLine()) else {
+                    Issue.record("a batch answer is not an array")
+                    return
+                }
+                #expect(entries.count == 30)
+                for entry in entries { ids.insert(try #require(entry["result"]?.intValue)) }
+            }
+            #expect(ids == Set((0..<30).map(Int64.init) + (100..<130).map(Int64.init)))
+            #expect(probe.concurrency.most <= 4, "\(probe.concurrency.most) calls ran at once")
+            #expect(probe.concurrency.most >= 2)
+        }
+    }
+
     @Test func thousandPipelinedRequestsEachAnsweredOnce() async throws {
         try await LiveServer.with(extraPlugins: [ProbePlugin()]) { server in
             let raw = try await RawLineClient.connect(port: server.port)
