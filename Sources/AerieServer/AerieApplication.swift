@@ -64,7 +64,9 @@ public enum AerieApplication {
             if !applied.isEmpty { logger.info("migrations applied", metadata: ["versions": "\(applied)"]) }
 
             let database = AerieDatabase(
-                configuration: DatabaseConfiguration(conninfo: runtimeURL, maxConnections: configuration.databasePoolSize),
+                configuration: DatabaseConfiguration(
+                    conninfo: runtimeURL, maxConnections: configuration.databasePoolSize,
+                    tenantShare: configuration.databaseTenantShare),
                 logger: logger)
             try await database.verifyRuntimeRole()
             let unsafe = try await database.durabilitySettingsOff()

@@ -13,6 +13,9 @@ public struct AerieConfiguration: Sendable {
     public var ownerDatabaseURL: String?
     /// `AERIE_DB_POOL_SIZE`: runtime connections (and blocking I/O threads). Default 8.
     public var databasePoolSize: Int
+    /// `AERIE_DB_POOL_TENANT_SHARE`: connections one tenant holds before others' waiting calls
+    /// go first (default half the pool).
+    public var databaseTenantShare: Int?
     /// `AERIE_SCHEMA_DIR`: migrations folder; default `./schema`, then the source checkout's.
     public var schemaDirectory: URL?
     public var rpc: RPCServerConfiguration
@@ -175,6 +178,7 @@ public struct AerieConfiguration: Sendable {
             throw Invalid(description: "AERIE_OWNER_DATABASE_URL is set but AERIE_DATABASE_URL is not")
         }
         if let size = try integer("AERIE_DB_POOL_SIZE", 1...256) { config.databasePoolSize = size }
+        config.databaseTenantShare = try integer("AERIE_DB_POOL_TENANT_SHARE", 1...256)
         if let dir = nonEmpty("AERIE_SCHEMA_DIR") { config.schemaDirectory = URL(fileURLWithPath: dir) }
         if let listen = nonEmpty("AERIE_RPC_LISTEN") {
             (config.rpc.host, config.rpc.port) = try parseListen(listen, variable: "AERIE_RPC_LISTEN")
@@ -287,6 +291,7 @@ public struct AerieConfiguration: Sendable {
           AERIE_DATABASE_URL           runtime-role libpq conninfo/URL; unset = embedded PostgreSQL under AERIE_HOME/pg
           AERIE_OWNER_DATABASE_URL     owner-role conninfo used for migrations (default: AERIE_DATABASE_URL)
           AERIE_DB_POOL_SIZE           database connections and blocking I/O threads (8)
+          AERIE_DB_POOL_TENANT_SHARE   connections one tenant holds before other tenants' waiting calls go first (half the pool)
           AERIE_SCHEMA_DIR             migrations folder (./schema, then the source checkout's)
           AERIE_RPC_LISTEN             JSON-RPC HOST:PORT (127.0.0.1:7400)
           AERIE_RPC_MAX_SESSIONS       concurrent sessions; more are answered busy and closed (1024)

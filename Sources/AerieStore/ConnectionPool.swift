@@ -23,13 +23,26 @@ package final class ConnectionPool: Sendable {
         var idle: [PostgresConnection] = []
         /// Connections open or being opened, leased or idle.
         var open = 0
+        /// Connections leased per tenant (tenant-scoped work only).
+        var tenantLeases: [TenantID: Int] = [:]
         var waiters: [Waiter] = []
         var nextWaiterID: UInt64 = 0
         var isClosed = false
+
+        mutating func lease(for tenant: TenantID?) {
+            if let tenant { tenantLeases[tenant, default: 0] += 1 }
+        }
+
+        mutating func unlease(for tenant: TenantID?) {
+            guard let tenant else { return }
+            let left = tenantLeases[tenant, default: 1] - 1
+            tenantLeases[tenant] = left > 0 ? left : nil
+        }
     }
 
     private struct Waiter {
         var id: UInt64
+        var tenant: TenantID?
         var continuation: CheckedContinuation<PostgresConnection?, any Error>
     }
 
@@ -40,19 +53,22 @@ package final class ConnectionPool: Sendable {
         threads.start()
     }
 
-    /// Runs `body` on a pool thread with a live connection.
+    /// Runs `body` on a pool thread with a live connection, leased for `tenant`'s work when
+    /// given (see `DatabaseConfiguration.tenantShare`: when connections are scarce, a freed one
+    /// goes first to a waiter whose tenant holds fewer than its share, so one tenant's burst
+    /// cannot starve the others).
     ///
     /// If `body` throws `RetryOnFreshConnection` (the connection died before anything could have
     /// been committed), the dead connection and every idle one are discarded, since after a
     /// server restart they are all stale, and `body` runs once more on a new connection.
     package func withConnection<T: Sendable>(
-        _ body: @escaping @Sendable (PostgresConnection) throws -> T
+        tenant: TenantID? = nil, _ body: @escaping @Sendable (PostgresConnection) throws -> T
     ) async throws -> T {
-        let lease = Lease(try await acquire())
+        let lease = Lease(try await acquire(tenant: tenant))
         do {
             return try await threads.runIfActive { [self] in
                 var connection = lease.take()
-                defer { release(connection) }
+                defer { release(connection, tenant: tenant) }
                 for attempt in 0..<2 {
                     let live = try connection ?? connect()
                     connection = live
@@ -74,7 +90,7 @@ package final class ConnectionPool: Sendable {
             // The body ran and released its connection: its error is the answer.
             guard !lease.wasTaken else { throw error }
             // The thread pool refused the work (cancelled or shut down): give the slot back.
-            release(lease.take())
+            release(lease.take(), tenant: tenant)
             if error is CancellationError { throw error }
             throw AerieError(.unavailable, "database unavailable", details: "thread pool: \(error)")
         }
@@ -118,7 +134,7 @@ package final class ConnectionPool: Sendable {
     private static let closedError = AerieError(.unavailable, "database unavailable", details: "pool is shut down")
 
     /// Returns an idle connection, or nil meaning "a slot is yours: open a connection".
-    private func acquire() async throws -> PostgresConnection? {
+    private func acquire(tenant: TenantID?) async throws -> PostgresConnection? {
         enum Decision {
             case ready(PostgresConnection?)
             case fail(any Error)
@@ -126,9 +142,15 @@ package final class ConnectionPool: Sendable {
         }
         let decision: Decision = state.withLock { state in
             if state.isClosed { return .fail(Self.closedError) }
-            if let connection = state.idle.popLast() { return .ready(connection) }
+            // Free connections go to whoever asks (work-conserving); shares matter only when
+            // callers wait (`release`).
+            if let connection = state.idle.popLast() {
+                state.lease(for: tenant)
+                return .ready(connection)
+            }
             if state.open < configuration.maxConnections {
                 state.open += 1
+                state.lease(for: tenant)
                 return .ready(nil)
             }
             if state.waiters.count >= configuration.maxWaiters {
@@ -145,17 +167,17 @@ package final class ConnectionPool: Sendable {
         case .wait(let id):
             let started = ContinuousClock.now
             defer { waitTimer.record(duration: ContinuousClock.now - started) }
-            return try await wait(id: id)
+            return try await wait(id: id, tenant: tenant)
         }
     }
 
-    private func wait(id: UInt64) async throws -> PostgresConnection? {
+    private func wait(id: UInt64, tenant: TenantID?) async throws -> PostgresConnection? {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let queued = state.withLock { state in
                     // Checked under the lock so a cancellation that already ran is not missed.
                     if Task.isCancelled || state.isClosed { return false }
-                    state.waiters.append(Waiter(id: id, continuation: continuation))
+                    state.waiters.append(Waiter(id: id, tenant: tenant, continuation: continuation))
                     return true
                 }
                 guard queued else {
@@ -185,21 +207,32 @@ package final class ConnectionPool: Sendable {
         waiter?.continuation.resume(throwing: error)
     }
 
-    /// Returns a connection (or, when nil or dead, its slot) to the pool; a waiter gets it first.
-    private func release(_ connection: PostgresConnection?) {
+    /// Returns a connection (or, when nil or dead, its slot) to the pool; a waiter gets it
+    /// first: the longest-waiting one whose tenant holds fewer than its share
+    /// (`configuration.tenantShare`) or that is not tenant work, else the longest-waiting one.
+    private func release(_ connection: PostgresConnection?, tenant: TenantID?) {
         enum Outcome {
             case kept
             case close
             case handOff(Waiter, PostgresConnection?)
         }
         let reusable = connection?.isReusable ?? false
+        let share = configuration.tenantShare
         let outcome: Outcome = state.withLock { state in
+            state.unlease(for: tenant)
             if state.isClosed {
                 state.open -= 1
                 return .close
             }
             if !state.waiters.isEmpty {
-                return .handOff(state.waiters.removeFirst(), reusable ? connection : nil)
+                let index =
+                    state.waiters.firstIndex { waiter in
+                        guard let tenant = waiter.tenant else { return true }
+                        return state.tenantLeases[tenant, default: 0] < share
+                    } ?? 0
+                let waiter = state.waiters.remove(at: index)
+                state.lease(for: waiter.tenant)
+                return .handOff(waiter, reusable ? connection : nil)
             }
             if reusable, let connection {
                 state.idle.append(connection)

@@ -116,7 +116,7 @@ extension ConnectionPool {
     package func transaction<T: Sendable>(
         tenant: TenantID?, _ body: @escaping @Sendable (DatabaseSession) throws -> T
     ) async throws -> T {
-        try await withConnection { connection in
+        try await withConnection(tenant: tenant) { connection in
             try DatabaseSession.run(on: connection, mode: .transaction(tenant: tenant), body)
         }
     }
@@ -126,7 +126,7 @@ extension ConnectionPool {
     package func tenantReads<T: Sendable>(
         tenant: TenantID, _ body: @escaping @Sendable (DatabaseSession) throws -> T
     ) async throws -> T {
-        try await withConnection { connection in
+        try await withConnection(tenant: tenant) { connection in
             try DatabaseSession.run(on: connection, mode: .tenantReads(tenant: tenant), body)
         }
     }
@@ -149,7 +149,7 @@ extension ConnectionPool {
     package func transactionStatement<T: Sendable>(
         tenant: TenantID, _ sql: String, _ parameters: [SQLValue], read: @escaping @Sendable (PostgresResult) throws -> T
     ) async throws -> T {
-        try await withConnection { connection in
+        try await withConnection(tenant: tenant) { connection in
             do {
                 let result = try connection.pipeline(
                     [

@@ -2,6 +2,7 @@ import AerieCore
 import AerieStore
 import AerieTesting
 import Dispatch
+import Synchronization
 import Testing
 
 @Suite(.timeLimit(.minutes(10))) struct PoolTests {
@@ -25,6 +26,64 @@ import Testing
             let count = try await tenant.transaction { try $0.settings.list(after: nil, limit: 100).count }
             #expect(count == 40)
         }
+    }
+
+    /// A tenant's burst does not starve another tenant: with 2 connections (share 1), tenant A
+    /// holds both and queues six more transactions; tenant B's one transaction, queued last,
+    /// gets the first connection A frees, because A already holds its share.
+    @Test func aBurstingTenantYieldsToAnotherTenantsWaitingCall() async throws {
+        try await StoreFixture.with(maxConnections: 2) { fixture in
+            #expect(fixture.runtime.pool.configuration.tenantShare == 1)
+            let a = fixture.runtime.tenant(try await fixture.createTenant("A").id)
+            let b = fixture.runtime.tenant(try await fixture.createTenant("B").id)
+            final class Order: Sendable { let items = Mutex<[String]>([]) }
+            let order = Order()
+            let holds = [DispatchSemaphore(value: 0), DispatchSemaphore(value: 0)]
+            let (held, heldSignal) = AsyncStream.makeStream(of: Void.self)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (index, hold) in holds.enumerated() {
+                    group.addTask {
+                        try await a.transaction { tx in
+                            try tx.settings.set("held\(index)", to: .int(1))
+                            heldSignal.yield()
+                            _ = hold.wait(timeout: .now() + 30)
+                        }
+                    }
+                }
+                var signals = held.makeAsyncIterator()
+                _ = await signals.next()
+                _ = await signals.next()
+                for index in 0..<6 {
+                    group.addTask {
+                        try await a.transaction { try $0.settings.set("a\(index)", to: .int(1)) }
+                        order.items.withLock { $0.append("A") }
+                    }
+                }
+                try await Self.waitUntil { fixture.runtime.pool.usage.waiting == 6 }
+                group.addTask {
+                    try await b.transaction { try $0.settings.set("b", to: .int(1)) }
+                    order.items.withLock { $0.append("B") }
+                }
+                try await Self.waitUntil { fixture.runtime.pool.usage.waiting == 7 }
+                holds[0].signal()
+                // B is served by the first freed connection, ahead of A's six earlier waiters.
+                try await Self.waitUntil { !order.items.withLock { $0.isEmpty } }
+                #expect(order.items.withLock { $0.first } == "B", "\(order.items.withLock { $0 })")
+                holds[1].signal()
+                try await group.waitForAll()
+            }
+            #expect(order.items.withLock { $0 }.count == 7)
+        }
+    }
+
+    /// Polls `condition` for up to 20 s; fails the test instead of hanging it.
+    static func waitUntil(_ condition: () -> Bool, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        for _ in 0..<4000 {
+            if condition() { return }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        Issue.record("condition not met within 20 s", sourceLocation: sourceLocation)
+        throw CancellationError()
     }
 
     @Test func waitingPastTheTimeoutIsBusy() async throws {
