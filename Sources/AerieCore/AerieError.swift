@@ -20,6 +20,7 @@ public struct AerieError: Error, Sendable, CustomStringConvertible, CustomDebugS
             case timeout
             case busy
             case unavailable
+            case quotaExceeded = "quota_exceeded"
         }
 
         private let base: Base
@@ -40,6 +41,9 @@ public struct AerieError: Error, Sendable, CustomStringConvertible, CustomDebugS
         public static let timeout = Code(.timeout)
         public static let busy = Code(.busy)
         public static let unavailable = Code(.unavailable)
+        /// A per-tenant limit (mailbox messages or bytes, messages waiting to be sent) would be
+        /// passed; nothing was stored. Frees up as the tenant's messages are handled or sent.
+        public static let quotaExceeded = Code(.quotaExceeded)
 
         /// The stable string sent as `error.data.code`.
         public var name: String { base.rawValue }
@@ -63,6 +67,7 @@ public struct AerieError: Error, Sendable, CustomStringConvertible, CustomDebugS
             case .timeout: -32021
             case .busy: -32029
             case .unavailable: -32030
+            case .quotaExceeded: -32031
             }
         }
     }

@@ -63,11 +63,10 @@ public enum AerieApplication {
             let applied = try await Migrator(ownerConninfo: ownerURL, schemaDirectory: schema, logger: logger).migrate()
             if !applied.isEmpty { logger.info("migrations applied", metadata: ["versions": "\(applied)"]) }
 
-            let database = AerieDatabase(
-                configuration: DatabaseConfiguration(
-                    conninfo: runtimeURL, maxConnections: configuration.databasePoolSize,
-                    tenantShare: configuration.databaseTenantShare),
-                logger: logger)
+            var databaseConfiguration = DatabaseConfiguration(
+                conninfo: runtimeURL, maxConnections: configuration.databasePoolSize, tenantShare: configuration.databaseTenantShare)
+            databaseConfiguration.quotas = configuration.quotas
+            let database = AerieDatabase(configuration: databaseConfiguration, logger: logger)
             try await database.verifyRuntimeRole()
             let unsafe = try await database.durabilitySettingsOff()
             if !unsafe.isEmpty {

@@ -1,4 +1,5 @@
 import AerieRPC
+import AerieStore
 import AerieTransport
 import Foundation
 import Logging
@@ -16,6 +17,11 @@ public struct AerieConfiguration: Sendable {
     /// `AERIE_DB_POOL_TENANT_SHARE`: connections one tenant holds before others' waiting calls
     /// go first (default half the pool).
     public var databaseTenantShare: Int?
+    /// `AERIE_MAILBOX_MAX_MESSAGES` (100000), `AERIE_MAILBOX_MAX_BYTES` (1 GiB),
+    /// `AERIE_OUTBOX_MAX_PENDING` (10000): per-tenant limits the database enforces; 0 = none.
+    /// Over a mailbox limit an inbound message is refused with 503 (the peer retries later),
+    /// over the outbox limit a call that would send answers `quota_exceeded`; nothing is stored.
+    public var quotas = DatabaseConfiguration.Quotas()
     /// `AERIE_SCHEMA_DIR`: migrations folder; default `./schema`, then the source checkout's.
     public var schemaDirectory: URL?
     public var rpc: RPCServerConfiguration
@@ -179,6 +185,9 @@ public struct AerieConfiguration: Sendable {
         }
         if let size = try integer("AERIE_DB_POOL_SIZE", 1...256) { config.databasePoolSize = size }
         config.databaseTenantShare = try integer("AERIE_DB_POOL_TENANT_SHARE", 1...256)
+        if let v = try integer("AERIE_MAILBOX_MAX_MESSAGES", 0...1_000_000_000) { config.quotas.mailboxMessages = v }
+        if let v = try integer("AERIE_MAILBOX_MAX_BYTES", 0...(1 << 50)) { config.quotas.mailboxBytes = v }
+        if let v = try integer("AERIE_OUTBOX_MAX_PENDING", 0...1_000_000_000) { config.quotas.outboxPending = v }
         if let dir = nonEmpty("AERIE_SCHEMA_DIR") { config.schemaDirectory = URL(fileURLWithPath: dir) }
         if let listen = nonEmpty("AERIE_RPC_LISTEN") {
             (config.rpc.host, config.rpc.port) = try parseListen(listen, variable: "AERIE_RPC_LISTEN")
@@ -292,6 +301,9 @@ public struct AerieConfiguration: Sendable {
           AERIE_OWNER_DATABASE_URL     owner-role conninfo used for migrations (default: AERIE_DATABASE_URL)
           AERIE_DB_POOL_SIZE           database connections and blocking I/O threads (8)
           AERIE_DB_POOL_TENANT_SHARE   connections one tenant holds before other tenants' waiting calls go first (half the pool)
+          AERIE_MAILBOX_MAX_MESSAGES   messages one tenant's mailbox holds; more inbound answers 503 (100000; 0 = no limit)
+          AERIE_MAILBOX_MAX_BYTES      bytes one tenant's mailbox holds, as stored (1073741824; 0 = no limit)
+          AERIE_OUTBOX_MAX_PENDING     a tenant's messages waiting to be sent; calls that would send more answer quota_exceeded (10000; 0 = no limit)
           AERIE_SCHEMA_DIR             migrations folder (./schema, then the source checkout's)
           AERIE_RPC_LISTEN             JSON-RPC HOST:PORT (127.0.0.1:7400)
           AERIE_RPC_MAX_SESSIONS       concurrent sessions; more are answered busy and closed (1024)

@@ -55,7 +55,7 @@ struct InboundProcessor: Sendable {
             outcome = try await this.process(envelope, depth: 0)
         } catch let error as AerieError {
             logger.warning("inbound message failed", metadata: ["error": "\(String(reflecting: error))"])
-            outcome = .rejected(status: 500, reason: error.message)
+            outcome = .rejected(status: error.code == .quotaExceeded ? 503 : 500, reason: error.message)
         } catch {
             logger.warning("inbound message failed", metadata: ["error": "\(String(reflecting: error))"])
             outcome = .rejected(status: 500, reason: "internal error")
@@ -182,6 +182,10 @@ struct InboundProcessor: Sendable {
                     await router.connectionFailed(
                         connectionId, reason: "\(reason) (after \(recorded.attempts) attempts)", tenant: tenant)
                 }
+            } catch let error as AerieError where error.code == .quotaExceeded {
+                // The tenant's mailbox is full: nothing stored; 503 tells the peer to retry later.
+                tenant.logger.notice("inbound message refused: quota", metadata: ["error": "\(error.message)"])
+                return .rejected(status: 503, reason: error.message)
             } catch {
                 // Not stored: the peer gets an error and may send it again.
                 tenant.logger.warning("inbound handling failure not recorded", metadata: ["error": "\(String(reflecting: error))"])
@@ -193,7 +197,8 @@ struct InboundProcessor: Sendable {
 
     static func isTransient(_ error: any Error) -> Bool {
         guard let error = error as? AerieError else { return true }
-        return [.internalError, .unavailable, .busy, .timeout].contains(error.code)
+        // A quota (a full outbox) frees up as messages are sent: worth trying again later.
+        return [.internalError, .unavailable, .busy, .timeout, .quotaExceeded].contains(error.code)
     }
 
     /// A handler's failure as the connection's failure reason: an AerieError's safe message,

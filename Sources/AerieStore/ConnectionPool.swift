@@ -267,7 +267,7 @@ package final class ConnectionPool: Sendable {
 
     private func connect() throws -> PostgresConnection {
         do {
-            let connection = try PostgresConnection(conninfo: configuration.conninfo)
+            let connection = try PostgresConnection(conninfo: configuration.conninfo, settings: configuration.quotas.sessionSettings)
             logger.debug("opened database connection")
             return connection
         } catch let error as PostgresError {

@@ -16,6 +16,33 @@ public struct DatabaseConfiguration: Sendable {
     /// caller whose tenant holds fewer than this many, so one tenant's burst delays the others
     /// by at most one of its transactions. Free connections are never held back.
     public var tenantShare: Int
+    /// Per-tenant limits the database enforces (schema/0020), set on every session this pool
+    /// opens. None by default; the server sets its configured ones.
+    public var quotas: Quotas = .unlimited
+
+    /// Per-tenant limits: messages and stored bytes in a tenant's mailbox, messages waiting to
+    /// be sent; 0 = none.
+    public struct Quotas: Sendable, Hashable {
+        public var mailboxMessages: Int
+        public var mailboxBytes: Int
+        public var outboxPending: Int
+
+        public init(mailboxMessages: Int = 100_000, mailboxBytes: Int = 1 << 30, outboxPending: Int = 10_000) {
+            self.mailboxMessages = mailboxMessages
+            self.mailboxBytes = mailboxBytes
+            self.outboxPending = outboxPending
+        }
+
+        public static let unlimited = Quotas(mailboxMessages: 0, mailboxBytes: 0, outboxPending: 0)
+
+        /// The session settings schema/0020's triggers read.
+        var sessionSettings: [(name: String, value: String)] {
+            [
+                ("aerie.mailbox_max_messages", "\(mailboxMessages)"), ("aerie.mailbox_max_bytes", "\(mailboxBytes)"),
+                ("aerie.outbox_max_pending", "\(outboxPending)"),
+            ]
+        }
+    }
 
     public init(
         conninfo: String, maxConnections: Int = 10, acquireTimeout: Duration = .seconds(10),

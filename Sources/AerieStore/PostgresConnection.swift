@@ -12,7 +12,9 @@ package final class PostgresConnection: @unchecked Sendable {
 
     /// Connects, blocking. `conninfo` is a libpq connection string (`key=value ...` or a URI);
     /// `application_name` and `connect_timeout` get defaults that the string may override.
-    package init(conninfo: String) throws {
+    /// `settings` are set on the session once connected (`set_config(name, value, false)`),
+    /// e.g. the quota limits schema/0020's triggers read.
+    package init(conninfo: String, settings: [(name: String, value: String)] = []) throws {
         let keywords = ["application_name", "connect_timeout", "dbname"]
         let values = ["aerie", "10", conninfo]
         let connection = CStringArray.with(keywords) { keywordPointers in
@@ -33,6 +35,15 @@ package final class PostgresConnection: @unchecked Sendable {
         // Notices ("relation already exists, skipping") would otherwise go to stderr.
         PQsetNoticeProcessor(connection, { _, _ in }, nil)
         self.handle = connection
+        if !settings.isEmpty {
+            let sql = "SELECT " + settings.indices.map { "set_config($\($0 * 2 + 1), $\($0 * 2 + 2), false)" }.joined(separator: ", ")
+            do {
+                _ = try query(sql, settings.flatMap { [SQLValue.text($0.name), .text($0.value)] })
+            } catch {
+                close()
+                throw error
+            }
+        }
     }
 
     deinit { close() }
@@ -228,9 +239,11 @@ package final class PostgresConnection: @unchecked Sendable {
     /// connection broken when the session is gone.
     private func failure(_ raw: OpaquePointer?, _ sql: String?, forceBroken: Bool = false) -> PostgresError {
         var sqlState: String?
+        var primary: String?
         var message: String
         if let raw {
             sqlState = PQresultErrorField(raw, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
+            primary = PQresultErrorField(raw, Int32(UInt8(ascii: "M"))).map { String(cString: $0) }
             message = String(cString: PQresultErrorMessage(raw))
         } else if let handle {
             message = String(cString: PQerrorMessage(handle))
@@ -242,7 +255,7 @@ package final class PostgresConnection: @unchecked Sendable {
             || PostgresError.isConnectionState(sqlState)
         if gone { isBroken = true }
         return PostgresError(
-            sqlState: sqlState, message: message.trimmingCharacters(in: .whitespacesAndNewlines),
+            sqlState: sqlState, message: message.trimmingCharacters(in: .whitespacesAndNewlines), primaryMessage: primary,
             statement: sql, isConnectionFailure: gone)
     }
 }

@@ -8,6 +8,9 @@ struct PostgresError: Error, CustomStringConvertible {
     /// Five-character SQLSTATE, nil when libpq failed without a server error (e.g. lost socket).
     var sqlState: String?
     var message: String
+    /// The server's primary message alone (no severity, detail or context), for errors whose
+    /// text Aerie wrote itself (the quota triggers).
+    var primaryMessage: String?
     /// The statement that failed, for logs.
     var statement: String?
     /// Whether the connection is unusable afterwards.
@@ -41,6 +44,9 @@ struct PostgresError: Error, CustomStringConvertible {
             return AerieError(.timeout, "database operation timed out", details: description)
         case "53300":
             return AerieError(.unavailable, "database unavailable", details: description)
+        case "AEQ01", "AEQ02":
+            // Raised by schema/0020's quota triggers with a message written for the client.
+            return AerieError(.quotaExceeded, primaryMessage ?? "a tenant quota is exceeded", details: description)
         default:
             return AerieError.internalError(details: description)
         }

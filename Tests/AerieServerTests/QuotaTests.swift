@@ -1,0 +1,105 @@
+import AerieClient
+import AerieCore
+import AerieCrypto
+import AerieStore
+import AerieTesting
+import Foundation
+import Testing
+
+/// Per-tenant quotas (issue 13 item 4, schema/0020): a full mailbox refuses new inbound
+/// messages with 503 and stores nothing (the peer retries; once there is room the same message
+/// is taken); a tenant with too many messages waiting to be sent gets `quota_exceeded` from the
+/// call that would send one, with nothing stored; another tenant is not affected.
+@Suite(.timeLimit(.minutes(10))) struct QuotaTests {
+    static func usage(_ server: LiveServer, tenant: TenantID) async throws -> [String?] {
+        let rows = try await WalletFixture.asSuperuser(server.database) { session in
+            try session.query(
+                "SELECT mailbox_messages::text, outbox_pending::text FROM aerie.tenant_usage WHERE tenant_id = $1::uuid",
+                [.text(tenant.rawValue)]
+            ).allRows()
+        }
+        return rows.first ?? []
+    }
+
+    @Test func aFullMailboxRefusesWithRetryableStatusAndLosesNothing() async throws {
+        try await LiveServer.with(server: {
+            $0.deliveryEnabled = false
+            $0.quotas = DatabaseConfiguration.Quotas(mailboxMessages: 4, mailboxBytes: 0, outboxPending: 0)
+        }) { server in
+            let (alice, aliceID) = try await server.tenantClient(label: "alice")
+            let (bob, bobID) = try await server.tenantClient(label: "bob")
+            defer { Task { await alice.close(); await bob.close() } }
+            let alicePeer = try await TestPeer.connect(alice)
+            let bobPeer = try await TestPeer.connect(bob)
+            let port = server.didcommPort
+            let before = try await DIDCommEndpointTests.mailboxCount(server, tenant: aliceID)
+            #expect(before < 4)
+
+            var statuses: [Int] = []
+            for index in 0..<6 {
+                let message = SenderAuthenticationTests.basic("quota-\(index)", "message \(index)")
+                statuses.append(try await DIDCommEndpointTests.post(try alicePeer.pack(message), to: port))
+            }
+            let room = 4 - before
+            #expect(statuses == Array(repeating: 202, count: room) + Array(repeating: 503, count: 6 - room), "\(statuses)")
+            #expect(try await DIDCommEndpointTests.mailboxCount(server, tenant: aliceID) == 4)
+            #expect(try await Self.usage(server, tenant: aliceID).first == "4")
+            // Bob's mailbox is his own.
+            let bobs = try bobPeer.pack(SenderAuthenticationTests.basic("bob-1", "hello bob"))
+            #expect(try await DIDCommEndpointTests.post(bobs, to: port) == 202)
+
+            // Room is made (a message removed); the refused message, sent again, is taken.
+            try await WalletFixture.asSuperuser(server.database) { session in
+                try session.execute(
+                    "DELETE FROM aerie.mailbox WHERE tenant_id = $1::uuid AND message_id = 'quota-0'", [.text(aliceID.rawValue)])
+            }
+            #expect(try await Self.usage(server, tenant: aliceID).first == "3")
+            let retried = try alicePeer.pack(SenderAuthenticationTests.basic("quota-\(room)", "message \(room)"))
+            #expect(try await DIDCommEndpointTests.post(retried, to: port) == 202)
+            let contents = try await SenderAuthenticationTests.downloaded(alice).compactMap(\.content)
+            #expect(contents.contains("message \(room)"))
+            #expect(try await Self.usage(server, tenant: bobID).first == String(try await DIDCommEndpointTests.mailboxCount(server, tenant: bobID)))
+        }
+    }
+
+    @Test func tooManyMessagesWaitingToBeSentIsQuotaExceeded() async throws {
+        try await LiveServer.with(server: {
+            $0.deliveryEnabled = false
+            $0.quotas = DatabaseConfiguration.Quotas(mailboxMessages: 0, mailboxBytes: 0, outboxPending: 2)
+        }) { server in
+            let (alice, aliceID) = try await server.tenantClient(label: "alice")
+            let (bob, _) = try await server.tenantClient(label: "bob")
+            defer { Task { await alice.close(); await bob.close() } }
+            for _ in 0..<2 {
+                let accepted = try await alice.call(
+                    "connections.accept", params: ["invitation": try OutboundAddressPolicyTests.invitation(endpoint: "http://127.0.0.1:9/")])
+                #expect(accepted["state"] == 2)
+            }
+            let refused = await OutboundAddressPolicyTests.rpcError {
+                try await alice.call(
+                    "connections.accept", params: ["invitation": try OutboundAddressPolicyTests.invitation(endpoint: "http://127.0.0.1:9/")])
+            }
+            #expect(refused?.stableCode == "quota_exceeded", "\(String(describing: refused))")
+            #expect(refused?.code == -32031)
+            #expect(refused?.message.contains("AERIE_OUTBOX_MAX_PENDING") == true, "\(String(describing: refused))")
+            // Nothing of the refused call was stored.
+            #expect(try await OutboundAddressPolicyTests.count("connections", tenant: aliceID, server) == 2)
+            #expect(try await OutboundAddressPolicyTests.count("outbox", tenant: aliceID, server) == 2)
+            #expect(try await Self.usage(server, tenant: aliceID).last == "2")
+            // Bob is not affected by Alice's queue.
+            let bobs = try await bob.call(
+                "connections.accept", params: ["invitation": try OutboundAddressPolicyTests.invitation(endpoint: "http://127.0.0.1:9/")])
+            #expect(bobs["state"] == 2)
+            // A sent (or failed) row leaves the queue.
+            try await WalletFixture.asSuperuser(server.database) { session in
+                try session.execute(
+                    "UPDATE aerie.outbox SET status = 'failed' WHERE tenant_id = $1::uuid AND id = (SELECT id FROM aerie.outbox WHERE tenant_id = $1::uuid LIMIT 1)",
+                    [.text(aliceID.rawValue)])
+            }
+            #expect(try await Self.usage(server, tenant: aliceID).last == "1")
+            let third = try await alice.call(
+                "connections.accept", params: ["invitation": try OutboundAddressPolicyTests.invitation(endpoint: "http://127.0.0.1:9/")])
+            #expect(third["state"] == 2)
+        }
+    }
+}
