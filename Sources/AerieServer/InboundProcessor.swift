@@ -4,6 +4,7 @@ import AerieStore
 import Foundation
 import Logging
 import Metrics
+import NIOPosix
 
 /// Turns a packed inbound DIDComm message into a handled one: finds the tenant by recipient
 /// key, unpacks with that tenant's wallet (once more for a `forward` addressed to us) and hands
@@ -70,7 +71,7 @@ struct InboundProcessor: Sendable {
     private func process(_ envelope: [UInt8], depth: Int) async throws -> Outcome {
         let parsed: DIDCommEnvelope
         do {
-            parsed = try DIDCommEnvelope(parsing: envelope)
+            parsed = try await InboundParsing.run { try DIDCommEnvelope(parsing: envelope) }
         } catch {
             return .rejected(status: 400, reason: "not a DIDComm v1 envelope")
         }
@@ -92,7 +93,8 @@ struct InboundProcessor: Sendable {
         } catch let error as CryptoError {
             return .rejected(status: 400, reason: "the message does not open: \(error.code)")
         }
-        guard let message = try? JSONValue(parsing: unpacked.plaintext), case .object = message,
+        let plaintext = unpacked.plaintext
+        guard let message = try? await InboundParsing.run({ try JSONValue(parsing: plaintext) }), case .object = message,
             let rawType = message["@type"]?.stringValue
         else { return .rejected(status: 400, reason: "the message is not a JSON object with @type") }
         let type = InboundMessage.normalizedType(rawType)
@@ -205,5 +207,22 @@ struct InboundProcessor: Sendable {
     /// never internal details.
     static func describe(_ error: any Error) -> String {
         (error as? AerieError)?.message ?? "internal error"
+    }
+}
+
+/// Where inbound work done before the sender is known runs: parsing the envelope and the
+/// message's JSON. One dedicated thread, so a flood of hostile bodies (each bounded and linear,
+/// `DIDCommEnvelope.Limits`) takes at most one core and never the Swift concurrency pool that
+/// answers JSON-RPC calls; legitimate messages queue behind it for a few milliseconds at most
+/// per hostile body.
+enum InboundParsing {
+    static let threads: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: 1)
+        pool.start()
+        return pool
+    }()
+
+    static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await threads.runIfActive(body)
     }
 }
