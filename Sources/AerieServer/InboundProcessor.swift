@@ -46,7 +46,14 @@ struct InboundProcessor: Sendable {
     /// Recipients of one envelope looked up at most (the sender writes that list).
     static let maxRecipients = 20
 
+    /// Every refusal (400) is answered no sooner than this after the body arrived, so the time
+    /// to an answer does not tell a key that is hosted here (looked up, opened, its connection
+    /// read) from one that is not (one lookup) or from garbage (refused at once). Waiting costs
+    /// no CPU; the inbound connection cap bounds how many wait.
+    static let refusalFloor: Duration = .milliseconds(25)
+
     func process(_ envelope: [UInt8]) async -> Outcome {
+        let received = ContinuousClock.now
         // Everything logged about this message, here and in the tenant's context, carries one id.
         var this = self
         this.logger[metadataKey: "request"] = "\(RequestID.make())"
@@ -65,6 +72,10 @@ struct InboundProcessor: Sendable {
             logger.info("inbound message refused", metadata: ["status": "\(status)", "reason": "\(reason)"])
         }
         Counter(label: "aerie_inbound_messages_total", dimensions: [("outcome", outcome.metricName)]).increment()
+        if case .rejected(400, _) = outcome {
+            let remaining = Self.refusalFloor - (ContinuousClock.now - received)
+            if remaining > .zero { try? await Task.sleep(for: remaining) }
+        }
         return outcome
     }
 

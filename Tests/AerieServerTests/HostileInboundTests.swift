@@ -1,5 +1,6 @@
 import AerieCore
 import AerieCrypto
+@testable import AerieServer
 import AerieTesting
 import Foundation
 import Synchronization
@@ -39,6 +40,32 @@ import Testing
             print(
                 "hostile inbound: \(requests) requests of ~1 MiB in \(attack); ping during the attack: "
                     + PingProbe.summary(latencies))
+        }
+    }
+
+    /// Refusals do not tell by their timing whether a key is hosted here (issue 13 item 6):
+    /// garbage, an envelope to an unknown key and a stranger's message to a hosted pairwise key
+    /// are all answered 400, none sooner than the floor (25 ms), which covers the extra lookup
+    /// and unpacking the hosted key costs.
+    @Test func refusalsTakeTheSameTimeWhateverTheKey() async throws {
+        try await LiveServer.with(server: { $0.deliveryEnabled = false }) { server in
+            let (alice, _) = try await server.tenantClient(label: "alice")
+            defer { Task { await alice.close() } }
+            let peer = try await TestPeer.connect(alice)
+            let message = SenderAuthenticationTests.basic("timing", "hello")
+            let bodies: [(String, [UInt8])] = [
+                ("garbage", Array("not an envelope".utf8)),
+                ("unknown key", try DIDCommEnvelope.pack(message.serialized(), to: [Ed25519KeyPair.generate().verkeyBase58], from: .generate())),
+                ("hosted key, stranger", try peer.forge(message, from: .generate())),
+            ]
+            for (name, body) in bodies {
+                for _ in 0..<3 {
+                    let started = ContinuousClock.now
+                    #expect(try await DIDCommEndpointTests.post(body, to: server.didcommPort) == 400, "\(name)")
+                    let elapsed = ContinuousClock.now - started
+                    #expect(elapsed >= InboundProcessor.refusalFloor, "\(name) answered in \(elapsed)")
+                }
+            }
         }
     }
 
