@@ -139,7 +139,8 @@ import Testing
         let reply = try await alice.call(
             "messages.sendText", params: ["connectionId": .string(connectionId), "content": "got it", "replyTo": incomingUid])
         #expect(try await hooks.wait("basicmessages") { $0["content"] == "got it" } != nil)
-        #expect(try await SendMessagesTests.waitForStatus(alice, uid: try #require(reply["uid"]?.stringValue), status: "MS-102") != nil)
+        let replyUid = try #require(reply["uid"]?.stringValue)
+        #expect(try await SendMessagesTests.waitForStatus(alice, uid: replyUid, status: "MS-102") != nil)
 
         // ACA-Py pings Aerie: Aerie answers (ACA-Py's ping webhook: response_received on its thread).
         let ping = try await agent.admin("POST", "/connections/\(acapyConnection)/send-ping", body: ["comment": "ping from ACA-Py"])
@@ -169,6 +170,6 @@ import Testing
         } catch let error as AerieClientError {
             #expect(error.stableCode == "not_found")
         }
-        #expect(try await bob.call("messages.download", params: ["status": ["MS-101", "MS-102", "MS-103", "MS-105", "MS-106"]]) == [])
+        #expect(try await bob.call("messages.download", params: ["status": ["MS-101", "MS-102", "MS-103", "MS-105", "MS-106"]]) == JSONValue.array([]))
     }
 }
