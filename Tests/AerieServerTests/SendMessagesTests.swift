@@ -373,3 +373,77 @@ extension SendMessagesTests {
         try? await database.drop()
     }
 }
+
+extension SendMessagesTests {
+    /// A peer behind a mediator (routing keys in its DIDDoc): the message reaches the endpoint as
+    /// a `forward` to the mediator's key, and only the peer's key opens what it carries.
+    @Test func sendsAreForwardWrappedThroughThePeersRoutingKeys() async throws {
+        let mediator = Ed25519KeyPair.generate()
+        let peerKey = Ed25519KeyPair.generate()
+        let inbox = try await PeerInbox(key: mediator)  // opens the outer layer only
+        try await LiveServer.with(server: Self.configure) { server in
+            let (alice, aliceID) = try await server.tenantClient(label: "alice")
+            defer { Task { await alice.close() } }
+            let peer = try await TestPeer.connect(alice, endpoint: inbox.url, key: peerKey)
+            let runtime = server.database.runtime(maxConnections: 1)
+            try await runtime.withSession(tenant: aliceID) { session in
+                _ = try session.execute(
+                    "UPDATE aerie.connections SET their_routing_keys = $1::jsonb WHERE id = $2::uuid",
+                    [.text(JSONValue.array([.string(mediator.verkeyBase58)]).jsonString), .text(peer.connectionId)])
+            }
+            await runtime.shutdown()
+
+            let sent = try await alice.call("messages.sendText", params: ["connectionId": .string(peer.connectionId), "content": "via mediator"])
+            let forward = try #require(try await inbox.wait { $0["@type"] == "https://didcomm.org/routing/1.0/forward" })
+            #expect(forward.senderVerkey == nil, "a forward is anoncrypted")
+            #expect(forward.message["to"] == .string(peerKey.verkeyBase58))
+            let inner = try #require(forward.message["msg"])
+            let opened = try DIDCommEnvelope(parsing: inner.serialized()).open(with: peerKey)
+            #expect(opened.senderVerkey == peer.pwVerkey)
+            let message = try JSONValue(parsing: opened.plaintext)
+            #expect(message["content"] == "via mediator")
+            #expect(message["@id"] == sent["@id"])
+            let uid = try #require(sent["uid"]?.stringValue)
+            #expect(try await Self.waitForStatus(alice, uid: uid, status: "MS-102") != nil)
+        }
+        await inbox.stop()
+    }
+
+    /// Sends racing the connection's delete: each send either committed before the delete (and
+    /// the delete removed its record and row) or is refused; nothing of the connection is left.
+    @Test func sendsRacingADeleteLeaveNothingBehind() async throws {
+        try await LiveServer.with(server: { Self.configure(&$0); $0.deliveryEnabled = false }) { server in
+            let (alice, aliceID) = try await server.tenantClient(label: "alice")
+            defer { Task { await alice.close() } }
+            let peer = try await TestPeer.connect(alice)
+            let id = JSONValue.string(peer.connectionId)
+            let outcomes = try await withThrowingTaskGroup(of: String.self) { group in
+                for n in 0..<12 {
+                    group.addTask {
+                        do {
+                            _ = try await alice.call("messages.sendText", params: ["connectionId": id, "content": .string("m\(n)")])
+                            return "sent"
+                        } catch let error as AerieClientError {
+                            return error.stableCode ?? "\(error.code)"
+                        }
+                    }
+                }
+                group.addTask {
+                    try await Task.sleep(for: .milliseconds(20))
+                    _ = try await alice.call("connections.delete", params: ["connectionId": id])
+                    return "deleted"
+                }
+                return try await group.reduce(into: [String]()) { $0.append($1) }
+            }
+            #expect(outcomes.allSatisfy { ["sent", "deleted", "not_found"].contains($0) }, "\(outcomes)")
+            let runtime = server.database.runtime(maxConnections: 1)
+            let left = try await runtime.withSession(tenant: aliceID) { session -> (String?, String?) in
+                let mailbox = try session.query("SELECT count(*)::text FROM aerie.mailbox WHERE connection_id = $1::uuid", [.text(peer.connectionId)])
+                let outbox = try session.query("SELECT count(*)::text FROM aerie.outbox WHERE connection_id = $1::uuid OR message_uid IS NOT NULL", [.text(peer.connectionId)])
+                return (mailbox.string(0, 0), outbox.string(0, 0))
+            }
+            await runtime.shutdown()
+            #expect(left.0 == "0" && left.1 == "0", "\(left) after \(outcomes)")
+        }
+    }
+}
