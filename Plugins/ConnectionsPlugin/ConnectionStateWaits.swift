@@ -4,7 +4,8 @@ import Foundation
 import Synchronization
 
 /// Wakes callers waiting for a connection to leave `requested` (`connections.accept {wait: true}`)
-/// or to be reused (out-of-band) as soon as this process commits its next state, instead of
+/// or to be reused (out-of-band), or for a message on it (`connections.ping`'s response), as soon
+/// as this process commits its next state or stores that message, instead of
 /// letting them find out by polling. Changes committed by another process are not seen here:
 /// waiters still poll the store, only less often. Keyed by tenant and connection id, and any
 /// number of waiters may watch one connection.

@@ -73,17 +73,7 @@ extension ConnectionsPlugin {
         func waitFor<T: Sendable>(
             _ connectionId: UUID, timeout: Duration, tenant: TenantContext, check: @Sendable () async throws -> T?
         ) async throws -> T? {
-            let service = plugin.service
-            let watch = service.waits.watch(connectionId, tenant: tenant.tenantID)
-            defer { service.waits.stop(watch) }
-            let deadline = ContinuousClock.now + timeout
-            while true {
-                if let answer = try await check() { return answer }
-                let left = deadline - ContinuousClock.now
-                guard left > .zero else { return nil }
-                _ = await watch.next(timeout: min(left, ConnectionService.waitPollInterval))
-                try Task.checkCancellation()
-            }
+            try await plugin.service.waitFor(connectionId, timeout: timeout, tenant: tenant, check: check)
         }
     }
 }

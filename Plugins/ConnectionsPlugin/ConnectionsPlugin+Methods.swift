@@ -129,9 +129,22 @@ extension ConnectionsPlugin {
                     inbound: message.connection.flatMap { connection in message.sender.map { (connection, $0) } }, tenant: tenant)
             }
         }
-        // Pings and their answers are kept in the mailbox; nothing else to do (we never ask for a response).
-        for type in [ConnectionMessages.trustPingType, ConnectionMessages.trustPingResponseType] {
-            try router.registerInbound(type) { _, _ in }
+        try router.register(
+            "connections.ping",
+            summary: "Sends a trust ping (RFC 0048) asking for a response over an established connection and waits for the peer's "
+                + "ping_response: {connectionId, uid, @id, responseUid, roundTripMs}. The ping and the response are in the "
+                + "connection's messages. timeout after timeoutSeconds (1...60, default 10)."
+        ) { (params: PingParams, tenant: TenantContext) in
+            let (id, timeout) = try params.validated()
+            return try await service.ping(id, timeout: timeout, tenant: tenant)
+        }
+        // Pings and their answers are kept in the mailbox; a ping of the peer that asks for a
+        // response is answered (only the peer's: senders `.peer`), a response wakes connections.ping.
+        try router.registerInbound(ConnectionMessages.trustPingType) { message, tenant in
+            try await service.answerPing(message, tenant: tenant)
+        }
+        try router.registerInbound(ConnectionMessages.trustPingResponseType) { message, tenant in
+            try await service.pingResponded(message, tenant: tenant)
         }
     }
 }

@@ -24,21 +24,30 @@ public struct MessageMailbox: Sendable {
     }
 
     /// One message in the seed's shape. `refMsgId` is the thread the message answers, when it
-    /// names one other than itself; `payload` and `deliveryDetails` exist for the SDK's sake.
+    /// names one other than itself; `payload` exists for the SDK's sake. A message the tenant sent
+    /// has our pairwise DID as `senderDID`, `direction: "sent"`, and, when its delivery failed,
+    /// `deliveryDetails: [{statusCode: "MS-105", reason}]`; received ones are as before.
     static func view(_ entry: MailboxEntry) -> JSONValue {
         let m = entry.message
         let rawType = m.payload["@type"]?.stringValue ?? m.type
         let refMsgId: JSONValue = m.threadId.flatMap { $0 == m.messageId ? nil : JSONValue.string($0) } ?? .null
-        return [
+        let sent = m.direction == .sent
+        var view: JSONValue = [
             "statusCode": .string(m.status),
             "payload": .null,
-            "senderDID": entry.theirDid.map(JSONValue.string) ?? .null,
+            "senderDID": (sent ? entry.pairwiseDid : entry.theirDid).map(JSONValue.string) ?? .null,
             "uid": .string(m.uid.uuidString.lowercased()),
             "type": .string(MessageKind.classify(rawType)),
             "refMsgId": refMsgId,
-            "deliveryDetails": [],
+            "deliveryDetails": .array(
+                m.deliveryError.map { [["statusCode": .string(m.status), "reason": .string($0)]] } ?? []),
             "decryptedPayload": .string(m.payload.jsonString),
         ]
+        if sent, case .object(var fields) = view {
+            fields["direction"] = "sent"
+            view = .object(fields)
+        }
+        return view
     }
 
     /// Sets `status` on the listed messages, all in one transaction; uids that are not the

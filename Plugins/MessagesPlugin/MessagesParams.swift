@@ -119,3 +119,61 @@ struct SubscribeParams: Decodable, Sendable, DocumentedParams {
             pairwiseDids: try DownloadParams.list(pairwiseDids, field: "pairwiseDids").map(Set.init))
     }
 }
+
+/// `messages.send`.
+struct SendParams: Decodable, Sendable, DocumentedParams {
+    var connectionId: String
+    var message: JSONValue
+    var replyTo: String?
+
+    static let documentation = [
+        ParamDoc("connectionId", "string", "an established connection (state 4 accepted or 5 reused)"),
+        ParamDoc(
+            "message", "object",
+            "the DIDComm v1 message: @type (a message type URI) and body; @id filled in when missing; at most 64 KiB"),
+        ParamDoc("replyTo", "string", required: false, "uid of a message of the same connection: sets ~thread.thid to its thread"),
+    ]
+}
+
+/// `messages.sendText`.
+struct SendTextParams: Decodable, Sendable, DocumentedParams {
+    var connectionId: String
+    var content: String
+    var replyTo: String?
+
+    static let documentation = [
+        ParamDoc("connectionId", "string", "an established connection (state 4 accepted or 5 reused)"),
+        ParamDoc("content", "string", "the text, 1 to 32768 bytes"),
+        ParamDoc("replyTo", "string", required: false, "uid of a message of the same connection: sets ~thread.thid to its thread"),
+    ]
+}
+
+/// Ids of the send params, checked before any work.
+enum SendIds {
+    static func parse(connectionId: String, replyTo: String?) throws -> (connection: UUID, replyTo: UUID?) {
+        guard let connection = UUID(uuidString: connectionId) else {
+            throw AerieError.invalidParams("connectionId must be a connection id (UUID)", field: "connectionId")
+        }
+        let reply = try replyTo.map { text -> UUID in
+            guard let uid = UUID(uuidString: text) else {
+                throw AerieError.invalidParams("replyTo must be a message uid", field: "replyTo")
+            }
+            return uid
+        }
+        return (connection, reply)
+    }
+}
+
+/// What `messages.send` and `messages.sendText` answer.
+struct SentResult: Encodable, Sendable {
+    var uid: String
+    var messageId: String
+    var connectionId: String
+    var pairwiseDID: String?
+    var statusCode: String
+    var threadId: String?
+
+    enum CodingKeys: String, CodingKey {
+        case uid, messageId = "@id", connectionId, pairwiseDID, statusCode, threadId
+    }
+}

@@ -1,4 +1,5 @@
 import AerieCore
+import AerieCrypto
 import Foundation
 
 /// `messages.*`: the tenant mailbox of seed 002 (download, status updates), and the inbound
@@ -41,11 +42,33 @@ public struct MessagesPlugin: AeriePlugin {
             let (status, messages) = try params.validated()
             return try await mailbox.updateStatus(status, messages: messages, tenant: tenant)
         }
+        try router.register(
+            "messages.send",
+            summary: "Sends a DIDComm v1 message over an established connection: packed authcrypt with the connection's keys, "
+                + "forward-wrapped through the peer's routing keys, recorded and queued in one transaction. Answers {uid, @id, "
+                + "statusCode: MS-101}; the record is listed by messages.download (status MS-101 queued, MS-102 taken by the "
+                + "peer's endpoint, MS-105 delivery failed with the reason in deliveryDetails) and the outcome is pushed as "
+                + "messages.delivered / messages.deliveryFailed. Refused: not_found (no such connection, deleted), conflict "
+                + "(not established, @id already sent), invalid_params (shape, size, replyTo)."
+        ) { (params: SendParams, tenant: TenantContext) in
+            let ids = try SendIds.parse(connectionId: params.connectionId, replyTo: params.replyTo)
+            return try await Self.send(try OutgoingMessage.validated(params.message), ids: ids, tenant: tenant)
+        }
+        try router.register(
+            "messages.sendText",
+            summary: "Sends a basicmessage/1.0 (RFC 0095) with content and sent_time over an established connection; otherwise "
+                + "as messages.send: {uid, @id, statusCode: MS-101}."
+        ) { (params: SendTextParams, tenant: TenantContext) in
+            let ids = try SendIds.parse(connectionId: params.connectionId, replyTo: params.replyTo)
+            return try await Self.send(try OutgoingMessage.basicMessage(content: params.content), ids: ids, tenant: tenant)
+        }
         if let events {
             try router.register(
                 "messages.subscribe",
-                summary: "Pushes notifications to this session for the calling tenant: messages.received {pairwiseDID, uid, type} and "
-                    + "connections.stateChanged {connectionId, state, stateName}; types filters messages, pairwiseDids both. "
+                summary: "Pushes notifications to this session for the calling tenant: messages.received {pairwiseDID, uid, type}, "
+                    + "connections.stateChanged {connectionId, state, stateName}, and for messages it sent messages.delivered "
+                    + "{pairwiseDID, uid, type, statusCode: MS-102} / messages.deliveryFailed {..., statusCode: MS-105, reason}; "
+                    + "types filters messages, pairwiseDids all. "
                     + "Calling it again replaces the filter. A slow reader gets one messages.overflow and loses notifications until it "
                     + "catches up. Answers {subscribed: true} once events from then on will arrive."
             ) { (params: SubscribeParams, context: CallContext) -> JSONValue in
@@ -64,9 +87,19 @@ public struct MessagesPlugin: AeriePlugin {
                 return ["unsubscribed": .bool(events.unsubscribe(context.session))]
             }
         }
-        // Stored by the inbound endpoint before the handler runs; nothing more to do here.
+        // Stored by the inbound endpoint when the handler returns; nothing more to do here.
         for type in MessageKind.mailboxTypes {
             try router.registerInbound(type) { _, _ in }
         }
+    }
+
+    /// One path for both methods: `Outbound.send` records and queues the message.
+    static func send(_ message: JSONValue, ids: (connection: UUID, replyTo: UUID?), tenant: TenantContext) async throws -> SentResult {
+        guard let sent = try await Outbound.send(message, on: ids.connection, replyTo: ids.replyTo, tenant: tenant) else {
+            throw AerieError.internalError(details: "a send without a condition sent nothing")
+        }
+        return SentResult(
+            uid: sent.uid.uuidString.lowercased(), messageId: sent.messageId, connectionId: ids.connection.uuidString.lowercased(),
+            pairwiseDID: sent.connection.myDid, statusCode: MailboxMessage.queued, threadId: sent.threadId)
     }
 }

@@ -115,3 +115,11 @@ public protocol ConnectionRepository {
     /// Removes the row; returns whether there was one.
     func delete(_ id: UUID) throws -> Bool
 }
+
+extension ConnectionRecord {
+    /// Whether messages can be exchanged: the handshake is done (accepted, or reused by an
+    /// out-of-band invitation) and the peer's key and endpoint are known.
+    public var isEstablished: Bool {
+        (state == .accepted || state == .reused) && myVerkey != nil && theirVerkey != nil && theirEndpoint != nil
+    }
+}

@@ -1,10 +1,20 @@
 import Foundation
 
-/// A decrypted inbound message as the tenant's mailbox keeps it.
+/// A message as the tenant's mailbox keeps it: a decrypted inbound message, or one the tenant
+/// sent over a connection (`direction == .sent`), so a connection has one history.
 public struct MailboxMessage: Sendable, Hashable, Codable {
     /// `MS-103` received, `MS-106` reviewed (the SDK's statuses `MS-101`..`MS-106`).
     public static let received = "MS-103"
     public static let reviewed = "MS-106"
+    /// A sent message: `MS-101` queued, `MS-102` the peer's endpoint took it, `MS-105` delivery
+    /// failed for good (the reason in `deliveryError`).
+    public static let queued = "MS-101"
+    public static let sent = "MS-102"
+    public static let deliveryFailed = "MS-105"
+
+    public enum Direction: String, Sendable, Hashable, Codable {
+        case received, sent
+    }
 
     public var uid: UUID
     public var connectionId: UUID?
@@ -16,12 +26,16 @@ public struct MailboxMessage: Sendable, Hashable, Codable {
     public var threadId: String?
     public var status: String
     public var payload: JSONValue
+    /// When it arrived (received) or was queued (sent).
     public var receivedAt: Date
+    public var direction: Direction
+    /// Why the delivery of a sent message failed (`MS-105`).
+    public var deliveryError: String?
 
     public init(
         uid: UUID = UUID(), connectionId: UUID?, recipientVerkey: String, senderVerkey: String?, messageId: String,
         type: String, threadId: String?, status: String = MailboxMessage.received, payload: JSONValue,
-        receivedAt: Date = Date()
+        receivedAt: Date = Date(), direction: Direction = .received, deliveryError: String? = nil
     ) {
         self.uid = uid
         self.connectionId = connectionId
@@ -33,6 +47,8 @@ public struct MailboxMessage: Sendable, Hashable, Codable {
         self.status = status
         self.payload = payload
         self.receivedAt = receivedAt
+        self.direction = direction
+        self.deliveryError = deliveryError
     }
 }
 
@@ -72,6 +88,12 @@ public protocol MailboxRepository {
     func recordHandlingFailure(_ message: MailboxMessage, error: String, maxAttempts: Int, backoffSeconds: Int) throws
         -> (attempts: Int, connectionId: UUID?)?
     func get(_ uid: UUID) throws -> MailboxMessage?
+    /// Stores a message the tenant is sending (`direction == .sent`); false when the connection's
+    /// peer was already sent a message with this `@id` (nothing stored).
+    func insertSent(_ message: MailboxMessage) throws -> Bool
+    /// The first received message of `type` on the connection whose `~thread.thid` is `threadId`
+    /// (a reply to a message we sent), nil when none arrived yet.
+    func receivedReply(connectionId: UUID, threadId: String, type: String) throws -> MailboxMessage?
     /// Messages of a connection, oldest first, optionally of one status and type; at most `limit`.
     func list(connectionId: UUID, status: String?, type: String?, limit: Int) throws -> [MailboxMessage]
     @discardableResult
@@ -83,7 +105,8 @@ public protocol MailboxRepository {
     /// `query.limit`.
     func download(_ query: MailboxQuery) throws -> [MailboxEntry]
     /// Sets the status of those of `uids` that arrived on the connection whose pairwise DID is
-    /// `pairwiseDid`; returns the uids it matched (already at `status` included).
+    /// `pairwiseDid` (received messages only: a sent message's status is its delivery's); returns
+    /// the uids it matched (already at `status` included).
     func updateStatus(_ uids: [UUID], pairwiseDid: String, to status: String) throws -> [UUID]
     /// Removes reviewed (`MS-106`) messages received before `date`, at most `limit`; returns how many.
     func purgeReviewed(receivedBefore date: Date, limit: Int) throws -> Int

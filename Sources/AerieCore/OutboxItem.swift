@@ -12,10 +12,12 @@ public struct OutboxItem: Sendable, Hashable {
     public var nextAttemptAt: Date
     public var status: Status
     public var lastError: String?
+    /// The sent message (mailbox row) this envelope carries, whose status follows the delivery.
+    public var messageUid: UUID?
 
     public init(
         id: UUID = UUID(), connectionId: UUID?, endpoint: String, envelope: [UInt8], attempts: Int = 0,
-        nextAttemptAt: Date = Date(), status: Status = .pending, lastError: String? = nil
+        nextAttemptAt: Date = Date(), status: Status = .pending, lastError: String? = nil, messageUid: UUID? = nil
     ) {
         self.id = id
         self.connectionId = connectionId
@@ -25,6 +27,7 @@ public struct OutboxItem: Sendable, Hashable {
         self.nextAttemptAt = nextAttemptAt
         self.status = status
         self.lastError = lastError
+        self.messageUid = messageUid
     }
 }
 
@@ -37,8 +40,10 @@ public protocol OutboxRepository {
     /// other pollers (other servers) skip it while it is sent. Nil when not pending or not due.
     /// A sender that dies mid-send leaves the lease to expire, and the row is sent again.
     func claim(_ id: UUID, leaseSeconds: Int) throws -> OutboxItem?
+    /// Marks the row sent, and its message (`messageUid`) `MS-102`, in one statement.
     func markSent(_ id: UUID) throws
-    /// Records a failed attempt: either retried at `nextAttemptAt` or, when nil, failed for good.
+    /// Records a failed attempt: either retried at `nextAttemptAt` or, when nil, failed for good
+    /// (then its message, if any, becomes `MS-105` with `error`, in the same statement).
     func recordFailure(_ id: UUID, attempts: Int, nextAttemptAt: Date?, error: String) throws
     func list(connectionId: UUID, limit: Int) throws -> [OutboxItem]
     /// Removes every row of a connection, whatever its status. Returns how many.

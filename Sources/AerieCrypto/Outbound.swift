@@ -69,14 +69,15 @@ public struct Outbound: Sendable, Hashable {
         }
     }
 
-    /// The outbox row, linked to `connectionId` (nil: a failed delivery fails no connection).
-    public func item(for connectionId: UUID?) -> OutboxItem {
-        OutboxItem(connectionId: connectionId, endpoint: endpoint, envelope: envelope)
+    /// The outbox row, linked to `connectionId` (nil: a failed delivery fails no connection) and
+    /// to the sent message it carries (`message`, whose status then follows the delivery).
+    public func item(for connectionId: UUID?, message: UUID? = nil) -> OutboxItem {
+        OutboxItem(connectionId: connectionId, endpoint: endpoint, envelope: envelope, messageUid: message)
     }
 
     /// Enqueues the row in the caller's transaction.
-    public func enqueue(for connectionId: UUID?, in tx: any TenantTransaction) throws {
-        try tx.outbox.enqueue(item(for: connectionId))
+    public func enqueue(for connectionId: UUID?, message: UUID? = nil, in tx: any TenantTransaction) throws {
+        try tx.outbox.enqueue(item(for: connectionId, message: message))
     }
 
     /// Wakes the delivery service; call after the enqueueing transaction committed.

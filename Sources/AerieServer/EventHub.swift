@@ -135,6 +135,7 @@ final class EventHub: EventSubscriptions, Service, Sendable {
     }
 
     /// One NOTIFY payload: `{tenant, kind: "message", uid, type, pairwiseDID}`,
+    /// `{tenant, kind: "delivery", uid, status, type, pairwiseDID, reason}`,
     /// `{tenant, kind: "connection", connectionId, state, pairwiseDID}` or
     /// `{tenant, kind: "credential", active, credential}`.
     func deliver(_ payload: String) {
@@ -163,6 +164,24 @@ final class EventHub: EventSubscriptions, Service, Sendable {
             types = [messageType, kind]
             method = "messages.received"
             params = ["pairwiseDID": pairwise.map(JSONValue.string) ?? .null, "uid": .string(uid), "type": .string(kind)]
+        case "delivery":
+            // A sent message's outcome (schema/0016): MS-102 taken by the peer, MS-105 given up.
+            guard let uid = event["uid"]?.stringValue, let status = event["status"]?.stringValue,
+                let messageType = event["type"]?.stringValue
+            else { return }
+            let kind = MessageKind.classify(messageType)
+            types = [messageType, kind]
+            var fields: [String: JSONValue] = [
+                "pairwiseDID": pairwise.map(JSONValue.string) ?? .null, "uid": .string(uid), "type": .string(kind),
+                "statusCode": .string(status),
+            ]
+            if status == MailboxMessage.deliveryFailed {
+                method = "messages.deliveryFailed"
+                fields["reason"] = event["reason"]?.stringValue.map(JSONValue.string) ?? .null
+            } else {
+                method = "messages.delivered"
+            }
+            params = .object(fields)
         case "connection":
             guard let id = event["connectionId"]?.stringValue, let name = event["state"]?.stringValue,
                 let state = ConnectionRecord.State(rawValue: name)

@@ -8,7 +8,7 @@ struct PostgresMailboxRepository: MailboxRepository {
 
     private static let columns = """
         uid::text, connection_id::text, recipient_verkey, sender_verkey, message_id, type, thread_id, status,
-        payload::text, (extract(epoch FROM received_at) * 1000000)::int8
+        payload::text, (extract(epoch FROM received_at) * 1000000)::int8, direction, delivery_error
         """
 
     func insert(_ m: MailboxMessage) throws -> (uid: UUID, inserted: Bool) {
@@ -104,6 +104,29 @@ struct PostgresMailboxRepository: MailboxRepository {
         return try (0..<result.rowCount).map { try Self.message(result, $0) }.first
     }
 
+    func insertSent(_ m: MailboxMessage) throws -> Bool {
+        let result = try session.query(
+            """
+            INSERT INTO aerie.mailbox (tenant_id, uid, connection_id, recipient_verkey, sender_verkey, message_id, type,
+                thread_id, status, payload, direction)
+            VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6, $7, $8, $9, $10::jsonb, 'sent')
+            ON CONFLICT (tenant_id, recipient_verkey, message_id) DO NOTHING RETURNING uid::text
+            """,
+            Self.insertParameters(tenantID, m))
+        return result.rowCount == 1
+    }
+
+    func receivedReply(connectionId: UUID, threadId: String, type: String) throws -> MailboxMessage? {
+        let result = try session.query(
+            """
+            SELECT \(Self.columns) FROM aerie.mailbox
+            WHERE tenant_id = $1::uuid AND connection_id = $2::uuid AND thread_id = $3 AND type = $4 AND direction = 'received'
+            ORDER BY received_at, uid LIMIT 1
+            """,
+            [.text(tenantID.rawValue), .text(connectionId.uuidString.lowercased()), .text(threadId), .text(type)])
+        return try (0..<result.rowCount).map { try Self.message(result, $0) }.first
+    }
+
     func list(connectionId: UUID, status: String?, type: String?, limit: Int) throws -> [MailboxMessage] {
         let result = try session.query(
             """
@@ -136,7 +159,7 @@ struct PostgresMailboxRepository: MailboxRepository {
 
     private static let joinedColumns = """
         m.uid::text, m.connection_id::text, m.recipient_verkey, m.sender_verkey, m.message_id, m.type, m.thread_id,
-        m.status, m.payload::text, (extract(epoch FROM m.received_at) * 1000000)::int8
+        m.status, m.payload::text, (extract(epoch FROM m.received_at) * 1000000)::int8, m.direction, m.delivery_error
         """
 
     /// A message belongs to the connection it was linked to, or, when stored before the link was
@@ -167,11 +190,11 @@ struct PostgresMailboxRepository: MailboxRepository {
             ])
         return try (0..<result.rowCount).map { row in
             let message = try Self.message(result, row)
-            guard let micros = result.string(row, 9).flatMap(Int64.init), let pairwiseDid = result.string(row, 10) else {
+            guard let micros = result.string(row, 9).flatMap(Int64.init), let pairwiseDid = result.string(row, 12) else {
                 throw AerieError.internalError(details: "malformed row in aerie.mailbox")
             }
             return MailboxEntry(
-                message: message, pairwiseDid: pairwiseDid, theirDid: result.string(row, 11),
+                message: message, pairwiseDid: pairwiseDid, theirDid: result.string(row, 13),
                 position: MailboxPosition(receivedAtMicros: micros, uid: message.uid))
         }
     }
@@ -183,6 +206,7 @@ struct PostgresMailboxRepository: MailboxRepository {
             UPDATE aerie.mailbox m SET status = $4
             FROM aerie.connections c
             WHERE m.tenant_id = $1::uuid AND m.uid = ANY($2::uuid[]) AND c.tenant_id = m.tenant_id AND c.my_did = $3
+              AND m.direction = 'received'
               AND (c.id = m.connection_id OR (m.connection_id IS NULL AND c.my_verkey = m.recipient_verkey))
             RETURNING m.uid::text
             """,
@@ -208,6 +232,8 @@ struct PostgresMailboxRepository: MailboxRepository {
             uid: uid, connectionId: r.string(row, 1).flatMap(UUID.init(uuidString:)),
             recipientVerkey: r.string(row, 2) ?? "", senderVerkey: r.string(row, 3), messageId: r.string(row, 4) ?? "",
             type: r.string(row, 5) ?? "", threadId: r.string(row, 6), status: r.string(row, 7) ?? "",
-            payload: try JSONColumn.decode(r.string(row, 8) ?? "null"), receivedAt: receivedAt)
+            payload: try JSONColumn.decode(r.string(row, 8) ?? "null"), receivedAt: receivedAt,
+            direction: r.string(row, 10).flatMap(MailboxMessage.Direction.init(rawValue:)) ?? .received,
+            deliveryError: r.string(row, 11))
     }
 }

@@ -8,19 +8,20 @@ struct PostgresOutboxRepository: OutboxRepository {
 
     private static let columns = """
         id::text, connection_id::text, endpoint, envelope, attempts, (extract(epoch FROM next_attempt_at) * 1000000)::int8,
-        status, last_error
+        status, last_error, message_uid::text
         """
 
     func enqueue(_ item: OutboxItem) throws {
         try session.execute(
             """
-            INSERT INTO aerie.outbox (tenant_id, id, connection_id, endpoint, envelope, attempts, next_attempt_at, status)
-            VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6, to_timestamp($7::float8), $8)
+            INSERT INTO aerie.outbox (tenant_id, id, connection_id, endpoint, envelope, attempts, next_attempt_at, status, message_uid)
+            VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6, to_timestamp($7::float8), $8, $9::uuid)
             """,
             [
                 .text(tenantID.rawValue), .text(item.id.uuidString.lowercased()),
                 .optionalText(item.connectionId?.uuidString.lowercased()), .text(item.endpoint), .bytes(item.envelope),
                 .int(item.attempts), .text(String(item.nextAttemptAt.timeIntervalSince1970)), .text(item.status.rawValue),
+                .optionalText(item.messageUid?.uuidString.lowercased()),
             ])
     }
 
@@ -59,16 +60,29 @@ struct PostgresOutboxRepository: OutboxRepository {
         try (0..<result.rowCount).map { try item(result, $0) }.first
     }
 
-    static let markSentSQL =
-        "UPDATE aerie.outbox SET status = 'sent', attempts = attempts + 1, last_error = NULL, leased_by = NULL WHERE tenant_id = $1::uuid AND id = $2::uuid"
+    /// The row and the sent message it carries (if any) in one statement: they never disagree.
+    static let markSentSQL = """
+        WITH sent AS (
+            UPDATE aerie.outbox SET status = 'sent', attempts = attempts + 1, last_error = NULL, leased_by = NULL
+            WHERE tenant_id = $1::uuid AND id = $2::uuid RETURNING message_uid
+        )
+        UPDATE aerie.mailbox m SET status = 'MS-102', delivery_error = NULL FROM sent
+        WHERE m.tenant_id = $1::uuid AND m.uid = sent.message_uid AND m.direction = 'sent' AND m.status <> 'MS-102'
+        """
 
     func recordFailure(_ id: UUID, attempts: Int, nextAttemptAt: Date?, error: String) throws {
+        // A final failure fails the sent message it carries in the same statement.
         try session.execute(
             """
-            UPDATE aerie.outbox SET attempts = $3, last_error = $4,
-                status = CASE WHEN $5::float8 IS NULL THEN 'failed' ELSE 'pending' END,
-                next_attempt_at = COALESCE(to_timestamp($5::float8), next_attempt_at)
-            WHERE tenant_id = $1::uuid AND id = $2::uuid
+            WITH failed AS (
+                UPDATE aerie.outbox SET attempts = $3, last_error = $4,
+                    status = CASE WHEN $5::float8 IS NULL THEN 'failed' ELSE 'pending' END,
+                    next_attempt_at = COALESCE(to_timestamp($5::float8), next_attempt_at)
+                WHERE tenant_id = $1::uuid AND id = $2::uuid RETURNING message_uid, status
+            )
+            UPDATE aerie.mailbox m SET status = 'MS-105', delivery_error = $4 FROM failed
+            WHERE m.tenant_id = $1::uuid AND m.uid = failed.message_uid AND failed.status = 'failed'
+                AND m.direction = 'sent' AND m.status = 'MS-101'
             """,
             [
                 .text(tenantID.rawValue), .text(id.uuidString.lowercased()), .int(attempts), .text(String(error.prefix(500))),
@@ -96,6 +110,7 @@ struct PostgresOutboxRepository: OutboxRepository {
         else { throw AerieError.internalError(details: "malformed row in aerie.outbox") }
         return OutboxItem(
             id: id, connectionId: r.string(row, 1).flatMap(UUID.init(uuidString:)), endpoint: endpoint, envelope: envelope,
-            attempts: r.int(row, 4) ?? 0, nextAttemptAt: next, status: status, lastError: r.string(row, 7))
+            attempts: r.int(row, 4) ?? 0, nextAttemptAt: next, status: status, lastError: r.string(row, 7),
+            messageUid: r.string(row, 8).flatMap(UUID.init(uuidString:)))
     }
 }

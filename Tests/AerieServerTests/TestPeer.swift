@@ -19,10 +19,13 @@ struct TestPeer {
     let key: Ed25519KeyPair
     let did: String
 
-    static func connect(_ client: AerieClient) async throws -> TestPeer {
+    /// `endpoint` is where the peer's DIDDoc says it is reached (by default a port nothing
+    /// listens on; a `PeerInbox` to see what the tenant sends).
+    static func connect(_ client: AerieClient, endpoint: String = "http://127.0.0.1:9", key: Ed25519KeyPair = .generate())
+        async throws -> TestPeer
+    {
         let inviter = Ed25519KeyPair.generate()
-        let key = Ed25519KeyPair.generate()
-        let did = try PeerDID2.make(verkey: key.verkey, serviceEndpoint: "http://127.0.0.1:9")
+        let did = try PeerDID2.make(verkey: key.verkey, serviceEndpoint: endpoint)
         let invitationId = UUID().uuidString
         let accepted = try await client.call(
             "connections.accept", params: ["invitation": try DIDExchangeResponseTests.invitation(inviter: inviter, id: invitationId)])
