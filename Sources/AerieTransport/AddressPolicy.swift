@@ -106,7 +106,8 @@ public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
         let bits = bytes.count * 8
         let prefix: Int
         if parts.count == 2 {
-            guard parts[1].count <= 3, parts[1].allSatisfy(\.isASCII), let value = Int(parts[1]), (0...bits).contains(value)
+            guard (1...3).contains(parts[1].count), parts[1].allSatisfy({ ("0"..."9").contains($0) }), let value = Int(parts[1]),
+                (0...bits).contains(value)
             else { return nil }
             prefix = value
         } else {
