@@ -131,16 +131,18 @@ public enum AerieApplication {
                 serverVersion: version, logger: logger)
             let databaseService = DatabaseService(database: database, embedded: embedded, logger: logger)
             let transportService = TransportService(resolver: resolver)
+            let parsing = InboundParsing()
             let inbound = InboundProcessor(
                 database: database, contexts: contexts, router: router, logger: logger,
-                maxHandlingAttempts: configuration.inboundHandlingMaxAttempts, handlingBackoff: configuration.inboundHandlingBackoff)
+                maxHandlingAttempts: configuration.inboundHandlingMaxAttempts, handlingBackoff: configuration.inboundHandlingBackoff,
+                parsing: parsing)
             let didcommServer = HTTPListener(
                 configuration: HTTPListener.Configuration(
                     host: configuration.didcommHost, port: configuration.didcommPort, limits: configuration.didcommLimits),
                 logger: logger,
                 onBound: { port in endpoint.bound(host: configuration.didcommHost, port: port) },
                 didcomm: { body in (await inbound.process(body).httpStatus, nil) })
-            var services: [any Service] = [databaseService, transportService, events]
+            var services: [any Service] = [databaseService, parsing, transportService, events]
             if configuration.deliveryEnabled {
                 services.append(OutboxDeliveryService(
                 database: database, contexts: contexts,

@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import Metrics
 import NIOPosix
+import ServiceLifecycle
 
 /// Turns a packed inbound DIDComm message into a handled one: finds the tenant by recipient
 /// key, unpacks with that tenant's wallet (once more for a `forward` addressed to us) and hands
@@ -19,6 +20,8 @@ struct InboundProcessor: Sendable {
     let maxHandlingAttempts: Int
     /// The wait before the first retry of a failed handling; doubles per attempt.
     let handlingBackoff: Duration
+    /// Runs the parsing done before the sender is known (`InboundParsing`).
+    let parsing: InboundParsing
 
     enum Outcome: Sendable, Equatable {
         case accepted
@@ -82,7 +85,7 @@ struct InboundProcessor: Sendable {
     private func process(_ envelope: [UInt8], depth: Int) async throws -> Outcome {
         let parsed: DIDCommEnvelope
         do {
-            parsed = try await InboundParsing.run { try DIDCommEnvelope(parsing: envelope) }
+            parsed = try await parsing.parse { try DIDCommEnvelope(parsing: envelope) }
         } catch {
             return .rejected(status: 400, reason: "not a DIDComm v1 envelope")
         }
@@ -105,7 +108,7 @@ struct InboundProcessor: Sendable {
             return .rejected(status: 400, reason: "the message does not open: \(error.code)")
         }
         let plaintext = unpacked.plaintext
-        guard let message = try? await InboundParsing.run({ try JSONValue(parsing: plaintext) }), case .object = message,
+        guard let message = try? await parsing.parse({ try JSONValue(parsing: plaintext) }), case .object = message,
             let rawType = message["@type"]?.stringValue
         else { return .rejected(status: 400, reason: "the message is not a JSON object with @type") }
         let type = InboundMessage.normalizedType(rawType)
@@ -222,18 +225,29 @@ struct InboundProcessor: Sendable {
 }
 
 /// Where inbound work done before the sender is known runs: parsing the envelope and the
-/// message's JSON. One dedicated thread, so a flood of hostile bodies (each bounded and linear,
-/// `DIDCommEnvelope.Limits`) takes at most one core and never the Swift concurrency pool that
-/// answers JSON-RPC calls; legitimate messages queue behind it for a few milliseconds at most
-/// per hostile body.
-enum InboundParsing {
-    static let threads: NIOThreadPool = {
-        let pool = NIOThreadPool(numberOfThreads: 1)
-        pool.start()
-        return pool
-    }()
+/// message's JSON. One dedicated thread per server, so a flood of hostile bodies (each bounded
+/// and linear, `DIDCommEnvelope.Limits`) takes at most one core and never the Swift concurrency
+/// pool that answers JSON-RPC; legitimate messages queue behind it for a few milliseconds at most
+/// per hostile body. A service so the thread stops with the server: it comes before every
+/// service that parses in the group, so it is shut down after them.
+final class InboundParsing: Service {
+    private let threads = NIOThreadPool(numberOfThreads: 1)
 
-    static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    init() {
+        threads.start()
+    }
+
+    func parse<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await threads.runIfActive(body)
+    }
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        try await threads.shutdownGracefully()
+    }
+
+    /// A server whose start failed never ran the service: its thread stops here.
+    deinit {
+        threads.shutdownGracefully { _ in }
     }
 }

@@ -20,6 +20,7 @@ import Glibc
 
         init(home: URL, port: Int, didcommPort: Int) throws {
             self.port = port
+            self.home = home
             process.executableURL = try BuiltProducts.executable("aerie-server")
             var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("AERIE_") }
             environment["AERIE_HOME"] = home.path
@@ -30,8 +31,20 @@ import Glibc
             environment["AERIE_LOG_LEVEL"] = "warning"
             process.environment = environment
             process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
+            // Kept so a server that exits says why in the failure (e.g. a port taken meanwhile).
+            FileManager.default.createFile(atPath: stderrLog.path, contents: nil)
+            process.standardError = try FileHandle(forWritingTo: stderrLog)
             try process.run()
+        }
+
+        /// Beside the home (not in it: the server makes its home itself); removed with the test's files.
+        var stderrLog: URL { URL(fileURLWithPath: home.path + "-\(port).stderr") }
+        let home: URL
+
+        /// The end of what the server wrote to stderr.
+        var stderrTail: String {
+            let text = (try? String(contentsOf: stderrLog, encoding: .utf8)) ?? ""
+            return String(text.suffix(2000))
         }
 
         /// Waits until `system.ping` answers (first start runs initdb: allow a while).
@@ -39,8 +52,10 @@ import Glibc
             let clock = ContinuousClock()
             let deadline = clock.now.advanced(by: .seconds(seconds))
             while clock.now < deadline {
-                #expect(process.isRunning, "aerie-server exited with \(process.isRunning ? 0 : process.terminationStatus)")
-                guard process.isRunning else { throw Failure("aerie-server exited") }
+                guard process.isRunning else {
+                    Issue.record("aerie-server exited with \(process.terminationStatus): \(stderrTail)")
+                    throw Failure("aerie-server exited")
+                }
                 if let client = try? await AerieClient.connect(host: "127.0.0.1", port: port) {
                     let pong = try? await client.call("system.ping")
                     await client.close()
@@ -103,7 +118,12 @@ import Glibc
         // Short: the cluster's Unix socket path must stay under 108 bytes.
         let home = URL(fileURLWithPath: "/tmp/aerie-rs-\(UUID().uuidString.prefix(8))")
         let data = home.appendingPathComponent("pg/data")
-        defer { try? FileManager.default.removeItem(at: home) }
+        defer {
+            try? FileManager.default.removeItem(at: home)
+            for log in (try? FileManager.default.contentsOfDirectory(atPath: "/tmp")) ?? [] where log.hasPrefix(home.lastPathComponent + "-") {
+                try? FileManager.default.removeItem(atPath: "/tmp/" + log)
+            }
+        }
         let port = try Self.freePort()
         let didcommPort = try Self.freePort()
         var server = try ServerProcess(home: home, port: port, didcommPort: didcommPort)
