@@ -1,6 +1,7 @@
 import AerieCore
 import AerieRPC
 import Foundation
+import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -224,23 +225,33 @@ public final class ACAPyAgent: @unchecked Sendable {
     public var processIdentifier: Int32 { process.processIdentifier }
 
     /// A TCP port that was free a moment ago on 127.0.0.1.
+    /// A port to hand to a process that binds it later. Picked at random below the kernel's
+    /// ephemeral range (32768-60999), where neither outgoing connections nor port-0 listeners
+    /// (every in-process test server) can take it in the meantime, and checked free now; a
+    /// process-wide set keeps two picks of one run apart.
     public static func freePort() throws -> Int {
+        for _ in 0..<200 {
+            let candidate = Int.random(in: 20_000..<32_000)
+            guard picked.withLock({ $0.insert(candidate).inserted }) else { continue }
+            if canBind(candidate) { return candidate }
+        }
+        throw Unavailable(description: "no free port found in 20000-31999")
+    }
+
+    private static let picked = Mutex<Set<Int>>([])
+
+    private static func canBind(_ port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw Unavailable(description: "socket() failed") }
+        guard fd >= 0 else { return false }
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
+        address.sin_port = UInt16(port).bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
         }
-        guard bound == 0 else { throw Unavailable(description: "bind() failed") }
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        guard named == 0 else { throw Unavailable(description: "getsockname() failed") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        return bound == 0
     }
 }

@@ -78,22 +78,6 @@ import Glibc
         init(_ description: String) { self.description = description }
     }
 
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
-            }
-        }
-        guard bound else { throw Failure("no free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
 
     /// PIDs of processes whose working directory is the cluster's data directory (every
     /// PostgreSQL process of it).
@@ -124,8 +108,8 @@ import Glibc
                 try? FileManager.default.removeItem(atPath: "/tmp/" + log)
             }
         }
-        let port = try Self.freePort()
-        let didcommPort = try Self.freePort()
+        let port = try ACAPyAgent.freePort()
+        let didcommPort = try ACAPyAgent.freePort()
         var server = try ServerProcess(home: home, port: port, didcommPort: didcommPort)
         var stand: Process? = nil
         do {
