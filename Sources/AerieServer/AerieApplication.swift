@@ -151,6 +151,7 @@ public enum AerieApplication {
             services.append(InboundRecoveryService(
                 database: database, contexts: contexts, processor: inbound, interval: configuration.inboundRecoveryInterval,
                 logger: logger))
+            services.append(SealingMigrationService(database: database, contexts: contexts, logger: logger))
             if let days = configuration.messageRetentionDays {
                 services.append(MailboxRetentionService(
                     database: database, retention: .seconds(days * 86_400), interval: configuration.retentionSweepInterval,
