@@ -68,18 +68,22 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION aerie.tenants_with_clear_rows(max_rows integer)
+CREATE FUNCTION aerie.tenants_with_clear_rows(after_tenant uuid, max_rows integer)
     RETURNS TABLE (tenant_id uuid)
-    LANGUAGE sql STABLE STRICT SECURITY DEFINER
+    LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
     AS $$
         SELECT t.tenant_id FROM (
-            SELECT tenant_id FROM aerie.connections WHERE sealed IS NULL
-            UNION SELECT tenant_id FROM aerie.mailbox WHERE sealed IS NULL
-            UNION SELECT tenant_id FROM aerie.oob_invitations WHERE sealed IS NULL
-            UNION SELECT tenant_id FROM aerie.tenant_settings WHERE sealed IS NULL
+            (SELECT DISTINCT tenant_id FROM aerie.connections WHERE sealed IS NULL AND tenant_id > coalesce(after_tenant, '00000000-0000-0000-0000-000000000000'::uuid)
+                ORDER BY tenant_id LIMIT least(max_rows, 1000))
+            UNION (SELECT DISTINCT tenant_id FROM aerie.mailbox WHERE sealed IS NULL AND tenant_id > coalesce(after_tenant, '00000000-0000-0000-0000-000000000000'::uuid)
+                ORDER BY tenant_id LIMIT least(max_rows, 1000))
+            UNION (SELECT DISTINCT tenant_id FROM aerie.oob_invitations WHERE sealed IS NULL AND tenant_id > coalesce(after_tenant, '00000000-0000-0000-0000-000000000000'::uuid)
+                ORDER BY tenant_id LIMIT least(max_rows, 1000))
+            UNION (SELECT DISTINCT tenant_id FROM aerie.tenant_settings WHERE sealed IS NULL AND tenant_id > coalesce(after_tenant, '00000000-0000-0000-0000-000000000000'::uuid)
+                ORDER BY tenant_id LIMIT least(max_rows, 1000))
         ) t ORDER BY t.tenant_id LIMIT least(max_rows, 1000)
     $$;
 
-REVOKE ALL ON FUNCTION aerie.tenants_with_clear_rows(integer) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION aerie.tenants_with_clear_rows(integer) TO aerie_runtime;
+REVOKE ALL ON FUNCTION aerie.tenants_with_clear_rows(uuid, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION aerie.tenants_with_clear_rows(uuid, integer) TO aerie_runtime;

@@ -34,33 +34,38 @@ struct SealingMigrationService: Service {
         }
     }
 
-    /// One sweep: every tenant with clear rows, until none is left (or only tenants whose key
-    /// cannot be read, which are logged and skipped). Returns how many rows it sealed.
+    /// One sweep over every tenant with clear rows, in tenant id order; a tenant whose rows cannot
+    /// be sealed (its key does not unwrap) is logged and left for the next sweep. Returns how many
+    /// rows it sealed.
     func sweep() async throws -> Int {
         var total = 0
-        var skipped: Set<TenantID> = []
+        var after: TenantID? = nil
         while !Task.isCancelled {
-            let tenants = try await database.tenantsWithClearRows(limit: Self.tenantPage).filter { !skipped.contains($0) }
-            if tenants.isEmpty { break }
-            for id in tenants {
-                guard let wrapped = try await database.tenants.wrappedDataKey(id) else {
-                    skipped.insert(id)  // deleted meanwhile: its rows went with it
-                    continue
-                }
-                let tenant = contexts.context(for: id, wrappedDataKey: wrapped, logger: logger)
-                do {
-                    while !Task.isCancelled {
-                        let sealed = try await tenant.database.transaction { try $0.sealClearRows(limit: batchSize) }
-                        total += sealed
-                        if sealed == 0 { break }
-                    }
-                } catch {
-                    skipped.insert(id)
-                    logger.warning(
-                        "cannot seal this tenant's clear rows",
-                        metadata: ["tenant": "\(id)", "error": "\(String(reflecting: error))"])
-                }
+            let tenants = try await database.tenantsWithClearRows(after: after, limit: Self.tenantPage)
+            for id in tenants where !Task.isCancelled {
+                total += try await seal(id)
             }
+            guard tenants.count == Self.tenantPage, let last = tenants.last else { break }
+            after = last
+        }
+        return total
+    }
+
+    /// Seals one tenant's clear rows, batch after batch; answers how many.
+    private func seal(_ id: TenantID) async throws -> Int {
+        // A tenant deleted meanwhile took its rows with it.
+        guard let wrapped = try await database.tenants.wrappedDataKey(id) else { return 0 }
+        let tenant = contexts.context(for: id, wrappedDataKey: wrapped, logger: logger)
+        var total = 0
+        do {
+            while !Task.isCancelled {
+                let sealed = try await tenant.database.transaction { [batchSize] in try $0.sealClearRows(limit: batchSize) }
+                total += sealed
+                if sealed == 0 { break }
+            }
+        } catch {
+            logger.warning(
+                "cannot seal this tenant's clear rows", metadata: ["tenant": "\(id)", "error": "\(String(reflecting: error))"])
         }
         return total
     }

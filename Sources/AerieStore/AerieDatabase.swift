@@ -65,12 +65,13 @@ public struct AerieDatabase: Sendable {
         try await tenantRows("aerie.due_outbox", column: "id", limit: limit)
     }
 
-    /// Tenants that still have rows in the previous release's clear form (through
-    /// `aerie.tenants_with_clear_rows`): ids only. The sealing migration converts them.
-    public func tenantsWithClearRows(limit: Int) async throws -> [TenantID] {
+    /// Tenants after `after` (in id order) that still have rows in the previous release's clear
+    /// form (through `aerie.tenants_with_clear_rows`): ids only. The sealing migration converts them.
+    public func tenantsWithClearRows(after: TenantID? = nil, limit: Int) async throws -> [TenantID] {
         try await pool.read { session in
             let result = try session.query(
-                "SELECT tenant_id::text FROM aerie.tenants_with_clear_rows($1::int4)", [.int(max(1, min(limit, 1000)))])
+                "SELECT tenant_id::text FROM aerie.tenants_with_clear_rows($1::uuid, $2::int4)",
+                [.optionalText(after?.rawValue), .int(max(1, min(limit, 1000)))])
             return (0..<result.rowCount).compactMap { result.string($0, 0).flatMap(TenantID.init) }
         }
     }
