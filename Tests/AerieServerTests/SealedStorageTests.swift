@@ -51,7 +51,11 @@ import Testing
 
     /// Every row of every table in schema `aerie`, as JSON text (bytea as hex), as the superuser sees it.
     static func everyRow(_ fixture: WalletFixture) async throws -> String {
-        try await fixture.asSuperuser { session in
+        try await everyRow(fixture.database)
+    }
+
+    static func everyRow(_ database: TestDatabase) async throws -> String {
+        try await WalletFixture.asSuperuser(database) { session in
             let tables = try session.query(
                 "SELECT tablename FROM pg_tables WHERE schemaname = 'aerie' ORDER BY tablename"
             ).allRows().compactMap { $0.first ?? nil }
@@ -88,7 +92,9 @@ import Testing
         return String(decoding: data, as: UTF8.self)
     }
 
-    static func expectNoSecrets(in text: String, _ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectNoSecrets(
+        _ secrets: [String] = secrets, in text: String, _ what: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         for secret in secrets {
             let hex = Hex.encode(Array(secret.utf8))
             #expect(!text.contains(secret), "\(what) shows \(secret)", sourceLocation: sourceLocation)
