@@ -15,9 +15,17 @@ struct RowSealing {
 
     static let column = "sealed"
 
-    /// The private fields of row `row`, sealed.
+    /// The private fields of row `row`, sealed. Null fields and empty lists are left out (they
+    /// read back the same): every key costs when a listing opens many rows.
     func seal(_ fields: [String: JSONValue], row: String) throws -> [UInt8] {
-        try required().seal(JSONValue.object(fields).serialized(), table: table, column: Self.column, row: row)
+        let present = fields.filter { _, value in
+            switch value {
+            case .null: false
+            case .array(let items): !items.isEmpty
+            default: true
+            }
+        }
+        return try required().seal(JSONValue.object(present).serialized(), table: table, column: Self.column, row: row)
     }
 
     /// The private fields of row `row`, opened.
