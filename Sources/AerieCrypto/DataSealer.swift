@@ -46,12 +46,13 @@ public final class DataSealer: ValueSealer, CustomStringConvertible, CustomDebug
     }
 
     public func open(_ sealed: [UInt8], table: String, column: String, row: String) throws -> [UInt8] {
-        let place = "aerie.\(table).\(column) of row \(row)"
+        // Only for errors: built on the way out, not per row.
+        func place() -> String { "aerie.\(table).\(column) of row \(row)" }
         guard sealed.count >= Self.overhead else {
-            throw AerieError.internalError(details: "the sealed value of \(place) is too short (\(sealed.count) bytes)")
+            throw AerieError.internalError(details: "the sealed value of \(place()) is too short (\(sealed.count) bytes)")
         }
         guard sealed[0] == Self.formatVersion else {
-            throw AerieError.internalError(details: "the sealed value of \(place) has unknown format \(sealed[0])")
+            throw AerieError.internalError(details: "the sealed value of \(place()) has unknown format \(sealed[0])")
         }
         let ad = associatedData(table: table, column: column, row: row)
         let header = 1 + Self.nonceByteCount
@@ -69,7 +70,7 @@ public final class DataSealer: ValueSealer, CustomStringConvertible, CustomDebug
             }
         } catch {
             throw AerieError.internalError(
-                details: "the sealed value of \(place) does not open for tenant \(tenantID) "
+                details: "the sealed value of \(place()) does not open for tenant \(tenantID) "
                     + "(sealed for another row, column or tenant, or altered)")
         }
     }
