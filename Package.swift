@@ -133,7 +133,7 @@ let package = Package(
         .testTarget(name: "AerieCryptoTests", dependencies: ["AerieCrypto"]),
         .testTarget(
             name: "AerieStoreTests",
-            dependencies: ["AerieStore", "AerieTesting", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["AerieStore", "AerieCrypto", "AerieTesting", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "AerieRPCTests",

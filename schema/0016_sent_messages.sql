@@ -54,5 +54,3 @@ CREATE TRIGGER mailbox_notify_delivery AFTER UPDATE OF status ON aerie.mailbox
 
 GRANT EXECUTE ON FUNCTION aerie.notify_delivery() TO aerie_runtime;
 
--- The reply to a message we sent (a ping's response) is found by its thread on the connection.
-CREATE INDEX mailbox_thread ON aerie.mailbox (tenant_id, connection_id, thread_id) WHERE thread_id IS NOT NULL;

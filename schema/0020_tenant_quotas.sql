@@ -4,7 +4,8 @@
 -- of its database sessions (aerie.mailbox_max_messages, aerie.mailbox_max_bytes,
 -- aerie.outbox_max_pending; unset or 0 = no limit). A change that goes over a limit fails with
 -- SQLSTATE AEQ01 (mailbox) or AEQ02 (outbox) and rolls back whole: nothing half stored.
--- Bytes are pg_column_size of the stored payload at insert (what it occupies, compressed).
+-- Bytes are pg_column_size of the stored payload, clear or sealed (schema/0018), at insert
+-- (what it occupies, compressed).
 
 CREATE TABLE aerie.tenant_usage (
     tenant_id         uuid   NOT NULL REFERENCES aerie.tenants (id),
@@ -36,7 +37,8 @@ DECLARE
 BEGIN
     FOR used IN
         INSERT INTO aerie.tenant_usage AS u (tenant_id, mailbox_messages, mailbox_bytes)
-        SELECT n.tenant_id, count(*), sum(pg_column_size(n.payload)) FROM added n GROUP BY n.tenant_id
+        SELECT n.tenant_id, count(*), sum(coalesce(pg_column_size(n.payload), 0) + coalesce(pg_column_size(n.sealed), 0))
+        FROM added n GROUP BY n.tenant_id
         ON CONFLICT (tenant_id) DO UPDATE
             SET mailbox_messages = u.mailbox_messages + excluded.mailbox_messages,
                 mailbox_bytes = u.mailbox_bytes + excluded.mailbox_bytes
@@ -61,7 +63,8 @@ BEGIN
     UPDATE aerie.tenant_usage u
     SET mailbox_messages = greatest(u.mailbox_messages - g.messages, 0),
         mailbox_bytes = greatest(u.mailbox_bytes - g.bytes, 0)
-    FROM (SELECT o.tenant_id, count(*) AS messages, sum(pg_column_size(o.payload)) AS bytes FROM removed o GROUP BY o.tenant_id) g
+    FROM (SELECT o.tenant_id, count(*) AS messages, sum(coalesce(pg_column_size(o.payload), 0) + coalesce(pg_column_size(o.sealed), 0)) AS bytes
+          FROM removed o GROUP BY o.tenant_id) g
     WHERE u.tenant_id = g.tenant_id;
     RETURN NULL;
 END
@@ -117,7 +120,8 @@ ALTER TABLE aerie.tenant_usage NO FORCE ROW LEVEL SECURITY;
 INSERT INTO aerie.tenant_usage (tenant_id, mailbox_messages, mailbox_bytes, outbox_pending)
 SELECT t.id,
        (SELECT count(*) FROM aerie.mailbox m WHERE m.tenant_id = t.id),
-       coalesce((SELECT sum(pg_column_size(m.payload)) FROM aerie.mailbox m WHERE m.tenant_id = t.id), 0),
+       coalesce((SELECT sum(coalesce(pg_column_size(m.payload), 0) + coalesce(pg_column_size(m.sealed), 0))
+                 FROM aerie.mailbox m WHERE m.tenant_id = t.id), 0),
        (SELECT count(*) FROM aerie.outbox o WHERE o.tenant_id = t.id AND o.status = 'pending')
 FROM aerie.tenants t;
 ALTER TABLE aerie.mailbox FORCE ROW LEVEL SECURITY;

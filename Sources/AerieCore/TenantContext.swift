@@ -18,7 +18,7 @@ public struct TenantContext: Sendable {
         precondition(database.tenantID == tenantID, "a tenant context must wrap its own tenant's database")
         precondition(keyring.tenantID == tenantID, "a tenant context must hold its own tenant's keyring")
         self.tenantID = tenantID
-        self.database = database
+        self.database = database.sealing(with: keyring)
         self.keyring = keyring
         self.logger = logger
         self.outboxSignal = outboxSignal
@@ -26,7 +26,12 @@ public struct TenantContext: Sendable {
 
     /// A context without keys (its keyring throws): for code and tests that never use them.
     public init(tenantID: TenantID, database: any TenantDatabase, logger: Logger) {
-        self.init(tenantID: tenantID, database: database, keyring: NoKeyring(tenantID: tenantID), logger: logger)
+        precondition(database.tenantID == tenantID, "a tenant context must wrap its own tenant's database")
+        self.tenantID = tenantID
+        self.database = database
+        self.keyring = NoKeyring(tenantID: tenantID)
+        self.logger = logger
+        self.outboxSignal = NoOutboxSignal()
     }
 }
 

@@ -11,6 +11,11 @@ public protocol TenantDatabase: Sendable {
     /// tenant, in one round trip (a transaction costs one more, for `COMMIT`). For reads that need
     /// no consistency across statements, e.g. loading one row.
     func read<T: Sendable>(_ body: @escaping @Sendable (any TenantTransaction) throws -> T) async throws -> T
+    /// This database with its stored values sealed under `keyring`'s data key (`ValueSealer`):
+    /// every transaction unwraps the key once and derives the sealer. `TenantContext` applies it,
+    /// so every handler's store seals. Without it, writing a sealed column is an error and only
+    /// rows of the previous (clear) form can be read.
+    func sealing(with keyring: any TenantKeyring) -> any TenantDatabase
 }
 
 extension TenantDatabase {
@@ -28,6 +33,9 @@ public protocol TenantTransaction {
     var mailbox: any MailboxRepository { get }
     var outbox: any OutboxRepository { get }
     var outOfBand: any OutOfBandRepository { get }
+    /// Rewrites up to `limit` rows per table still in the previous release's clear form sealed
+    /// (the upgrade's background re-encryption); answers how many rows it rewrote (0: done).
+    func sealClearRows(limit: Int) throws -> Int
 }
 
 /// Free-form per-tenant settings: the first tenant-owned table, and the one the isolation tests

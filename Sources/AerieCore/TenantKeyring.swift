@@ -9,5 +9,9 @@ public protocol TenantKeyring: Sendable {
     func dataKey() async throws -> any TenantDataKey
 }
 
-/// Marker for AerieCrypto's `DataKey`: key material that wipes itself and never prints.
-public protocol TenantDataKey: AnyObject, Sendable {}
+/// AerieCrypto's `DataKey`: key material that wipes itself and never prints.
+public protocol TenantDataKey: AnyObject, Sendable {
+    /// Seals this tenant's stored values (see `ValueSealer`); derives its subkeys once, so make
+    /// one per transaction, not per row.
+    func sealer(for tenantID: TenantID) -> any ValueSealer
+}

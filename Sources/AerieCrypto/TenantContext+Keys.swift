@@ -6,4 +6,6 @@ extension TenantContext {
 }
 
 /// AerieCore passes data keys around opaquely; the wallet casts them back.
-extension DataKey: TenantDataKey {}
+extension DataKey: TenantDataKey {
+    public func sealer(for tenantID: TenantID) -> any ValueSealer { DataSealer(dataKey: self, tenantID: tenantID) }
+}

@@ -161,6 +161,9 @@ public enum AerieApplication {
             services.append(InboundRecoveryService(
                 database: database, contexts: contexts, processor: inbound, interval: configuration.inboundRecoveryInterval,
                 logger: logger))
+            if let interval = configuration.sealingSweepInterval {
+                services.append(SealingMigrationService(database: database, contexts: contexts, interval: interval, logger: logger))
+            }
             if let days = configuration.messageRetentionDays {
                 services.append(MailboxRetentionService(
                     database: database, retention: .seconds(days * 86_400), interval: configuration.retentionSweepInterval,

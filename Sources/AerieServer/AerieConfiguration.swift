@@ -88,6 +88,9 @@ public struct AerieConfiguration: Sendable {
     public var instanceName: String {
         instance ?? "\(ProcessInfo.processInfo.hostName):\(home.standardizedFileURL.path):\(didcommHost):\(didcommPort)"
     }
+    /// `AERIE_SEALING_SWEEP_SECONDS`: how often rows still in the previous release's clear form
+    /// are looked for and sealed (`SealingMigrationService`, also once at start); nil (0) = off.
+    public var sealingSweepInterval: Duration? = .seconds(60)
     /// How often inbound messages whose handling failed are looked for, to be tried again (each
     /// waits its own backoff: 5 s doubling, 5 attempts).
     public var inboundRecoveryInterval: Duration = .seconds(10)
@@ -259,6 +262,7 @@ public struct AerieConfiguration: Sendable {
         if let v = try integer("AERIE_DELIVERY_PER_DESTINATION", 1...1024) { config.deliveryPerDestination = v }
         config.messageRetentionDays = try integer("AERIE_MESSAGE_RETENTION_DAYS", 1...36500)
         if let v = try integer("AERIE_OOB_TIMEOUT", 1...120) { config.outOfBandTimeout = .seconds(v) }
+        if let v = try integer("AERIE_SEALING_SWEEP_SECONDS", 0...86_400) { config.sealingSweepInterval = v == 0 ? nil : .seconds(v) }
         if let v = try integer("AERIE_CREDENTIAL_CACHE_SIZE", 0...10_000_000) { config.credentialCacheSize = v }
         if let v = try integer("AERIE_CREDENTIAL_CACHE_TTL", 1...86_400) { config.credentialCacheMaxAge = .seconds(v) }
         return config
@@ -336,6 +340,7 @@ public struct AerieConfiguration: Sendable {
           AERIE_DELIVERY_PER_DESTINATION deliveries running at once to one scheme://host:port, so a slow peer delays only its own rows (4)
           AERIE_MESSAGE_RETENTION_DAYS reviewed (MS-106) mailbox messages older than this are purged, hourly (unlimited)
           AERIE_OOB_TIMEOUT            seconds outOfBand.accept/sendReuse wait for the inviter, 1...120 (15)
+          AERIE_SEALING_SWEEP_SECONDS  seconds between sweeps sealing rows of the pre-0018 clear form (at start too); 0 = off (60)
           AERIE_INSTANCE               this server's name in outbox leases; unique per server of one database, kept across restarts (host:AERIE_HOME:DIDComm address)
           AERIE_CREDENTIAL_CACHE_SIZE  session credentials cached in memory, dropped by NOTIFY on rotate/suspend/delete; 0 = off (10000)
           AERIE_CREDENTIAL_CACHE_TTL   seconds a cached credential is used before it is read again (60)

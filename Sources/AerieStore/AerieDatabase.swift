@@ -19,7 +19,9 @@ public struct AerieDatabase: Sendable {
         self.pool = ConnectionPool(configuration: configuration, logger: logger)
     }
 
-    /// A database whose every transaction is confined to `id` by row-level security.
+    /// A database whose every transaction is confined to `id` by row-level security. It has no
+    /// data key: `TenantContext` gives it the tenant's keyring (`sealing(with:)`), without which it
+    /// reads only rows of the previous clear form and cannot write sealed columns.
     public func tenant(_ id: TenantID) -> any TenantDatabase {
         PostgresTenantDatabase(tenantID: id, pool: pool)
     }
@@ -77,6 +79,17 @@ public struct AerieDatabase: Sendable {
                 else { return nil }
                 return (tenant, id, result.string(row, 2) ?? "")
             }
+        }
+    }
+
+    /// Tenants after `after` (in id order) that still have rows in the previous release's clear
+    /// form (through `aerie.tenants_with_clear_rows`): ids only. The sealing migration converts them.
+    public func tenantsWithClearRows(after: TenantID? = nil, limit: Int) async throws -> [TenantID] {
+        try await pool.read { session in
+            let result = try session.query(
+                "SELECT tenant_id::text FROM aerie.tenants_with_clear_rows($1::uuid, $2::int4)",
+                [.optionalText(after?.rawValue), .int(max(1, min(limit, 1000)))])
+            return (0..<result.rowCount).compactMap { result.string($0, 0).flatMap(TenantID.init) }
         }
     }
 

@@ -2,29 +2,41 @@ import AerieCore
 import Foundation
 
 /// `aerie.connections`. Queries name the tenant too; row-level security guarantees isolation.
+/// Clear: id, state, invitation kind, handshake protocol, our DID and verkey (routing inbound
+/// mail, the mailbox join, NOTIFY), their DID (the pairwise `senderDID` the mailbox join shows);
+/// everything else is sealed (`RowSealing`, `sealed`), and the three invitation match keys are
+/// keyed hashes.
 struct PostgresConnectionRepository: ConnectionRepository {
     let tenantID: TenantID
     let session: DatabaseSession
+    let sealing: RowSealing
 
+    /// Columns 0...24 as in the previous release (its rows are read from them), 25 `sealed`.
     private static let columns = """
         id::text, state, invitation::text, invitation_kind, invitation_id, public_did, first_recipient_key,
         invitation_endpoint, invitation_routing_keys::text, my_did, my_verkey, thread_id, their_did, their_verkey,
         their_endpoint, their_routing_keys::text, label, logo_url, goal, goal_code, failure_reason,
         problem_report::text, (extract(epoch FROM created_at) * 1000000)::int8,
-        (extract(epoch FROM updated_at) * 1000000)::int8, handshake_protocol
+        (extract(epoch FROM updated_at) * 1000000)::int8, handshake_protocol, sealed
+        """
+
+    /// The columns a sealed row leaves NULL (schema/0018's CHECK).
+    private static let clearedColumns = """
+        invitation = NULL, invitation_id = NULL, public_did = NULL, first_recipient_key = NULL,
+        invitation_endpoint = NULL, invitation_routing_keys = NULL, thread_id = NULL, their_verkey = NULL,
+        their_endpoint = NULL, their_routing_keys = NULL, label = NULL, logo_url = NULL, goal = NULL,
+        goal_code = NULL, failure_reason = NULL, problem_report = NULL
         """
 
     func insert(_ r: ConnectionRecord) throws {
         try session.execute(
             """
-            INSERT INTO aerie.connections (tenant_id, id, state, invitation, invitation_kind, invitation_id, public_did,
-                first_recipient_key, invitation_endpoint, invitation_routing_keys, my_did, my_verkey, thread_id,
-                their_did, their_verkey, their_endpoint, their_routing_keys, label, logo_url, goal, goal_code,
-                failure_reason, problem_report, handshake_protocol)
-            VALUES ($1::uuid, $2::uuid, $3, $4::jsonb, $5, $6, $7, $8, $9, $10::jsonb, $11, $12, $13, $14, $15, $16,
-                $17::jsonb, $18, $19, $20, $21, $22, $23::jsonb, $24)
+            INSERT INTO aerie.connections (tenant_id, id, state, invitation_kind, my_did, my_verkey, their_did,
+                handshake_protocol, sealed, invitation_id_hash, public_did_hash, first_recipient_key_hash,
+                invitation_routing_keys, their_routing_keys)
+            VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, NULL, NULL)
             """,
-            [.text(tenantID.rawValue), .text(r.id.uuidString.lowercased())] + (try Self.fields(r)))
+            [.text(tenantID.rawValue), .text(r.id.uuidString.lowercased())] + (try fields(r)))
     }
 
     func get(_ id: UUID) throws -> ConnectionRecord? {
@@ -36,17 +48,19 @@ struct PostgresConnectionRepository: ConnectionRepository {
     }
 
     func update(_ r: ConnectionRecord) throws -> Bool {
+        try write(r, touching: true)
+    }
+
+    /// `touching`: sets `updated_at` (a change), or keeps it (only the storage form changes).
+    private func write(_ r: ConnectionRecord, touching: Bool) throws -> Bool {
         try session.execute(
             """
-            UPDATE aerie.connections SET state = $3, invitation = $4::jsonb, invitation_kind = $5, invitation_id = $6,
-                public_did = $7, first_recipient_key = $8, invitation_endpoint = $9, invitation_routing_keys = $10::jsonb,
-                my_did = $11, my_verkey = $12, thread_id = $13, their_did = $14, their_verkey = $15,
-                their_endpoint = $16, their_routing_keys = $17::jsonb, label = $18, logo_url = $19, goal = $20,
-                goal_code = $21, failure_reason = $22, problem_report = $23::jsonb,
-                handshake_protocol = $24, updated_at = now()
+            UPDATE aerie.connections SET state = $3, invitation_kind = $4, my_did = $5, my_verkey = $6, their_did = $7,
+                handshake_protocol = $8, sealed = $9, invitation_id_hash = $10, public_did_hash = $11,
+                first_recipient_key_hash = $12, \(Self.clearedColumns)\(touching ? ", updated_at = now()" : "")
             WHERE tenant_id = $1::uuid AND id = $2::uuid
             """,
-            [.text(tenantID.rawValue), .text(r.id.uuidString.lowercased())] + (try Self.fields(r))) == 1
+            [.text(tenantID.rawValue), .text(r.id.uuidString.lowercased())] + (try fields(r))) == 1
     }
 
     func list(after afterId: UUID?, state: ConnectionRecord.State?, limit: Int) throws -> [ConnectionRecord] {
@@ -58,23 +72,32 @@ struct PostgresConnectionRepository: ConnectionRepository {
             [.optionalText(afterId?.uuidString.lowercased()), .optionalText(state?.rawValue), .int(max(0, limit))])
     }
 
+    /// Sealed rows match on the keyed hashes, rows of the previous form on their clear columns.
     func findMatching(invitationId: String?, publicDid: String?, firstRecipientKey: String?) throws -> ConnectionRecord? {
         guard invitationId != nil || publicDid != nil || firstRecipientKey != nil else { return nil }
         return try one(
             """
             WHERE tenant_id = $1::uuid AND state <> 'deleted'
-              AND (invitation_id = $2::text OR public_did = $3::text OR first_recipient_key = $4::text)
-            ORDER BY (invitation_id IS NOT DISTINCT FROM $2::text) DESC, created_at, id LIMIT 1
+              AND (invitation_id_hash = $2 OR public_did_hash = $3 OR first_recipient_key_hash = $4
+                OR invitation_id = $5::text OR public_did = $6::text OR first_recipient_key = $7::text)
+            ORDER BY (CASE WHEN sealed IS NULL THEN invitation_id IS NOT DISTINCT FROM $5::text
+                ELSE invitation_id_hash IS NOT DISTINCT FROM $2 END) DESC, created_at, id LIMIT 1
             """,
-            [.optionalText(invitationId), .optionalText(publicDid), .optionalText(firstRecipientKey)])
+            [
+                try hash(invitationId, "invitation_id"), try hash(publicDid, "public_did"),
+                try hash(firstRecipientKey, "first_recipient_key"), .optionalText(invitationId),
+                .optionalText(publicDid), .optionalText(firstRecipientKey),
+            ])
     }
 
     func lockInvitation(_ invitationId: String) throws {
         // A transaction-level advisory lock: released by COMMIT or ROLLBACK, also when the
-        // process dies. A hash collision only serializes two unrelated accepts.
+        // process dies. A hash collision only serializes two unrelated accepts. Keyed by the
+        // lookup hash, so not even pg_locks shows anything derived from the clear `@id`.
+        let key = try sealing.hash(invitationId, column: "invitation_id").map(JSONColumn.hex) ?? ""
         try session.execute(
             "SELECT pg_advisory_xact_lock(hashtextextended('aerie.invitation:' || $1 || ':' || $2, 0))",
-            [.text(tenantID.rawValue), .text(invitationId)])
+            [.text(tenantID.rawValue), .text(key)])
     }
 
     func findByMyVerkey(_ verkey: String) throws -> ConnectionRecord? {
@@ -91,6 +114,14 @@ struct PostgresConnectionRepository: ConnectionRepository {
             [.text(tenantID.rawValue), .text(id.uuidString.lowercased())]) == 1
     }
 
+    /// Rewrites up to `limit` rows of the previous (clear) form sealed; answers how many.
+    func sealClearRows(limit: Int) throws -> Int {
+        let rows = try many(
+            "WHERE tenant_id = $1::uuid AND sealed IS NULL LIMIT $2 FOR UPDATE SKIP LOCKED", [.int(max(0, limit))])
+        for row in rows { _ = try write(row, touching: false) }
+        return rows.count
+    }
+
     // MARK: - Rows
 
     private func one(_ clause: String, _ parameters: [SQLValue]) throws -> ConnectionRecord? {
@@ -100,38 +131,80 @@ struct PostgresConnectionRepository: ConnectionRepository {
     private func many(_ clause: String, _ parameters: [SQLValue]) throws -> [ConnectionRecord] {
         let result = try session.query(
             "SELECT \(Self.columns) FROM aerie.connections \(clause)", [.text(tenantID.rawValue)] + parameters)
-        return try (0..<result.rowCount).map { try Self.record(result, $0) }
+        return try (0..<result.rowCount).map { try record(result, $0) }
     }
 
-    private static func fields(_ r: ConnectionRecord) throws -> [SQLValue] {
-        [
-            .text(r.state.rawValue), .text(try JSONColumn.encode(r.invitation)), .text(r.invitationKind),
-            .optionalText(r.invitationId), .optionalText(r.publicDid), .optionalText(r.firstRecipientKey),
-            .optionalText(r.invitationEndpoint), .text(try JSONColumn.encode(r.invitationRoutingKeys)),
-            .optionalText(r.myDid), .optionalText(r.myVerkey), .optionalText(r.threadId), .optionalText(r.theirDid),
-            .optionalText(r.theirVerkey), .optionalText(r.theirEndpoint),
-            .text(try JSONColumn.encode(r.theirRoutingKeys)), .optionalText(r.label), .optionalText(r.logoUrl),
-            .optionalText(r.goal), .optionalText(r.goalCode), .optionalText(r.failureReason),
-            .optionalText(try r.problemReport.map(JSONColumn.encode)), .optionalText(r.handshakeProtocol),
+    private func hash(_ value: String?, _ column: String) throws -> SQLValue {
+        try sealing.hash(value, column: column).map(SQLValue.bytes) ?? .null
+    }
+
+    /// Parameters $3...$12 of insert and update.
+    private func fields(_ r: ConnectionRecord) throws -> [SQLValue] {
+        let sealed: [String: JSONValue] = [
+            "invitation": r.invitation, "invitationId": .optional(r.invitationId), "publicDid": .optional(r.publicDid),
+            "firstRecipientKey": .optional(r.firstRecipientKey), "invitationEndpoint": .optional(r.invitationEndpoint),
+            "invitationRoutingKeys": .array(r.invitationRoutingKeys.map(JSONValue.string)),
+            "threadId": .optional(r.threadId), "theirVerkey": .optional(r.theirVerkey),
+            "theirEndpoint": .optional(r.theirEndpoint), "theirRoutingKeys": .array(r.theirRoutingKeys.map(JSONValue.string)),
+            "label": .optional(r.label), "logoUrl": .optional(r.logoUrl), "goal": .optional(r.goal),
+            "goalCode": .optional(r.goalCode), "failureReason": .optional(r.failureReason),
+            "problemReport": r.problemReport ?? .null,
+        ]
+        return [
+            .text(r.state.rawValue), .text(r.invitationKind), .optionalText(r.myDid), .optionalText(r.myVerkey),
+            .optionalText(r.theirDid), .optionalText(r.handshakeProtocol),
+            .bytes(try sealing.seal(sealed, row: r.id.uuidString.lowercased())),
+            try hash(r.invitationId, "invitation_id"), try hash(r.publicDid, "public_did"),
+            try hash(r.firstRecipientKey, "first_recipient_key"),
         ]
     }
 
-    private static func record(_ r: PostgresResult, _ row: Int) throws -> ConnectionRecord {
-        guard let id = r.string(row, 0).flatMap(UUID.init(uuidString:)),
+    private func record(_ r: PostgresResult, _ row: Int) throws -> ConnectionRecord {
+        guard let idText = r.string(row, 0), let id = UUID(uuidString: idText),
             let state = r.string(row, 1).flatMap(ConnectionRecord.State.init(rawValue:)),
             let createdAt = r.date(microseconds: row, 22), let updatedAt = r.date(microseconds: row, 23)
         else { throw AerieError.internalError(details: "malformed row in aerie.connections") }
-        return ConnectionRecord(
-            id: id, state: state, invitation: try JSONColumn.decode(r.string(row, 2) ?? "null"),
-            invitationKind: r.string(row, 3) ?? "", invitationId: r.string(row, 4), publicDid: r.string(row, 5),
-            firstRecipientKey: r.string(row, 6), invitationEndpoint: r.string(row, 7),
-            invitationRoutingKeys: try JSONColumn.decodeStrings(r.string(row, 8) ?? "[]"),
-            myDid: r.string(row, 9), myVerkey: r.string(row, 10), threadId: r.string(row, 11),
-            theirDid: r.string(row, 12), theirVerkey: r.string(row, 13), theirEndpoint: r.string(row, 14),
-            theirRoutingKeys: try JSONColumn.decodeStrings(r.string(row, 15) ?? "[]"),
-            label: r.string(row, 16), logoUrl: r.string(row, 17), goal: r.string(row, 18), goalCode: r.string(row, 19),
-            failureReason: r.string(row, 20), problemReport: try r.string(row, 21).map { try JSONColumn.decode($0) },
+        var record = ConnectionRecord(
+            id: id, state: state, invitation: .null, invitationKind: r.string(row, 3) ?? "",
+            myDid: r.string(row, 9), myVerkey: r.string(row, 10), theirDid: r.string(row, 12),
             handshakeProtocol: r.string(row, 24), createdAt: createdAt, updatedAt: updatedAt)
+        if let sealed = r.bytes(row, 25) {
+            let f = try sealing.open(sealed, row: idText)
+            record.invitation = f.json("invitation") ?? .null
+            record.invitationId = f.string("invitationId")
+            record.publicDid = f.string("publicDid")
+            record.firstRecipientKey = f.string("firstRecipientKey")
+            record.invitationEndpoint = f.string("invitationEndpoint")
+            record.invitationRoutingKeys = try f.strings("invitationRoutingKeys")
+            record.threadId = f.string("threadId")
+            record.theirVerkey = f.string("theirVerkey")
+            record.theirEndpoint = f.string("theirEndpoint")
+            record.theirRoutingKeys = try f.strings("theirRoutingKeys")
+            record.label = f.string("label")
+            record.logoUrl = f.string("logoUrl")
+            record.goal = f.string("goal")
+            record.goalCode = f.string("goalCode")
+            record.failureReason = f.string("failureReason")
+            record.problemReport = f.json("problemReport")
+        } else {
+            record.invitation = try JSONColumn.decode(r.string(row, 2) ?? "null")
+            record.invitationId = r.string(row, 4)
+            record.publicDid = r.string(row, 5)
+            record.firstRecipientKey = r.string(row, 6)
+            record.invitationEndpoint = r.string(row, 7)
+            record.invitationRoutingKeys = try JSONColumn.decodeStrings(r.string(row, 8) ?? "[]")
+            record.threadId = r.string(row, 11)
+            record.theirVerkey = r.string(row, 13)
+            record.theirEndpoint = r.string(row, 14)
+            record.theirRoutingKeys = try JSONColumn.decodeStrings(r.string(row, 15) ?? "[]")
+            record.label = r.string(row, 16)
+            record.logoUrl = r.string(row, 17)
+            record.goal = r.string(row, 18)
+            record.goalCode = r.string(row, 19)
+            record.failureReason = r.string(row, 20)
+            record.problemReport = try r.string(row, 21).map { try JSONColumn.decode($0) }
+        }
+        return record
     }
 }
 
@@ -153,6 +226,18 @@ enum JSONColumn {
         } catch {
             throw AerieError.internalError(details: "unreadable jsonb column: \(error)")
         }
+    }
+
+    /// Lowercase hex (the store has no crypto module to borrow it from).
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(bytes.count * 2)
+        for b in bytes {
+            out.append(digits[Int(b >> 4)])
+            out.append(digits[Int(b & 0x0f)])
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     static func decodeStrings(_ text: String) throws -> [String] {

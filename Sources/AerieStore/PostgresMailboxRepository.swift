@@ -2,30 +2,32 @@ import AerieCore
 import Foundation
 
 /// `aerie.mailbox`: decrypted inbound messages, one row per (recipient verkey, `@id`).
+/// Sealed (`RowSealing`): payload, sender verkey, thread id. Clear: uid, connection, our own
+/// recipient verkey (routes the row to its connection), the message `@id` (exactly-once:
+/// unique with the recipient verkey), `@type` (the NOTIFY and the type filter), status, times,
+/// handling state.
 struct PostgresMailboxRepository: MailboxRepository {
     let tenantID: TenantID
     let session: DatabaseSession
+    let sealing: RowSealing
 
+    /// Columns 0...9 as in the previous release (its rows are read from them), 10 `sealed`,
+    /// 11 `direction`, 12 `delivery_error` (clear: written by the delivery's SQL, which holds no
+    /// tenant key; it is the transport's error text).
     private static let columns = """
         uid::text, connection_id::text, recipient_verkey, sender_verkey, message_id, type, thread_id, status,
-        payload::text, (extract(epoch FROM received_at) * 1000000)::int8, direction, delivery_error
+        payload::text, (extract(epoch FROM received_at) * 1000000)::int8, sealed, direction, delivery_error
         """
 
     func insert(_ m: MailboxMessage) throws -> (uid: UUID, inserted: Bool) {
         let result = try session.query(
             """
-            INSERT INTO aerie.mailbox (tenant_id, uid, connection_id, recipient_verkey, sender_verkey, message_id, type,
-                thread_id, status, payload)
-            VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6, $7, $8, $9, $10::jsonb)
+            INSERT INTO aerie.mailbox (tenant_id, uid, connection_id, recipient_verkey, message_id, type, status, sealed)
+            VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6, $7, $8)
             ON CONFLICT (tenant_id, recipient_verkey, message_id) DO NOTHING
             RETURNING uid::text
             """,
-            [
-                .text(tenantID.rawValue), .text(m.uid.uuidString.lowercased()),
-                .optionalText(m.connectionId?.uuidString.lowercased()), .text(m.recipientVerkey),
-                .optionalText(m.senderVerkey), .text(m.messageId), .text(m.type), .optionalText(m.threadId),
-                .text(m.status), .text(try JSONColumn.encode(m.payload)),
-            ])
+            try insertParameters(m))
         if result.rowCount == 1 { return (m.uid, true) }
         let existing = try session.query(
             "SELECT uid::text FROM aerie.mailbox WHERE tenant_id = $1::uuid AND recipient_verkey = $2 AND message_id = $3",
@@ -37,8 +39,7 @@ struct PostgresMailboxRepository: MailboxRepository {
     }
 
     func claim(_ m: MailboxMessage) throws -> InboundClaim {
-        let inserted = try session.query(
-            Self.claimSQL, Self.insertParameters(tenantID, m))
+        let inserted = try session.query(Self.claimSQL, try insertParameters(m))
         if inserted.rowCount == 1 { return .new(m.uid) }
         let existing = try session.query(
             """
@@ -64,67 +65,97 @@ struct PostgresMailboxRepository: MailboxRepository {
     {
         let result = try session.query(
             """
-            INSERT INTO aerie.mailbox (tenant_id, uid, connection_id, recipient_verkey, sender_verkey, message_id, type,
-                thread_id, status, payload, handled_at, handle_attempts, handle_error, next_handle_at)
-            VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6, $7, $8, $9, $10::jsonb, NULL, 1, $11,
-                CASE WHEN $12::int <= 1 THEN NULL ELSE now() + make_interval(secs => $13::int) END)
+            INSERT INTO aerie.mailbox (tenant_id, uid, connection_id, recipient_verkey, message_id, type, status, sealed,
+                handled_at, handle_attempts, handle_error, next_handle_at)
+            VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6, $7, $8, NULL, 1, $9,
+                CASE WHEN $10::int <= 1 THEN NULL ELSE now() + make_interval(secs => $11::int) END)
             ON CONFLICT (tenant_id, recipient_verkey, message_id) DO UPDATE
                 SET handle_attempts = aerie.mailbox.handle_attempts + 1, handle_error = EXCLUDED.handle_error,
-                    next_handle_at = CASE WHEN aerie.mailbox.handle_attempts + 1 >= $12::int THEN NULL
-                        ELSE now() + make_interval(secs => $13::int * (2 ^ least(aerie.mailbox.handle_attempts, 16)))
+                    next_handle_at = CASE WHEN aerie.mailbox.handle_attempts + 1 >= $10::int THEN NULL
+                        ELSE now() + make_interval(secs => $11::int * (2 ^ least(aerie.mailbox.handle_attempts, 16)))
                     END
                 WHERE aerie.mailbox.handled_at IS NULL
             RETURNING handle_attempts, connection_id::text
             """,
-            Self.insertParameters(tenantID, m) + [.text(String(error.prefix(1000))), .int(maxAttempts), .int(backoffSeconds)])
+            try insertParameters(m) + [.text(String(error.prefix(1000))), .int(maxAttempts), .int(backoffSeconds)])
         guard result.rowCount == 1, let attempts = result.string(0, 0).flatMap({ Int($0) }) else { return nil }
         return (attempts, result.string(0, 1).flatMap(UUID.init(uuidString:)))
     }
 
     private static let claimSQL = """
-        INSERT INTO aerie.mailbox (tenant_id, uid, connection_id, recipient_verkey, sender_verkey, message_id, type,
-            thread_id, status, payload, handled_at)
-        VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6, $7, $8, $9, $10::jsonb, now())
+        INSERT INTO aerie.mailbox (tenant_id, uid, connection_id, recipient_verkey, message_id, type, status, sealed,
+            handled_at)
+        VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6, $7, $8, now())
         ON CONFLICT (tenant_id, recipient_verkey, message_id) DO NOTHING RETURNING uid::text
         """
 
-    private static func insertParameters(_ tenantID: TenantID, _ m: MailboxMessage) -> [SQLValue] {
-        [
-            .text(tenantID.rawValue), .text(m.uid.uuidString.lowercased()),
-            .optionalText(m.connectionId?.uuidString.lowercased()), .text(m.recipientVerkey),
-            .optionalText(m.senderVerkey), .text(m.messageId), .text(m.type), .optionalText(m.threadId),
-            .text(m.status), .text(JSONColumn.encode(m.payload)),
+    /// $1...$8 of every insert: the clear columns, then the sealed ones.
+    private func insertParameters(_ m: MailboxMessage) throws -> [SQLValue] {
+        let uid = m.uid.uuidString.lowercased()
+        return [
+            .text(tenantID.rawValue), .text(uid), .optionalText(m.connectionId?.uuidString.lowercased()),
+            .text(m.recipientVerkey), .text(m.messageId), .text(m.type), .text(m.status),
+            .bytes(try sealing.seal(Self.sealedFields(m), row: uid)),
         ]
+    }
+
+    private static func sealedFields(_ m: MailboxMessage) -> [String: JSONValue] {
+        ["payload": m.payload, "senderVerkey": .optional(m.senderVerkey), "threadId": .optional(m.threadId)]
+    }
+
+    /// Rewrites up to `limit` rows of the previous (clear) form sealed; answers how many.
+    func sealClearRows(limit: Int) throws -> Int {
+        let result = try session.query(
+            "SELECT \(Self.columns) FROM aerie.mailbox WHERE tenant_id = $1::uuid AND sealed IS NULL LIMIT $2 FOR UPDATE SKIP LOCKED",
+            [.text(tenantID.rawValue), .int(max(0, limit))])
+        for row in 0..<result.rowCount {
+            let m = try message(result, row)
+            let uid = m.uid.uuidString.lowercased()
+            try session.execute(
+                """
+                UPDATE aerie.mailbox SET sealed = $3, payload = NULL, sender_verkey = NULL, thread_id = NULL
+                WHERE tenant_id = $1::uuid AND uid = $2::uuid
+                """,
+                [.text(tenantID.rawValue), .text(uid), .bytes(try sealing.seal(Self.sealedFields(m), row: uid))])
+        }
+        return result.rowCount
     }
 
     func get(_ uid: UUID) throws -> MailboxMessage? {
         let result = try session.query(
             "SELECT \(Self.columns) FROM aerie.mailbox WHERE tenant_id = $1::uuid AND uid = $2::uuid",
             [.text(tenantID.rawValue), .text(uid.uuidString.lowercased())])
-        return try (0..<result.rowCount).map { try Self.message(result, $0) }.first
+        return try (0..<result.rowCount).map { try message(result, $0) }.first
     }
 
+    /// A sent message's record (`direction = 'sent'`), sealed like every other row.
     func insertSent(_ m: MailboxMessage) throws -> Bool {
         let result = try session.query(
             """
-            INSERT INTO aerie.mailbox (tenant_id, uid, connection_id, recipient_verkey, sender_verkey, message_id, type,
-                thread_id, status, payload, direction)
-            VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6, $7, $8, $9, $10::jsonb, 'sent')
+            INSERT INTO aerie.mailbox (tenant_id, uid, connection_id, recipient_verkey, message_id, type, status, sealed, direction)
+            VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6, $7, $8, 'sent')
             ON CONFLICT (tenant_id, recipient_verkey, message_id) DO NOTHING RETURNING uid::text
             """,
-            Self.insertParameters(tenantID, m))
+            try insertParameters(m))
         return result.rowCount == 1
     }
 
+    /// The first received message of `type` on the connection whose thread is `threadId`. The
+    /// thread id is sealed, so the connection's recent messages of that type (a ping's
+    /// responses: few) are opened and compared here.
     func receivedReply(connectionId: UUID, threadId: String, type: String) throws -> MailboxMessage? {
         let result = try session.query(
             """
             SELECT \(Self.columns) FROM aerie.mailbox
-            WHERE tenant_id = $1::uuid AND connection_id = $2::uuid AND thread_id = $3 AND type = $4 AND direction = 'received'
-            ORDER BY received_at, uid LIMIT 1
+            WHERE tenant_id = $1::uuid AND connection_id = $2::uuid AND type = $3 AND direction = 'received'
+            ORDER BY received_at DESC, uid DESC LIMIT 200
             """,
-            [.text(tenantID.rawValue), .text(connectionId.uuidString.lowercased()), .text(threadId), .text(type)])
-        return try (0..<result.rowCount).map { try Self.message(result, $0) }.first
+            [.text(tenantID.rawValue), .text(connectionId.uuidString.lowercased()), .text(type)])
+        for row in (0..<result.rowCount).reversed() {
+            let candidate = try message(result, row)
+            if candidate.threadId == threadId { return candidate }
+        }
+        return nil
     }
 
     func list(connectionId: UUID, status: String?, type: String?, limit: Int) throws -> [MailboxMessage] {
@@ -139,7 +170,7 @@ struct PostgresMailboxRepository: MailboxRepository {
                 .text(tenantID.rawValue), .text(connectionId.uuidString.lowercased()), .optionalText(status),
                 .optionalText(type), .int(max(0, limit)),
             ])
-        return try (0..<result.rowCount).map { try Self.message(result, $0) }
+        return try (0..<result.rowCount).map { try message(result, $0) }
     }
 
     func updateStatus(_ uid: UUID, to status: String) throws -> Bool {
@@ -159,7 +190,8 @@ struct PostgresMailboxRepository: MailboxRepository {
 
     private static let joinedColumns = """
         m.uid::text, m.connection_id::text, m.recipient_verkey, m.sender_verkey, m.message_id, m.type, m.thread_id,
-        m.status, m.payload::text, (extract(epoch FROM m.received_at) * 1000000)::int8, m.direction, m.delivery_error
+        m.status, m.payload::text, (extract(epoch FROM m.received_at) * 1000000)::int8, m.sealed, m.direction,
+        m.delivery_error
         """
 
     /// A message belongs to the connection it was linked to, or, when stored before the link was
@@ -189,12 +221,12 @@ struct PostgresMailboxRepository: MailboxRepository {
                 .int(max(0, q.limit)),
             ])
         return try (0..<result.rowCount).map { row in
-            let message = try Self.message(result, row)
-            guard let micros = result.string(row, 9).flatMap(Int64.init), let pairwiseDid = result.string(row, 12) else {
+            let message = try message(result, row)
+            guard let micros = result.string(row, 9).flatMap(Int64.init), let pairwiseDid = result.string(row, 13) else {
                 throw AerieError.internalError(details: "malformed row in aerie.mailbox")
             }
             return MailboxEntry(
-                message: message, pairwiseDid: pairwiseDid, theirDid: result.string(row, 13),
+                message: message, pairwiseDid: pairwiseDid, theirDid: result.string(row, 14),
                 position: MailboxPosition(receivedAtMicros: micros, uid: message.uid))
         }
     }
@@ -225,15 +257,27 @@ struct PostgresMailboxRepository: MailboxRepository {
             [.text(tenantID.rawValue), .text(String(Int64(date.timeIntervalSince1970 * 1_000_000))), .int(max(0, limit))])
     }
 
-    private static func message(_ r: PostgresResult, _ row: Int) throws -> MailboxMessage {
-        guard let uid = r.string(row, 0).flatMap(UUID.init(uuidString:)), let receivedAt = r.date(microseconds: row, 9)
+    /// A row of `columns` (or `joinedColumns`): sealed, or of the previous release's clear form.
+    private func message(_ r: PostgresResult, _ row: Int) throws -> MailboxMessage {
+        guard let uidText = r.string(row, 0), let uid = UUID(uuidString: uidText),
+            let receivedAt = r.date(microseconds: row, 9)
         else { throw AerieError.internalError(details: "malformed row in aerie.mailbox") }
-        return MailboxMessage(
+        var message = MailboxMessage(
             uid: uid, connectionId: r.string(row, 1).flatMap(UUID.init(uuidString:)),
-            recipientVerkey: r.string(row, 2) ?? "", senderVerkey: r.string(row, 3), messageId: r.string(row, 4) ?? "",
-            type: r.string(row, 5) ?? "", threadId: r.string(row, 6), status: r.string(row, 7) ?? "",
-            payload: try JSONColumn.decode(r.string(row, 8) ?? "null"), receivedAt: receivedAt,
-            direction: r.string(row, 10).flatMap(MailboxMessage.Direction.init(rawValue:)) ?? .received,
-            deliveryError: r.string(row, 11))
+            recipientVerkey: r.string(row, 2) ?? "", senderVerkey: nil, messageId: r.string(row, 4) ?? "",
+            type: r.string(row, 5) ?? "", threadId: nil, status: r.string(row, 7) ?? "", payload: .null,
+            receivedAt: receivedAt, direction: r.string(row, 11).flatMap(MailboxMessage.Direction.init(rawValue:)) ?? .received,
+            deliveryError: r.string(row, 12))
+        if let sealed = r.bytes(row, 10) {
+            let f = try sealing.open(sealed, row: uidText)
+            message.payload = f.json("payload") ?? .null
+            message.senderVerkey = f.string("senderVerkey")
+            message.threadId = f.string("threadId")
+        } else {
+            message.payload = try JSONColumn.decode(r.string(row, 8) ?? "null")
+            message.senderVerkey = r.string(row, 3)
+            message.threadId = r.string(row, 6)
+        }
+        return message
     }
 }

@@ -2,26 +2,28 @@ import AerieCore
 import Foundation
 
 /// `aerie.tenant_settings`. Queries name the tenant explicitly too, which lets PostgreSQL use
-/// the primary key; row-level security is what guarantees the isolation.
+/// the primary key; row-level security is what guarantees the isolation. The value is sealed
+/// (`RowSealing`, field `value`); the key stays clear, it is the primary key.
 struct PostgresSettingsRepository: TenantSettingsRepository {
     let tenantID: TenantID
     let session: DatabaseSession
+    let sealing: RowSealing
 
     func get(_ key: String) throws -> JSONValue? {
         let result = try session.query(
-            "SELECT value FROM aerie.tenant_settings WHERE tenant_id = $1::uuid AND key = $2",
+            "SELECT value::text, sealed FROM aerie.tenant_settings WHERE tenant_id = $1::uuid AND key = $2",
             [.text(tenantID.rawValue), .text(key)])
-        guard result.rowCount == 1, let text = result.string(0, 0) else { return nil }
-        return try Self.decode(text)
+        guard result.rowCount == 1 else { return nil }
+        return try value(result, 0, key: key)
     }
 
     func set(_ key: String, to value: JSONValue) throws {
         try session.execute(
             """
-            INSERT INTO aerie.tenant_settings (tenant_id, key, value) VALUES ($1::uuid, $2, $3::jsonb)
-            ON CONFLICT (tenant_id, key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()
+            INSERT INTO aerie.tenant_settings (tenant_id, key, value, sealed) VALUES ($1::uuid, $2, NULL, $3)
+            ON CONFLICT (tenant_id, key) DO UPDATE SET value = NULL, sealed = EXCLUDED.sealed, updated_at = now()
             """,
-            [.text(tenantID.rawValue), .text(key), .text(try Self.encode(value))])
+            [.text(tenantID.rawValue), .text(key), .bytes(try sealing.seal(["value": value], row: key))])
     }
 
     func remove(_ key: String) throws -> Bool {
@@ -33,25 +35,37 @@ struct PostgresSettingsRepository: TenantSettingsRepository {
     func list(after afterKey: String?, limit: Int) throws -> [TenantSetting] {
         let result = try session.query(
             """
-            SELECT key, value FROM aerie.tenant_settings
+            SELECT value::text, sealed, key FROM aerie.tenant_settings
             WHERE tenant_id = $1::uuid AND ($2::text IS NULL OR key > $2::text)
             ORDER BY key LIMIT $3
             """,
             [.text(tenantID.rawValue), .optionalText(afterKey), .int(max(0, limit))])
         return try (0..<result.rowCount).map { row in
-            TenantSetting(key: result.string(row, 0) ?? "", value: try Self.decode(result.string(row, 1) ?? "null"))
+            let key = result.string(row, 2) ?? ""
+            return TenantSetting(key: key, value: try value(result, row, key: key))
         }
     }
 
-    static func encode(_ value: JSONValue) throws -> String {
-        String(decoding: try JSONEncoder().encode(value), as: UTF8.self)
+    /// Rewrites up to `limit` rows of the previous (clear) form sealed; answers how many.
+    func sealClearRows(limit: Int) throws -> Int {
+        let result = try session.query(
+            """
+            SELECT value::text, sealed, key FROM aerie.tenant_settings
+            WHERE tenant_id = $1::uuid AND sealed IS NULL LIMIT $2 FOR UPDATE SKIP LOCKED
+            """,
+            [.text(tenantID.rawValue), .int(max(0, limit))])
+        for row in 0..<result.rowCount {
+            guard let key = result.string(row, 2) else { continue }
+            try set(key, to: try value(result, row, key: key))
+        }
+        return result.rowCount
     }
 
-    static func decode(_ text: String) throws -> JSONValue {
-        do {
-            return try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
-        } catch {
-            throw AerieError.internalError(details: "unreadable jsonb in aerie.tenant_settings: \(error)")
+    /// Columns 0 and 1: the clear value (previous form) and the sealed one.
+    private func value(_ result: PostgresResult, _ row: Int, key: String) throws -> JSONValue {
+        if let sealed = result.bytes(row, 1) {
+            return try sealing.open(sealed, row: key).json("value") ?? .null
         }
+        return try JSONColumn.decode(result.string(row, 0) ?? "null")
     }
 }

@@ -56,6 +56,9 @@ struct RPCBench {
         let readOutcome = try await measure(name: "settings.get (auth, RLS read)", port: server.port, setup: authLine, line: readLine)
         let getLine = #"{"jsonrpc":"2.0","id":1,"method":"connections.get","params":{"connectionId":"\#(connectionId)"}}"#
         let getOutcome = try await measure(name: "connections.get (auth)", port: server.port, setup: authLine, line: getLine)
+        let listLine = #"{"jsonrpc":"2.0","id":1,"method":"connections.list","params":{"limit":\#(Self.listedConnections)}}"#
+        let listOutcome = try await measure(
+            name: "connections.list (\(Self.listedConnections))", port: server.port, setup: authLine, line: listLine)
         let interval = TimeAmount.nanoseconds(Int64(1e9 / pacedRatePerSession))
         let pacedPing = try await measure(name: "system.ping", port: server.port, setup: nil, line: Self.pingLine, interval: interval)
         let pacedRead = try await measure(name: "settings.get", port: server.port, setup: authLine, line: readLine, interval: interval)
@@ -80,7 +83,7 @@ struct RPCBench {
 
         var lines = ["rpc: \(sessions) sessions, closed loop, \(String(format: "%.0f", seconds)) s each after \(String(format: "%.0f", warmup)) s warm-up"]
         lines.append("  target                          req/s      p50 µs   p99 µs")
-        for outcome in [echoOutcome, pingOutcome, readOutcome, getOutcome, uncachedOutcome] {
+        for outcome in [echoOutcome, pingOutcome, readOutcome, getOutcome, listOutcome, uncachedOutcome] {
             lines.append(
                 "  " + outcome.name.padding(toLength: 30, withPad: " ", startingAt: 0)
                     + String(format: "%9.0f  %8.0f %8.0f", outcome.rate, outcome.p50, outcome.p99))
@@ -103,6 +106,9 @@ struct RPCBench {
         return lines.joined(separator: "\n")
     }
 
+    /// Connections of the bench tenant, all listed by one `connections.list`.
+    static let listedConnections = 20
+
     static let pingLine = #"{"jsonrpc":"2.0","id":1,"method":"system.ping"}"#
 
     /// Creates the tenant whose sessions read, with one setting and one connection to read.
@@ -120,6 +126,15 @@ struct RPCBench {
             "recipientKeys": .array([.string(key.verkeyBase58)]), "serviceEndpoint": "http://127.0.0.1:9/",
         ]
         let connection = try await client.call("connections.createWithInvite", params: ["invitation": invitation])
+        // More for connections.list to page through (each its own invitation and label).
+        for index in 1..<Self.listedConnections {
+            let other: JSONValue = [
+                "@type": "https://didcomm.org/connections/1.0/invitation", "@id": .string(UUID().uuidString),
+                "label": .string("Peer \(index)"), "recipientKeys": .array([.string(Ed25519KeyPair.generate().verkeyBase58)]),
+                "serviceEndpoint": "http://127.0.0.1:9/",
+            ]
+            _ = try await client.call("connections.createWithInvite", params: ["invitation": other])
+        }
         await client.close()
         return (token, connection["connectionId"]?.stringValue ?? "")
     }

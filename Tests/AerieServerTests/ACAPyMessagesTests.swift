@@ -58,6 +58,17 @@ import Testing
             #expect(reviewed["updated"] == 1)
             let pending = try await alice.call("messages.download", params: ["uids": [uid]])
             #expect(pending == JSONValue.array([]))
+
+            // At rest (issue 15): a superuser's SELECT of every table and a pg_dump hold none of
+            // what this flow carried (the peer's label, its invitation, the messages, a setting).
+            _ = try await alice.call("settings.set", params: ["key": "profile", "value": ["name": "Alice Secret Name"]])
+            let plaintext = ["hello from ACA-Py", "ping from ACA-Py", "ACA-Py Inviter", "Alice Secret Name"]
+            let rows = try await SealedStorageTests.everyRow(server.database)
+            #expect(rows.contains(pwDid), "the SELECT sees Alice's connection")
+            SealedStorageTests.expectNoSecrets(plaintext, in: rows, "a superuser's SELECT after an ACA-Py flow")
+            if let dump = try SealedStorageTests.pgDump(server.database.superuserConninfo) {
+                SealedStorageTests.expectNoSecrets(plaintext, in: dump, "pg_dump after an ACA-Py flow")
+            }
         }
     }
 

@@ -166,8 +166,8 @@ import Testing
                 let (accepted, _) = try await Self.accept(agent, alice)
                 let id = try #require(accepted["connectionId"]?.stringValue)
                 let verkey = try #require(accepted["pwVerkey"]?.stringValue)
-                let threadId = try await WalletFixture.asSuperuser(server.database) { session in
-                    try session.query("SELECT thread_id FROM aerie.connections WHERE id = $1::uuid", [.text(id)]).string(0, 0)
+                let threadId = try await WalletFixture.withContext(of: aliceID, on: server) { tenant in
+                    try await tenant.database.transaction { try $0.connections.get(UUID(uuidString: id)!)?.threadId }
                 }
 
                 let deleted = try await alice.call("connections.delete", params: ["connectionId": .string(id), "notify": true])

@@ -108,7 +108,7 @@ import Testing
             let id = try #require(created["connectionId"]?.stringValue)
             let connected = try await tenant.call("connections.connect", params: ["connectionId": .string(id)])
             let sender = Ed25519KeyPair.generate()
-            try await MessagesMailboxTests.setPeer(sender.verkeyBase58, of: id, in: server.database)
+            try await MessagesMailboxTests.setPeer(sender.verkeyBase58, of: id, tenant: tenantID, on: server)
             try await body(
                 Fixture(
                     server: server, tenant: tenant, tenantID: tenantID, connectionId: id,

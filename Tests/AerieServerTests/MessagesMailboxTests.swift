@@ -29,21 +29,17 @@ import Testing
     }
 
     /// Sets a connection's peer verkey, as an accepted Response would, on a connection still
-    /// connecting (superuser: any tenant), for tests that need a peer key before state 4.
-    static func setPeer(_ verkey: String, of connectionId: String, in database: TestDatabase) async throws {
-        let pool = AerieDatabase(
-            configuration: DatabaseConfiguration(conninfo: database.superuserConninfo, maxConnections: 1),
-            logger: Logger(label: "test"))
-        do {
-            try await pool.withSession { session in
-                _ = try session.execute(
-                    "UPDATE aerie.connections SET their_verkey = $1 WHERE id = $2::uuid", [.text(verkey), .text(connectionId)])
+    /// connecting, for tests that need a peer key before state 4 (through the tenant's own
+    /// store: the verkey is sealed).
+    static func setPeer(_ verkey: String, of connectionId: String, tenant: TenantID, on server: LiveServer) async throws {
+        let id = try #require(UUID(uuidString: connectionId))
+        try await WalletFixture.withContext(of: tenant, on: server) { context in
+            try await context.database.transaction { tx in
+                guard var record = try tx.connections.getForUpdate(id) else { throw AerieError.notFound("no connection \(id)") }
+                record.theirVerkey = verkey
+                _ = try tx.connections.update(record)
             }
-        } catch {
-            await pool.shutdown()
-            throw error
         }
-        await pool.shutdown()
     }
 
     @discardableResult

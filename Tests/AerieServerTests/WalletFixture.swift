@@ -72,6 +72,29 @@ struct WalletFixture {
         }
     }
 
+    /// Runs `body` with the context of a live server's tenant: its data key unwrapped with the
+    /// server's master key file, on a pool of its own (shut down afterwards). For tests that
+    /// change sealed rows behind the server's back.
+    static func withContext<T: Sendable>(
+        of tenant: TenantID, on server: LiveServer, _ body: (TenantContext) async throws -> T
+    ) async throws -> T {
+        let master = try readKeyFile(server.home.appendingPathComponent("master-key"))
+        let runtime = server.database.runtime(maxConnections: 1)
+        do {
+            let wrapped = try #require(try await runtime.tenants.wrappedDataKey(tenant))
+            let context = TenantContext(
+                tenantID: tenant, database: runtime.tenant(tenant),
+                keyring: FixedTenantKeyring(tenantID: tenant, dataKey: try master.unwrap(wrapped, tenantID: tenant.rawValue)),
+                logger: Logger(label: "test"))
+            let result = try await body(context)
+            await runtime.shutdown()
+            return result
+        } catch {
+            await runtime.shutdown()
+            throw error
+        }
+    }
+
     /// Every row of `aerie.tenant_keys` (tenant, verkey, sealed hex, created_at), as the superuser sees it.
     func keyRows() async throws -> [[String?]] {
         try await asSuperuser { session in

@@ -15,8 +15,8 @@ import Testing
 
     @Test func connectionsRoundTripPageAndMatch() async throws {
         try await StoreFixture.with { fixture in
-            let a = fixture.runtime.tenant(try await fixture.createTenant("A").id)
-            let b = fixture.runtime.tenant(try await fixture.createTenant("B").id)
+            let a = fixture.runtime.sealed(try await fixture.createTenant("A").id)
+            let b = fixture.runtime.sealed(try await fixture.createTenant("B").id)
             let first = Self.record(invitationId: "inv-1", key: "KEY1", publicDid: "DIDX")
             let second = Self.record(invitationId: "inv-2", key: "KEY2")
             try await a.transaction { tx in
@@ -66,8 +66,8 @@ import Testing
 
     @Test func mailboxStoresADuplicateDeliveryOnce() async throws {
         try await StoreFixture.with { fixture in
-            let a = fixture.runtime.tenant(try await fixture.createTenant("A").id)
-            let b = fixture.runtime.tenant(try await fixture.createTenant("B").id)
+            let a = fixture.runtime.sealed(try await fixture.createTenant("A").id)
+            let b = fixture.runtime.sealed(try await fixture.createTenant("B").id)
             let connection = Self.record(invitationId: "inv", key: "K")
             try await a.transaction { try $0.connections.insert(connection) }
             let message = MailboxMessage(
@@ -100,8 +100,8 @@ import Testing
         try await StoreFixture.with { fixture in
             let aID = try await fixture.createTenant("A").id
             let bID = try await fixture.createTenant("B").id
-            let a = fixture.runtime.tenant(aID)
-            let b = fixture.runtime.tenant(bID)
+            let a = fixture.runtime.sealed(aID)
+            let b = fixture.runtime.sealed(bID)
             let itemA = OutboxItem(connectionId: nil, endpoint: "http://peer.example/a", envelope: [1, 2, 3])
             let itemB = OutboxItem(connectionId: nil, endpoint: "http://peer.example/b", envelope: [4, 5])
             let later = OutboxItem(

@@ -51,9 +51,9 @@ import Testing
         try await StoreFixture.with { fixture in
             let a = try await fixture.createTenant("A").id
             let b = try await fixture.createTenant("B").id
-            try await fixture.runtime.tenant(a).transaction { try $0.settings.set("colour", to: "red") }
-            try await fixture.runtime.tenant(b).transaction { try $0.settings.set("colour", to: "blue") }
-            try await fixture.runtime.tenant(b).transaction { try $0.settings.set("size", to: 2) }
+            try await fixture.runtime.sealed(a).transaction { try $0.settings.set("colour", to: "red") }
+            try await fixture.runtime.sealed(b).transaction { try $0.settings.set("colour", to: "blue") }
+            try await fixture.runtime.sealed(b).transaction { try $0.settings.set("size", to: 2) }
 
             // No tenant set: nothing visible.
             let unscoped = try await fixture.runtime.withSession { session in
@@ -92,16 +92,16 @@ import Testing
                 }
             }
 
-            let bRows = try await fixture.runtime.tenant(b).transaction { try $0.settings.list(after: nil, limit: 10) }
+            let bRows = try await fixture.runtime.sealed(b).transaction { try $0.settings.list(after: nil, limit: 10) }
             #expect(bRows == [TenantSetting(key: "colour", value: "blue"), TenantSetting(key: "size", value: 2)])
-            let aRows = try await fixture.runtime.tenant(a).transaction { try $0.settings.list(after: nil, limit: 10) }
+            let aRows = try await fixture.runtime.sealed(a).transaction { try $0.settings.list(after: nil, limit: 10) }
             #expect(aRows == [TenantSetting(key: "colour", value: "red")])
         }
     }
 
     @Test func settingsRepository() async throws {
         try await StoreFixture.with { fixture in
-            let tenant = fixture.runtime.tenant(try await fixture.createTenant("A").id)
+            let tenant = fixture.runtime.sealed(try await fixture.createTenant("A").id)
             let value: JSONValue = ["nested": ["list": [1, .double(2.5), "x", nil, true]], "unicode": "ünï ✓"]
             try await tenant.transaction { transaction in
                 #expect(try transaction.settings.get("missing") == nil)
@@ -128,7 +128,7 @@ import Testing
         struct Abort: Error {}
         // One connection, so the statements prepared by the rolled-back transaction are reused.
         try await StoreFixture.with(maxConnections: 1) { fixture in
-            let tenant = fixture.runtime.tenant(try await fixture.createTenant("A").id)
+            let tenant = fixture.runtime.sealed(try await fixture.createTenant("A").id)
             await #expect(throws: Abort.self) {
                 try await tenant.transaction { transaction in
                     try transaction.settings.set("k", to: 1)

@@ -15,15 +15,15 @@ import Testing
         try await StoreFixture.with { fixture in
             let a = try await fixture.createTenant("A").id
             let b = try await fixture.createTenant("B").id
-            try await fixture.runtime.tenant(a).transaction { transaction in
+            try await fixture.runtime.sealed(a).transaction { transaction in
                 try transaction.keys.insert(verkey: Self.verkeyA, sealedSecret: [1, 2, 3])
                 try transaction.keys.insert(verkey: Self.verkeyC, sealedSecret: [7])
             }
-            try await fixture.runtime.tenant(b).transaction {
+            try await fixture.runtime.sealed(b).transaction {
                 try $0.keys.insert(verkey: Self.verkeyB, sealedSecret: [4, 5])
             }
 
-            let (aList, aOwn, aOther, aBoth) = try await fixture.runtime.tenant(a).transaction { tx in
+            let (aList, aOwn, aOther, aBoth) = try await fixture.runtime.sealed(a).transaction { tx in
                 (
                     try tx.keys.list(after: nil, limit: 10).map(\.verkey),
                     try tx.keys.sealedSecret(verkey: Self.verkeyA),
@@ -36,17 +36,17 @@ import Testing
             #expect(aOther == nil)
             #expect(aBoth == [Self.verkeyA: [1, 2, 3]])
             #expect(
-                try await fixture.runtime.tenant(a).transaction { try $0.keys.list(after: Self.verkeyA, limit: 10) }
+                try await fixture.runtime.sealed(a).transaction { try $0.keys.list(after: Self.verkeyA, limit: 10) }
                     .map(\.verkey) == [Self.verkeyC])
             #expect(
-                try await fixture.runtime.tenant(b).transaction { try $0.keys.remove(verkey: Self.verkeyA) } == false)
+                try await fixture.runtime.sealed(b).transaction { try $0.keys.remove(verkey: Self.verkeyA) } == false)
             #expect(
-                try await fixture.runtime.tenant(b).transaction { try $0.keys.list(after: nil, limit: 10) }.map(
+                try await fixture.runtime.sealed(b).transaction { try $0.keys.list(after: nil, limit: 10) }.map(
                     \.verkey) == [Self.verkeyB])
 
             // One owner per verkey, whoever asks; the message does not say who holds it.
             let taken = await #expect(throws: AerieError.self) {
-                try await fixture.runtime.tenant(b).transaction {
+                try await fixture.runtime.sealed(b).transaction {
                     try $0.keys.insert(verkey: Self.verkeyA, sealedSecret: [9])
                 }
             }
@@ -55,7 +55,7 @@ import Testing
 
             // Only verkey-shaped text is stored.
             await #expect(throws: AerieError.self) {
-                try await fixture.runtime.tenant(b).transaction {
+                try await fixture.runtime.sealed(b).transaction {
                     try $0.keys.insert(verkey: "not-a-verkey", sealedSecret: [9])
                 }
             }
@@ -63,7 +63,7 @@ import Testing
             #expect(try await fixture.runtime.tenants.owner(ofVerkey: Self.verkeyA)?.tenant == a)
             #expect(try await fixture.runtime.tenants.owner(ofVerkey: Self.verkeyB)?.tenant == b)
             #expect(try await fixture.runtime.tenants.owner(ofVerkey: "x")?.tenant == nil)
-            #expect(try await fixture.runtime.tenant(a).transaction { try $0.keys.remove(verkey: Self.verkeyA) })
+            #expect(try await fixture.runtime.sealed(a).transaction { try $0.keys.remove(verkey: Self.verkeyA) })
             #expect(try await fixture.runtime.tenants.owner(ofVerkey: Self.verkeyA)?.tenant == nil)
         }
     }

@@ -9,8 +9,8 @@ import Testing
 @Suite(.timeLimit(.minutes(10))) struct MailboxDownloadStoreTests {
     @Test func messagesStoredBeforeTheLinkBelongToTheConnectionOfTheirVerkey() async throws {
         try await StoreFixture.with { fixture in
-            let a = fixture.runtime.tenant(try await fixture.createTenant("A").id)
-            let b = fixture.runtime.tenant(try await fixture.createTenant("B").id)
+            let a = fixture.runtime.sealed(try await fixture.createTenant("A").id)
+            let b = fixture.runtime.sealed(try await fixture.createTenant("B").id)
             var record = ConnectionStoreTests.record(invitationId: "inv-1", key: "KEY1")
             record.myDid = "MYDID"
             record.myVerkey = "MYVERKEY"

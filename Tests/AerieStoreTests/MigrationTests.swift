@@ -116,18 +116,29 @@ import Testing
                         [.text(id.rawValue), .text(label), .bytes(randomBytes(32)), .bytes(randomBytes(72))])
                 }
             }
-            var written = ConnectionStoreTests.record(invitationId: "inv-old", key: "KEY-OLD", publicDid: "DID-OLD")
-            written.state = .requested
-            written.myDid = "MYDID-OLD"
-            written.myVerkey = "MYVERKEY-OLD"
-            written.threadId = "req-old"
-            let row = written
-            try await first.tenant(a).transaction { tx in
-                try tx.connections.insert(row)
-                try tx.settings.set("before-upgrade", to: .string("kept"))
+            // Rows as the previous release wrote them, in SQL: today's repositories write columns
+            // the previous schema does not have yet.
+            let row = (id: UUID(), bId: UUID())
+            _ = try await first.withSession { session in
+                for (tenant, values) in [
+                    (a, "($1::uuid, $2::uuid, 'requested', '{\"@id\": \"inv-old\"}', 'connections/1.0', 'inv-old', 'DID-OLD', 'KEY-OLD', 'MYDID-OLD', 'MYVERKEY-OLD', 'req-old')"),
+                    (b, "($1::uuid, $2::uuid, 'initialized', '{\"@id\": \"inv-b\"}', 'connections/1.0', 'inv-b', NULL, 'KEY-B', NULL, NULL, NULL)"),
+                ] {
+                    try session.execute("SELECT set_config('aerie.tenant_id', $1, false)", [.text(tenant.rawValue)])
+                    try session.execute(
+                        """
+                        INSERT INTO aerie.connections (tenant_id, id, state, invitation, invitation_kind, invitation_id,
+                            public_did, first_recipient_key, my_did, my_verkey, thread_id)
+                        VALUES \(values)
+                        """,
+                        [.text(tenant.rawValue), .text((tenant == a ? row.id : row.bId).uuidString)])
+                }
+                try session.execute("SELECT set_config('aerie.tenant_id', $1, false)", [.text(a.rawValue)])
+                try session.execute(
+                    "INSERT INTO aerie.tenant_settings (tenant_id, key, value) VALUES ($1::uuid, 'before-upgrade', '\"kept\"')",
+                    [.text(a.rawValue)])
+                try session.execute("SELECT set_config('aerie.tenant_id', '', false)")
             }
-            let bRow = ConnectionStoreTests.record(invitationId: "inv-b", key: "KEY-B")
-            try await first.tenant(b).transaction { try $0.connections.insert(bRow) }
             await first.shutdown()
 
             #expect(try await database.migrator().migrate() == [try #require(versions.last)])
@@ -136,7 +147,7 @@ import Testing
             let upgraded = database.runtime()
             do {
                 #expect(try await upgraded.tenants.get(a)?.label == "A")
-                let tenantA = upgraded.tenant(a)
+                let tenantA = upgraded.sealed(a)
                 let loaded = try #require(try await tenantA.transaction { try $0.connections.get(row.id) })
                 #expect(loaded.state == .requested)
                 #expect(loaded.invitation == ["@id": "inv-old"])
@@ -149,8 +160,8 @@ import Testing
                 let settings = try await tenantA.transaction { try $0.settings.list(after: nil, limit: 10) }
                 #expect(settings.count == 1, "\(settings)")
                 // Still one tenant's rows per tenant.
-                let bList = try await upgraded.tenant(b).transaction { try $0.connections.list(after: nil, state: nil, limit: 10) }
-                #expect(bList.map(\.id) == [bRow.id])
+                let bList = try await upgraded.sealed(b).transaction { try $0.connections.list(after: nil, state: nil, limit: 10) }
+                #expect(bList.map(\.id) == [row.bId])
                 // The upgraded schema takes new rows too.
                 let fresh = ConnectionStoreTests.record(invitationId: "inv-new", key: "KEY-NEW")
                 try await tenantA.transaction { try $0.connections.insert(fresh) }

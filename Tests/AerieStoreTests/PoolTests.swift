@@ -8,7 +8,7 @@ import Testing
 @Suite(.timeLimit(.minutes(10))) struct PoolTests {
     @Test func moreTransactionsThanConnectionsAllComplete() async throws {
         try await StoreFixture.with(maxConnections: 3) { fixture in
-            let tenant = fixture.runtime.tenant(try await fixture.createTenant("A").id)
+            let tenant = fixture.runtime.sealed(try await fixture.createTenant("A").id)
             let backends = try await withThrowingTaskGroup(of: String?.self) { group in
                 for index in 0..<40 {
                     group.addTask {

@@ -13,7 +13,7 @@ import Testing
         try await StoreFixture.with(maxConnections: 3) { fixture in
             let token = randomBytes(32)
             let id = try await fixture.createTenant("A", tokenHash: token).id
-            let tenant = fixture.runtime.tenant(id)
+            let tenant = fixture.runtime.sealed(id)
             // Open several connections so the pool holds idle ones.
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for index in 0..<6 {
@@ -89,7 +89,7 @@ import Testing
 
             #expect(try await cluster.start() == connection)
             #expect(try await runtime.tenants.isActive(id, tokenHash: token))
-            try await runtime.tenant(id).transaction { try $0.settings.set("k", to: true) }
+            try await runtime.sealed(id).transaction { try $0.settings.set("k", to: true) }
             #expect(try await Migrator(
                 ownerConninfo: connection.ownerConninfo, schemaDirectory: SchemaLocator.defaultDirectory(),
                 logger: logger

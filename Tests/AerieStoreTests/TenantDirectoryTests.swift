@@ -93,10 +93,10 @@ import Testing
             let tokenA = randomBytes(32)
             let a = try await fixture.createTenant("A", tokenHash: tokenA).id
             let b = try await fixture.createTenant("B").id
-            try await fixture.runtime.tenant(a).transaction { transaction in
+            try await fixture.runtime.sealed(a).transaction { transaction in
                 for key in ["1", "2", "3"] { try transaction.settings.set(key, to: .string(key)) }
             }
-            try await fixture.runtime.tenant(b).transaction { transaction in
+            try await fixture.runtime.sealed(b).transaction { transaction in
                 for key in ["1", "2"] { try transaction.settings.set(key, to: .string(key)) }
             }
 
@@ -109,7 +109,7 @@ import Testing
             #expect(try await !directory.isActive(a, tokenHash: tokenA))
             #expect(try await directory.delete(a) == nil)
 
-            let remaining = try await fixture.runtime.tenant(b).transaction { try $0.settings.list(after: nil, limit: 10) }
+            let remaining = try await fixture.runtime.sealed(b).transaction { try $0.settings.list(after: nil, limit: 10) }
             #expect(remaining.map(\.key) == ["1", "2"])
             #expect(try await directory.get(b) != nil)
             let all = try await fixture.asSuperuser { session in

@@ -11,18 +11,18 @@ import Testing
         try await StoreFixture.with { fixture in
             let a = try await fixture.createTenant("A").id
             let b = try await fixture.createTenant("B").id
-            try await fixture.runtime.tenant(a).transaction { try $0.settings.set("k", to: "a's") }
-            try await fixture.runtime.tenant(b).transaction { try $0.settings.set("k", to: "b's") }
+            try await fixture.runtime.sealed(a).transaction { try $0.settings.set("k", to: "a's") }
+            try await fixture.runtime.sealed(b).transaction { try $0.settings.set("k", to: "b's") }
             // Two statements, each its own transaction, both scoped to the tenant.
-            let seenByA = try await fixture.runtime.tenant(a).read { tx in
+            let seenByA = try await fixture.runtime.sealed(a).read { tx in
                 [try tx.settings.get("k"), try tx.settings.get("k")]
             }
             #expect(seenByA == ["a's", "a's"])
-            #expect(try await fixture.runtime.tenant(b).read { try $0.settings.get("k") } == "b's")
+            #expect(try await fixture.runtime.sealed(b).read { try $0.settings.get("k") } == "b's")
             await #expect(throws: AerieError.self) {
-                try await fixture.runtime.tenant(a).read { try $0.settings.set("k", to: "written") }
+                try await fixture.runtime.sealed(a).read { try $0.settings.set("k", to: "written") }
             }
-            #expect(try await fixture.runtime.tenant(a).read { try $0.settings.get("k") } == "a's")
+            #expect(try await fixture.runtime.sealed(a).read { try $0.settings.get("k") } == "a's")
         }
     }
 }

@@ -12,7 +12,7 @@ struct TimingTests {
         try await StoreFixture.with(maxConnections: 1) { fixture in
             let token = randomBytes(32)
             let id = try await fixture.createTenant("A", tokenHash: token).id
-            let tenant = fixture.runtime.tenant(id)
+            let tenant = fixture.runtime.sealed(id)
             try await tenant.transaction { try $0.settings.set("k", to: "v") }
             let iterations = 2000
 

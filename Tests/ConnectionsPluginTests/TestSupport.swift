@@ -72,6 +72,7 @@ struct UnusedDatabase: TenantDatabase {
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any TenantTransaction) throws -> T) async throws -> T {
         throw AerieError.internalError(details: "no database in these tests")
     }
+    func sealing(with keyring: any TenantKeyring) -> any TenantDatabase { self }
 }
 
 struct NullSession: SessionHandle {

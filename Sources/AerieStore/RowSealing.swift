@@ -1,0 +1,89 @@
+import AerieCore
+
+/// How one table's repository seals its rows: the one place a repository turns the fields it
+/// keeps private into the row's `sealed` column and back, and its lookup keys into keyed hashes.
+///
+/// Every sealed table has one `sealed bytea` column holding a JSON object of the row's private
+/// fields, sealed by the transaction's `ValueSealer` for (tenant, table, `sealed`, row id). A
+/// field added later goes into that object: no new column, nothing else to seal. A row whose
+/// `sealed` is NULL is in the previous release's clear form (until `TenantTransaction.sealClearRows`
+/// converts it); readers take both.
+struct RowSealing {
+    let tenantID: TenantID
+    let sealer: (any ValueSealer)?
+    let table: String
+
+    static let column = "sealed"
+
+    /// The private fields of row `row`, sealed. Null fields and empty lists are left out (they
+    /// read back the same): every key costs when a listing opens many rows.
+    func seal(_ fields: [String: JSONValue], row: String) throws -> [UInt8] {
+        let present = fields.filter { _, value in
+            switch value {
+            case .null: false
+            case .array(let items): !items.isEmpty
+            default: true
+            }
+        }
+        return try required().seal(JSONValue.object(present).serialized(), table: table, column: Self.column, row: row)
+    }
+
+    /// The private fields of row `row`, opened.
+    func open(_ sealed: [UInt8], row: String) throws -> SealedFields {
+        let plain = try required().open(sealed, table: table, column: Self.column, row: row)
+        guard case .object(let fields) = try JSONColumn.decode(String(decoding: plain, as: UTF8.self)) else {
+            throw AerieError.internalError(details: "the sealed value of aerie.\(table) row \(row) is not an object")
+        }
+        return SealedFields(table: table, fields: fields)
+    }
+
+    /// The keyed hash of `value` for lookups in `column` (nil for nil).
+    func hash(_ value: String?, column: String) throws -> [UInt8]? {
+        guard let value else { return nil }
+        return try required().lookupHash(value, table: table, column: column)
+    }
+
+    private func required() throws -> any ValueSealer {
+        guard let sealer else {
+            throw AerieError.internalError(
+                details: "aerie.\(table) holds sealed values and this tenant database has no data key "
+                    + "(build it through TenantContext, or call sealing(with:))")
+        }
+        return sealer
+    }
+}
+
+/// The opened private fields of one row, read by name.
+struct SealedFields {
+    let table: String
+    let fields: [String: JSONValue]
+
+    func string(_ name: String) -> String? {
+        if case .string(let value)? = fields[name] { value } else { nil }
+    }
+
+    func json(_ name: String) -> JSONValue? {
+        switch fields[name] {
+        case nil, .null?: nil
+        case let value?: value
+        }
+    }
+
+    func strings(_ name: String) throws -> [String] {
+        guard let value = fields[name] else { return [] }
+        guard case .array(let items) = value else {
+            throw AerieError.internalError(details: "sealed field \(name) of aerie.\(table) is not an array")
+        }
+        return try items.map { item in
+            guard case .string(let string) = item else {
+                throw AerieError.internalError(details: "sealed field \(name) of aerie.\(table) is not an array of strings")
+            }
+            return string
+        }
+    }
+}
+
+extension JSONValue {
+    /// A string field of a sealed object: JSON null for nil.
+    static func optional(_ string: String?) -> JSONValue { string.map(JSONValue.string) ?? .null }
+}
