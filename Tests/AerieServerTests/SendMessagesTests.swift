@@ -385,13 +385,15 @@ extension SendMessagesTests {
             let (alice, aliceID) = try await server.tenantClient(label: "alice")
             defer { Task { await alice.close() } }
             let peer = try await TestPeer.connect(alice, endpoint: inbox.url, key: peerKey)
-            let runtime = server.database.runtime(maxConnections: 1)
-            try await runtime.withSession(tenant: aliceID) { session in
-                _ = try session.execute(
-                    "UPDATE aerie.connections SET their_routing_keys = $1::jsonb WHERE id = $2::uuid",
-                    [.text(JSONValue.array([.string(mediator.verkeyBase58)]).jsonString), .text(peer.connectionId)])
+            // Through the tenant's own store: the route is sealed.
+            let id = try #require(UUID(uuidString: peer.connectionId))
+            try await WalletFixture.withContext(of: aliceID, on: server) { context in
+                try await context.database.transaction { tx in
+                    guard var record = try tx.connections.getForUpdate(id) else { throw AerieError.notFound("no connection \(id)") }
+                    record.theirRoutingKeys = [mediator.verkeyBase58]
+                    _ = try tx.connections.update(record)
+                }
             }
-            await runtime.shutdown()
 
             let sent = try await alice.call("messages.sendText", params: ["connectionId": .string(peer.connectionId), "content": "via mediator"])
             let forward = try #require(try await inbox.wait { $0["@type"] == "https://didcomm.org/routing/1.0/forward" })

@@ -34,8 +34,8 @@ import Testing
     @Test func aBurstingTenantYieldsToAnotherTenantsWaitingCall() async throws {
         try await StoreFixture.with(maxConnections: 2) { fixture in
             #expect(fixture.runtime.pool.configuration.tenantShare == 1)
-            let a = fixture.runtime.tenant(try await fixture.createTenant("A").id)
-            let b = fixture.runtime.tenant(try await fixture.createTenant("B").id)
+            let a = fixture.runtime.sealed(try await fixture.createTenant("A").id)
+            let b = fixture.runtime.sealed(try await fixture.createTenant("B").id)
             final class Order: Sendable { let items = Mutex<[String]>([]) }
             let order = Order()
             let holds = [DispatchSemaphore(value: 0), DispatchSemaphore(value: 0)]

@@ -12,8 +12,8 @@ import Testing
     @Test func deliveryOutcomeMovesTheSentMessageInTheSameStatement() async throws {
         try await StoreFixture.with { fixture in
             let aID = try await fixture.createTenant("A").id
-            let a = fixture.runtime.tenant(aID)
-            let b = fixture.runtime.tenant(try await fixture.createTenant("B").id)
+            let a = fixture.runtime.sealed(aID)
+            let b = fixture.runtime.sealed(try await fixture.createTenant("B").id)
             var record = ConnectionStoreTests.record(invitationId: "inv-1", key: "KEY1")
             record.state = .accepted
             record.myDid = "MYDID"
