@@ -61,6 +61,11 @@ public struct AerieConfiguration: Sendable {
     public var messageRetentionDays: Int?
     /// How often the retention sweep runs (hourly).
     public var retentionSweepInterval: Duration
+    /// `AERIE_EVENT_RETENTION_SECONDS`: events of the durable log older than this are pruned,
+    /// acknowledged or not (7 days); a backend's acknowledged events go at the next sweep.
+    public var eventRetention: Duration = .seconds(7 * 86_400)
+    /// How often the event log is pruned (every minute).
+    public var eventPruneInterval: Duration = .seconds(60)
     /// `AERIE_INSTANCE`: this server's name in outbox leases, unique among the servers of one
     /// database and the same across its restarts. Default: host name, state directory and
     /// DIDComm listen address.
@@ -225,6 +230,7 @@ public struct AerieConfiguration: Sendable {
         if let v = try integer("AERIE_DELIVERY_MAX_ATTEMPTS", 1...100) { config.deliveryMaxAttempts = v }
         if let v = try integer("AERIE_DELIVERY_LEASE_SECONDS", 2...3600) { config.deliveryLeaseSeconds = v }
         config.messageRetentionDays = try integer("AERIE_MESSAGE_RETENTION_DAYS", 1...36500)
+        if let v = try integer("AERIE_EVENT_RETENTION_SECONDS", 1...(3650 * 86_400)) { config.eventRetention = .seconds(v) }
         if let v = try integer("AERIE_OOB_TIMEOUT", 1...120) { config.outOfBandTimeout = .seconds(v) }
         if let v = try integer("AERIE_CREDENTIAL_CACHE_SIZE", 0...10_000_000) { config.credentialCacheSize = v }
         if let v = try integer("AERIE_CREDENTIAL_CACHE_TTL", 1...86_400) { config.credentialCacheMaxAge = .seconds(v) }
@@ -295,6 +301,7 @@ public struct AerieConfiguration: Sendable {
           AERIE_DELIVERY_MAX_ATTEMPTS  delivery attempts before a message fails (6)
           AERIE_DELIVERY_LEASE_SECONDS seconds a server owns an outbox row it sends; a dead server's rows go to another after it; keep above 15 (120)
           AERIE_MESSAGE_RETENTION_DAYS reviewed (MS-106) mailbox messages older than this are purged, hourly (unlimited)
+          AERIE_EVENT_RETENTION_SECONDS events of the durable log older than this are pruned, acked or not; acked ones go sooner (604800)
           AERIE_OOB_TIMEOUT            seconds outOfBand.accept/sendReuse wait for the inviter, 1...120 (15)
           AERIE_INSTANCE               this server's name in outbox leases; unique per server of one database, kept across restarts (host:AERIE_HOME:DIDComm address)
           AERIE_CREDENTIAL_CACHE_SIZE  session credentials cached in memory, dropped by NOTIFY on rotate/suspend/delete; 0 = off (10000)
