@@ -10,8 +10,10 @@ struct EventMethods: AeriePlugin {
 
     let streams: EventStreams
 
+    /// Positions are read as any JSON value and checked here, so a fraction, an exponent or a
+    /// number past 64 bits gets an answer naming the field.
     struct SubscribeParams: Codable, Sendable, DocumentedParams {
-        var after: Int64?
+        var after: JSONValue?
         static let documentation = [
             ParamDoc(
                 "after", "integer", required: false,
@@ -20,7 +22,7 @@ struct EventMethods: AeriePlugin {
     }
 
     struct AckParams: Codable, Sendable, DocumentedParams {
-        var position: Int64
+        var position: JSONValue
         static let documentation = [ParamDoc("position", "integer", "the last position processed")]
     }
 
@@ -41,7 +43,10 @@ struct EventMethods: AeriePlugin {
 
     /// A position from the caller: 0 up to the log's head (a position never assigned is a
     /// client's mistake, for example a position of another database).
-    static func validPosition(_ value: Int64, field: String, head: Int64) throws -> Int64 {
+    static func validPosition(_ raw: JSONValue, field: String, head: Int64) throws -> Int64 {
+        guard case .int(let value) = raw else {
+            throw AerieError.invalidParams("\(field) must be an integer position", field: field)
+        }
         guard value >= 0 else { throw AerieError.invalidParams("\(field) must be 0 or more", field: field) }
         guard value <= head else {
             throw AerieError.invalidParams("\(field) \(value) is past the last position assigned (\(head))", field: field)
@@ -63,7 +68,7 @@ struct EventMethods: AeriePlugin {
             }
             let head = try await log.head()
             let after: Int64
-            if let requested = params.after {
+            if let requested = params.after, requested != .null {
                 after = try Self.validPosition(requested, field: "after", head: head)
             } else {
                 after = try await log.acknowledged(backend: backend)
