@@ -374,6 +374,49 @@ import Testing
         }
     }
 
+    /// A real peer: a backend accepts an ACA-Py invitation for one of its tenants (per-call
+    /// tenant) and its stream shows the whole flow with the right tenant: the connection's states,
+    /// the deliveries, the Response and ACA-Py's basic message; the other tenant's stream nothing.
+    @Test func aConnectionWithACAPyIsOnTheBackendStream() async throws {
+        try await ACAPyConnectionTests.withAerieAndACAPy { server, agent in
+            let backend = try await Self.backend(server, "acapy", tenants: 2)
+            let other = try await Self.backend(server, "bystander", tenants: 1)
+            defer { Task { await backend.session.close(); await other.session.close() } }
+            let tenant = backend.tenants[1]
+            let seen = Events(backend.session)
+            let otherSeen = Events(other.session)
+            _ = try await backend.session.call("events.subscribe")
+            _ = try await other.session.call("events.subscribe")
+            let created = try await agent.admin("POST", "/connections/create-invitation", body: [:])
+            let url = try #require(created["invitation_url"]?.stringValue)
+            let acapyConnection = try #require(created["connection_id"]?.stringValue)
+            let accepted = try await backend.session.call(
+                "connections.accept", params: ["url": .string(url), "wait": true, "timeoutSeconds": 30, "label": "Eve"], tenant: tenant)
+            let connectionId = try #require(accepted["connectionId"]?.stringValue)
+            let pwDid = try #require(accepted["pwDid"]?.stringValue)
+            _ = try await agent.waitForConnection(acapyConnection, states: ["active", "completed"])
+            _ = try await agent.admin("POST", "/connections/\(acapyConnection)/send-message", body: ["content": "to the backend"])
+            var events: [JSONValue] = []
+            for _ in 0..<250 {
+                events = seen.events
+                if events.contains(where: { $0["type"] == "basicMessage" }) { break }
+                try await Task.sleep(for: .milliseconds(40))
+            }
+            #expect(events.allSatisfy { $0["tenantId"] == .string(tenant.rawValue) })
+            #expect(Self.isStrictlyIncreasing(Self.positions(events)))
+            let states = events.filter { $0["kind"] == "connection" }.compactMap { $0["stateName"]?.stringValue }
+            #expect(states == ["requested", "responded", "accepted"] || states == ["initialized", "requested", "responded", "accepted"], "\(states)")
+            #expect(events.filter { $0["kind"] == "connection" }.allSatisfy { $0["connectionId"] == .string(connectionId) })
+            let basic = try #require(events.first { $0["type"] == "basicMessage" }, "\(events)")
+            #expect(basic["pairwiseDID"] == .string(pwDid))
+            #expect(events.contains { $0["kind"] == "delivery" && $0["status"] == "sent" && $0["connectionId"] == .string(connectionId) })
+            #expect(events.contains { $0["kind"] == "message" && $0["type"] == "connectionResponse" })
+            #expect(otherSeen.events.isEmpty)
+            // What one connection costs the log (reported in docs/ARCHITECTURE.md).
+            print("events for one connections.accept with ACA-Py, then one basic message: \(events.count): \(events.map { "\($0["kind"]?.stringValue ?? "?")/\($0["stateName"]?.stringValue ?? $0["type"]?.stringValue ?? $0["status"]?.stringValue ?? "")" })")
+        }
+    }
+
     /// Rows of the log that have a position, tenant by tenant.
     func countNumbered(_ database: AerieDatabase) async throws -> Int {
         let tenants = try await database.tenants.list(after: nil, limit: 100).map(\.id)
