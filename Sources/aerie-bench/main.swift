@@ -108,7 +108,6 @@ if command == "hostile" || command == "all" {
         exit(1)
     }
 }
-exit(0)
 if command == "events" || command == "all" {
     let bench = EventsBench(
         tenants: Int(option("--tenants", default: 100)), writers: Int(option("--writers", default: 8)),
@@ -120,3 +119,4 @@ if command == "events" || command == "all" {
         exit(1)
     }
 }
+exit(0)
