@@ -226,6 +226,59 @@ import Testing
         try await server.stop()
     }
 
+    /// `kill -9` of the server process while a writer keeps committing (before, during and after
+    /// the crash, with no server running for a while): the backend resumes from the last position
+    /// it received and gets every event exactly once, in commit order.
+    @Test func aBackendResumesAfterTheServerIsKilled() async throws {
+        let database = try await TestPostgres.shared.freshDatabase()
+        let server = try ServerProcess(database: database)
+        let runtime = database.runtime()
+        do {
+            try await server.start()
+            let admin = try await server.client()
+            try await admin.authenticate(token: try server.adminToken)
+            let created = try await admin.call("admin.backends.create", params: ["label": "crash"])
+            await admin.close()
+            let token = try #require(created["token"]?.stringValue)
+            var session = try await server.tenantClient(token: token)
+            let tenant = try #require(
+                TenantID(try await session.call("admin.tenants.create", params: ["label": "t"])["tenantId"]?.stringValue ?? ""))
+            var seen = Events(session)
+            _ = try await session.call("events.subscribe", params: ["after": 0])
+            let total = 400
+            let writer = Task {
+                var ids: [String] = []
+                while ids.count < total { ids.append(try await Self.newConnection(runtime, tenant: tenant)) }
+                return ids
+            }
+            for _ in 0..<1500 where seen.events.count < 50 { try await Task.sleep(for: .milliseconds(20)) }
+            await server.kill9()
+            let before = seen.events
+            #expect(before.count >= 50)
+            let last = try #require(Self.positions(before).last)
+            await session.close()
+            try await Task.sleep(for: .milliseconds(500))
+            try await server.start()
+            let written = try await writer.value
+            session = try await server.tenantClient(token: token)
+            seen = Events(session)
+            _ = try await session.call("events.subscribe", params: ["after": .int(last)])
+            let after = try await seen.wait(for: total - before.count)
+            #expect(Self.connectionIds(before) + Self.connectionIds(after) == written)
+            #expect(Self.isStrictlyIncreasing(Self.positions(before + after)))
+            await session.close()
+        } catch {
+            print("server log:\n\(server.log().suffix(4000))")
+            await server.cleanUp()
+            await runtime.shutdown()
+            try? await database.drop()
+            throw error
+        }
+        await server.cleanUp()
+        await runtime.shutdown()
+        try? await database.drop()
+    }
+
     @Test func eachBackendSeesOnlyItsOwnTenantsEvents() async throws {
         try await LiveServer.with { server in
             let database = server.database.runtime()

@@ -100,7 +100,7 @@ import Testing
                 for key in ["1", "2"] { try transaction.settings.set(key, to: .string(key)) }
             }
 
-            #expect(try await directory.delete(a) == ["connections": 0, "mailbox": 0, "oob_invitations": 0, "outbox": 0, "tenant_keys": 0, "tenant_settings": 3])
+            #expect(try await directory.delete(a) == ["connections": 0, "events": 0, "mailbox": 0, "oob_invitations": 0, "outbox": 0, "tenant_keys": 0, "tenant_settings": 3])
             #expect(try await directory.get(a) == nil)
             #expect(try await !directory.isActive(a, tokenHash: tokenA))
             #expect(try await directory.delete(a) == nil)
@@ -183,7 +183,7 @@ import Testing
             }
             #expect(
                 try await fixture.runtime.tenants.delete(a)
-                    == ["connections": 0, "later_children": 3, "later_parents": 1, "mailbox": 0, "oob_invitations": 0, "outbox": 0, "tenant_keys": 0, "tenant_settings": 1])
+                    == ["connections": 0, "events": 0, "later_children": 3, "later_parents": 1, "mailbox": 0, "oob_invitations": 0, "outbox": 0, "tenant_keys": 0, "tenant_settings": 1])
             let left = try await fixture.runtime.withSession(tenant: b) { session in
                 try session.query(
                     "SELECT (SELECT count(*) FROM aerie.later_parents), (SELECT count(*) FROM aerie.later_children)"
