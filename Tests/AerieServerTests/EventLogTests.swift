@@ -327,6 +327,18 @@ import Testing
             #expect(await BackendSessionTests.code { try await alpha.session.call("events.subscribe") }.code == "invalid_request")
             #expect(try await alpha.session.call("events.unsubscribe") == ["unsubscribed": true])
             #expect(try await alpha.session.call("events.unsubscribe") == ["unsubscribed": false])
+
+            // Beta's token is rotated: its stream ends with session.revoked, and nothing more of
+            // its tenant's reaches the old session.
+            _ = try await admin.call("admin.backends.rotateToken", params: ["backendId": .string(beta.id)])
+            for _ in 0..<250 where !betaSeen.all.contains(where: { $0.method == "session.revoked" }) {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(betaSeen.all.contains { $0.method == "session.revoked" })
+            try await Self.newConnection(database, tenant: beta.tenants[0])
+            try await Task.sleep(for: .milliseconds(1500))
+            #expect(betaSeen.events.count == 5)
+            #expect(await BackendSessionTests.code { try await beta.session.call("events.subscribe") }.code == "unauthenticated")
         }
     }
 
