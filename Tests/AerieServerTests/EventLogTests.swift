@@ -483,6 +483,43 @@ import Testing
         }
     }
 
+    /// AerieClient's resumable stream: through a server restart (same RPC port) and a consumer
+    /// slower than its buffer, every event comes out once, in order, without the caller doing
+    /// anything.
+    @Test func theClientStreamResumesByItself() async throws {
+        let port = try ACAPyAgent.freePort()
+        var server = try await LiveServer.start(rpc: { $0.port = port })
+        do {
+            let database = server.database.runtime()
+            let backend = try await Self.backend(server, "client", tenants: 2)
+            await backend.session.close()
+            let received = Collected()
+            let follower = Task {
+                // A buffer of 5 and a consumer that takes 2 ms per event: it falls behind often.
+                for try await event in AerieEventStream.follow(host: "127.0.0.1", port: port, token: backend.token, after: 0, bufferSize: 5) {
+                    received.append(event.fields)
+                    try await Task.sleep(for: .milliseconds(2))
+                }
+            }
+            var written: [String] = []
+            for n in 0..<150 { written.append(try await Self.newConnection(database, tenant: backend.tenants[n % 2])) }
+            server = try await server.restarted()
+            for n in 0..<150 { written.append(try await Self.newConnection(database, tenant: backend.tenants[n % 2])) }
+            for _ in 0..<3000 where received.items.count < written.count { try await Task.sleep(for: .milliseconds(20)) }
+            try await Task.sleep(for: .milliseconds(300))
+            follower.cancel()
+            let events = received.items
+            #expect(events.count == written.count)
+            #expect(Self.connectionIds(events) == written)
+            #expect(Self.isStrictlyIncreasing(Self.positions(events)))
+            await database.shutdown()
+        } catch {
+            try? await server.stop()
+            throw error
+        }
+        try await server.stop()
+    }
+
     /// Rows of the log that have a position, tenant by tenant.
     func countNumbered(_ database: AerieDatabase) async throws -> Int {
         let tenants = try await database.tenants.list(after: nil, limit: 100).map(\.id)
@@ -502,6 +539,12 @@ import Testing
         }
         Issue.record("events were not numbered in time")
     }
+}
+
+final class Collected: Sendable {
+    private let state = Mutex<[JSONValue]>([])
+    func append(_ value: JSONValue) { state.withLock { $0.append(value) } }
+    var items: [JSONValue] { state.withLock { $0 } }
 }
 
 /// A client socket with a small receive buffer that the test reads only when it wants to:
