@@ -5,8 +5,8 @@ public enum Principal: Sendable {
     case anonymous
     case tenant(TenantContext)
     case admin
-    /// A backend session calling a method open to backends (`Access.adminOrBackend`): the
-    /// handler scopes what it does to that backend's tenants.
+    /// A backend session calling a method open to backends (`Access.adminOrBackend`,
+    /// `Access.backend`): the handler scopes what it does to that backend's tenants.
     case backend(BackendID)
 }
 
@@ -30,6 +30,10 @@ public protocol SessionHandle: Sendable {
     /// Queues a JSON-RPC notification; returns false when the session is gone or its queue is full.
     @discardableResult
     func notify(method: String, params: JSONValue) -> Bool
+    /// How many notifications the session's queue takes now without overflowing (0 when full or
+    /// closed). A sender that keeps its own place (the event stream) queues only this many and
+    /// reads the rest again later, so it never overflows and never loses one.
+    var notificationRoom: Int { get }
     /// Runs `action` once when the session closes (at once if it already has), so whatever
     /// holds the session (a push subscription) can let it go.
     func onClose(_ action: @escaping @Sendable () -> Void)
@@ -47,6 +51,7 @@ public protocol SessionHandle: Sendable {
 extension SessionHandle {
     public var tenantID: TenantID? { nil }
     public var credentialTokenHash: [UInt8]? { nil }
+    public var notificationRoom: Int { 1 }
     public func revokeCredential(ifStill tokenHash: [UInt8], method: String, params: JSONValue) {}
 
     /// Sessions that never close (test doubles) have nothing to run.

@@ -15,6 +15,8 @@ public struct MethodRouter: Sendable {
         case admin
         /// The admin token, or a backend's (the handler gets `.backend` and scopes to its tenants).
         case adminOrBackend
+        /// A backend session only, acting for no tenant (the handler gets `.backend`).
+        case backend
     }
 
     public typealias ErasedHandler = @Sendable (JSONValue?, CallContext) async throws -> JSONValue

@@ -113,7 +113,7 @@ struct RPCDispatcher: Sendable {
         switch method.access {
         case .anonymous:
             principal = .anonymous
-        case .tenant, .admin, .adminOrBackend:
+        case .tenant, .admin, .adminOrBackend, .backend:
             guard let credential = session.credential else {
                 throw AerieError(.unauthenticated, "call session.authenticate first")
             }
@@ -122,6 +122,12 @@ struct RPCDispatcher: Sendable {
                 throw AerieError(.forbidden, "the admin token may call admin.* methods only")
             case (.admin, .tenant), (.adminOrBackend, .tenant), (.admin, .backend):
                 throw AerieError(.forbidden, "this method needs the admin token")
+            case (.backend, .tenant), (.backend, .admin):
+                throw AerieError(.forbidden, "this method needs a backend session")
+            case (.backend, .backend):
+                if actingFor != nil {
+                    throw AerieError.invalidParams("this method acts for the backend, not for one tenant", field: "_meta.tenantId")
+                }
             case (.tenant, .backend):
                 guard actingFor != nil else {
                     throw AerieError.invalidParams(

@@ -91,6 +91,10 @@ final class RPCSession: SessionHandle, Sendable {
         }
     }
 
+    var notificationRoom: Int {
+        state.withLock { state in state.closed || state.overflowed ? 0 : max(0, queueLimit - state.pending) }
+    }
+
     /// Called by the writer after each notification it sent: an emptied queue ends an overflow.
     func didSend() {
         state.withLock { state in

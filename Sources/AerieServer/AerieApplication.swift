@@ -94,9 +94,13 @@ public enum AerieApplication {
             let credentials = CredentialCache(
                 capacity: configuration.credentialCacheSize, maxAge: configuration.credentialCacheMaxAge)
             let tenantDirectory = database.tenants
+            let eventStreams = EventStreams(
+                log: database.events, retention: configuration.eventRetention, pruneInterval: configuration.eventPruneInterval,
+                logger: logger)
             let events = EventHub(
                 conninfo: runtimeURL, logger: logger, credentials: credentials,
-                credentialIsCurrent: { id, tokenHash in try await tenantDirectory.isActive(id, tokenHash: tokenHash) })
+                credentialIsCurrent: { id, tokenHash in try await tenantDirectory.isActive(id, tokenHash: tokenHash) },
+                eventLog: eventStreams)
             var authenticator = TenantAuthenticator(database: database, contexts: contexts)
             authenticator.credentials = credentials
             var router = MethodRouter()
@@ -106,6 +110,7 @@ public enum AerieApplication {
             admin.credentialChanged = { [events] id, current in events.credentialChanged(tenant: id, current: current) }
             try router.install(admin)
             try router.install(BackendMethods(database: database))
+            try router.install(EventMethods(streams: eventStreams))
             let resolver = URLResolver(
                 configuration: URLResolver.Configuration(
                     allowPrivateAddresses: configuration.allowPrivateURLs, allowedNetworks: configuration.allowedNetworks),
@@ -142,7 +147,7 @@ public enum AerieApplication {
                 logger: logger,
                 onBound: { port in endpoint.bound(host: configuration.didcommHost, port: port) },
                 didcomm: { body in (await inbound.process(body).httpStatus, nil) })
-            var services: [any Service] = [databaseService, parsing, transportService, events]
+            var services: [any Service] = [databaseService, parsing, transportService, events, eventStreams]
             if configuration.deliveryEnabled {
                 services.append(OutboxDeliveryService(
                 database: database, contexts: contexts,

@@ -81,6 +81,11 @@ public struct AerieConfiguration: Sendable {
     public var messageRetentionDays: Int?
     /// How often the retention sweep runs (hourly).
     public var retentionSweepInterval: Duration
+    /// `AERIE_EVENT_RETENTION_SECONDS`: events of the durable log older than this are pruned,
+    /// acknowledged or not (7 days); a backend's acknowledged events go at the next sweep.
+    public var eventRetention: Duration = .seconds(7 * 86_400)
+    /// How often the event log is pruned (every minute).
+    public var eventPruneInterval: Duration = .seconds(60)
     /// `AERIE_INSTANCE`: this server's name in outbox leases, unique among the servers of one
     /// database and the same across its restarts. Default: host name, state directory and
     /// DIDComm listen address.
@@ -261,6 +266,7 @@ public struct AerieConfiguration: Sendable {
         if let v = try integer("AERIE_DELIVERY_CONCURRENCY", 1...1024) { config.deliveryConcurrency = v }
         if let v = try integer("AERIE_DELIVERY_PER_DESTINATION", 1...1024) { config.deliveryPerDestination = v }
         config.messageRetentionDays = try integer("AERIE_MESSAGE_RETENTION_DAYS", 1...36500)
+        if let v = try integer("AERIE_EVENT_RETENTION_SECONDS", 1...(3650 * 86_400)) { config.eventRetention = .seconds(v) }
         if let v = try integer("AERIE_OOB_TIMEOUT", 1...120) { config.outOfBandTimeout = .seconds(v) }
         if let v = try integer("AERIE_SEALING_SWEEP_SECONDS", 0...86_400) { config.sealingSweepInterval = v == 0 ? nil : .seconds(v) }
         if let v = try integer("AERIE_CREDENTIAL_CACHE_SIZE", 0...10_000_000) { config.credentialCacheSize = v }
@@ -339,6 +345,7 @@ public struct AerieConfiguration: Sendable {
           AERIE_DELIVERY_CONCURRENCY   deliveries running at once in this process (32)
           AERIE_DELIVERY_PER_DESTINATION deliveries running at once to one scheme://host:port, so a slow peer delays only its own rows (4)
           AERIE_MESSAGE_RETENTION_DAYS reviewed (MS-106) mailbox messages older than this are purged, hourly (unlimited)
+          AERIE_EVENT_RETENTION_SECONDS events of the durable log older than this are pruned, acked or not; acked ones go sooner (604800)
           AERIE_OOB_TIMEOUT            seconds outOfBand.accept/sendReuse wait for the inviter, 1...120 (15)
           AERIE_SEALING_SWEEP_SECONDS  seconds between sweeps sealing rows of the pre-0018 clear form (at start too); 0 = off (60)
           AERIE_INSTANCE               this server's name in outbox leases; unique per server of one database, kept across restarts (host:AERIE_HOME:DIDComm address)

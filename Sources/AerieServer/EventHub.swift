@@ -37,16 +37,26 @@ final class EventHub: EventSubscriptions, Service, Sendable {
     /// Whether a tenant is active and `tokenHash` is still its token (a database read).
     private let credentialIsCurrent: @Sendable (TenantID, [UInt8]) async throws -> Bool
 
+    /// The event log's part of the channel (schema/0017): told of each logged event's NOTIFY (time
+    /// to number it), of each `positions` NOTIFY (numbered events to stream), and when the LISTEN
+    /// comes back (whatever was missed meanwhile is in the log).
+    private let eventLog: EventStreams?
+
     init(
         conninfo: String, logger: Logger, credentials: CredentialCache = CredentialCache(capacity: 0, maxAge: .zero),
-        credentialIsCurrent: @escaping @Sendable (TenantID, [UInt8]) async throws -> Bool = { _, _ in true }
+        credentialIsCurrent: @escaping @Sendable (TenantID, [UInt8]) async throws -> Bool = { _, _ in true },
+        eventLog: EventStreams? = nil
     ) {
         self.logger = logger
         self.credentials = credentials
         self.credentialIsCurrent = credentialIsCurrent
+        self.eventLog = eventLog
         let listener = PostgresEventListener(
             conninfo: conninfo, channel: Self.channel, logger: logger,
-            listeningChanged: { [credentials] listening in credentials.listenerChanged(listening: listening) }
+            listeningChanged: { [credentials, eventLog] listening in
+                credentials.listenerChanged(listening: listening)
+                if listening { eventLog?.eventsCommitted() }
+            }
         ) { [weak self] payload in
             self?.deliver(payload)
         }
@@ -135,16 +145,23 @@ final class EventHub: EventSubscriptions, Service, Sendable {
     }
 
     /// One NOTIFY payload: `{tenant, kind: "message", uid, type, pairwiseDID}`,
-    /// `{tenant, kind: "delivery", uid, status, type, pairwiseDID, reason}`,
-    /// `{tenant, kind: "connection", connectionId, state, pairwiseDID}` or
-    /// `{tenant, kind: "credential", active, credential}`.
+    /// `{tenant, kind: "delivery", uid, status, type, pairwiseDID, reason}` (a sent message's
+    /// outcome, schema/0016), `{tenant, kind: "connection", connectionId, state, pairwiseDID}`,
+    /// `{tenant, kind: "delivery", outboxId, connectionId, status, messageUid}` (the event log's
+    /// only, schema/0017: not pushed), `{tenant, kind: "credential", active, credential}` or
+    /// `{kind: "positions", upTo}`.
     func deliver(_ payload: String) {
-        guard let event = try? JSONValue(parsing: payload), let tenant = event["tenant"]?.stringValue.flatMap(TenantID.init),
-            let kind = event["kind"]?.stringValue
+        let event = try? JSONValue(parsing: payload)
+        if event?["kind"] == .string("positions") {
+            eventLog?.positionsAdvanced()
+            return
+        }
+        guard let event, let tenant = event["tenant"]?.stringValue.flatMap(TenantID.init), let kind = event["kind"]?.stringValue
         else {
             logger.warning("unreadable event payload", metadata: ["payload": "\(payload.prefix(200))"])
             return
         }
+        if kind != "credential" { eventLog?.eventsCommitted() }
         if kind == "credential" {
             let active = event["active"] == .bool(true)
             credentialChanged(tenant: tenant, current: active ? (event["credential"]?.stringValue ?? "") : nil)
@@ -158,14 +175,13 @@ final class EventHub: EventSubscriptions, Service, Sendable {
         var types: [String]? = nil
         switch kind {
         case "message":
-            guard let uid = event["uid"]?.stringValue, let messageType = event["type"]?.stringValue else { return }
-            // The download's `type`: the SDK's short kind where there is one.
-            let kind = MessageKind.classify(messageType)
-            types = [messageType, kind]
+            guard let message = EventFields.message(event) else { return }
+            types = message.types
             method = "messages.received"
-            params = ["pairwiseDID": pairwise.map(JSONValue.string) ?? .null, "uid": .string(uid), "type": .string(kind)]
+            params = message.fields
         case "delivery":
             // A sent message's outcome (schema/0016): MS-102 taken by the peer, MS-105 given up.
+            // The event log's own delivery NOTIFY (outboxId, no uid) only wakes the sequencer.
             guard let uid = event["uid"]?.stringValue, let status = event["status"]?.stringValue,
                 let messageType = event["type"]?.stringValue
             else { return }
@@ -183,11 +199,9 @@ final class EventHub: EventSubscriptions, Service, Sendable {
             }
             params = .object(fields)
         case "connection":
-            guard let id = event["connectionId"]?.stringValue, let name = event["state"]?.stringValue,
-                let state = ConnectionRecord.State(rawValue: name)
-            else { return }
+            guard let fields = EventFields.connection(event) else { return }
             method = "connections.stateChanged"
-            params = ["connectionId": .string(id), "state": .int(Int64(state.number)), "stateName": .string(name)]
+            params = fields
         default:
             return
         }

@@ -14,6 +14,9 @@ public struct AerieDatabase: Sendable {
     /// Backends: service credentials acting for the tenants they own.
     public var backends: BackendDirectory { BackendDirectory(pool: pool) }
 
+    /// The durable event log: sequencing, backend streams, acknowledgements, pruning.
+    public var events: EventLog { EventLog(pool: pool) }
+
     /// Starts the pool's threads; connections open lazily, on first use.
     public init(configuration: DatabaseConfiguration, logger: Logger) {
         self.pool = ConnectionPool(configuration: configuration, logger: logger)

@@ -12,7 +12,7 @@ func option(_ name: String, default value: Double) -> Double {
 }
 
 let usage = """
-    USAGE: aerie-bench <rpc|crypto|connections|messages|oob|hostile|all> [options]
+    USAGE: aerie-bench <rpc|crypto|connections|messages|oob|hostile|events|all> [options]
 
       rpc      JSON-RPC load: bare NIO echo ceiling, system.ping, authenticated settings.get and connections.get;
                closed loop (throughput) then paced (latency at a fixed offered load)
@@ -38,10 +38,15 @@ let usage = """
                request and system.ping p50/p99 against idle. Needs PostgreSQL as rpc does.
                --iterations N (20) parses per body
 
+      events   the durable event log: --writers N (8) concurrent one-event transactions over --tenants N
+               (100) tenants of one backend for --seconds S (5), streamed to one backend session
+               (events/s written and streamed, stream lag); the same writes without the log's insert
+               (its write cost); a replay from position 0. Needs PostgreSQL as rpc does.
+
     Build with -c release for meaningful numbers: swift run -c release aerie-bench all
     """
 
-guard let command = arguments.first, ["rpc", "crypto", "connections", "messages", "oob", "hostile", "all"].contains(command) else {
+guard let command = arguments.first, ["rpc", "crypto", "connections", "messages", "oob", "hostile", "events", "all"].contains(command) else {
     print(usage)
     exit(arguments.first == "--help" || arguments.first == "-h" ? 0 : 2)
 }
@@ -100,6 +105,17 @@ if command == "hostile" || command == "all" {
         print(try await bench.run())
     } catch {
         FileHandle.standardError.write(Data("aerie-bench hostile failed: \(error)\n".utf8))
+        exit(1)
+    }
+}
+if command == "events" || command == "all" {
+    let bench = EventsBench(
+        tenants: Int(option("--tenants", default: 100)), writers: Int(option("--writers", default: 8)),
+        seconds: option("--seconds", default: 5))
+    do {
+        print(try await bench.run())
+    } catch {
+        FileHandle.standardError.write(Data("aerie-bench events failed: \(error)\n".utf8))
         exit(1)
     }
 }

@@ -102,7 +102,7 @@ import Testing
 
             let counts = try #require(try await directory.delete(a))
             // Every tenant table is covered (later ones too), and only the settings held rows.
-            #expect(Set(["connections", "mailbox", "oob_invitations", "outbox", "tenant_keys", "tenant_settings", "tenant_usage"]).isSubset(of: counts.keys))
+            #expect(Set(["connections", "events", "mailbox", "oob_invitations", "outbox", "tenant_keys", "tenant_settings", "tenant_usage"]).isSubset(of: counts.keys))
             #expect(counts["tenant_settings"] == 3)
             #expect(counts.filter { $0.key != "tenant_settings" }.values.allSatisfy { $0 == 0 }, "\(counts)")
             #expect(try await directory.get(a) == nil)

@@ -1,0 +1,227 @@
+import AerieCore
+import AerieStore
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// This process's part of the durable event log (schema/0017): it numbers committed events (the
+/// sequencer, woken by each event's NOTIFY and every `tick`; one process at a time wins), prunes
+/// the log every `pruneInterval`, and runs the backend sessions' streams (`events.subscribe`).
+///
+/// A stream never pushes what it has not read from the log: it reads the events after the last
+/// position it sent, in position order, at most as many as the session's queue has room for,
+/// and reads again when positions advance (a `positions` NOTIFY, or the tick). A slow consumer's
+/// queue therefore never overflows: the stream waits for room and goes on from its place in the
+/// log, losing nothing and sending nothing twice, live or catching up alike.
+final class EventStreams: Service, Sendable {
+    static let eventMethod = "events.event"
+    static let revokedMethod = EventHub.revokedMethod
+
+    let log: EventLog
+    let retention: Duration
+    let pruneInterval: Duration
+    let tick: Duration
+    let logger: Logger
+
+    private let sequencerWake: AsyncStream<Void>.Continuation
+    private let sequencerWakes: AsyncStream<Void>
+    private let started: AsyncStream<Stream>.Continuation
+    private let startedStreams: AsyncStream<Stream>
+    /// Streams by session id.
+    private let streams = Mutex<[UInt64: Stream]>([:])
+
+    init(log: EventLog, retention: Duration, pruneInterval: Duration, tick: Duration = .seconds(1), logger: Logger) {
+        self.log = log
+        self.retention = retention
+        self.pruneInterval = pruneInterval
+        self.tick = tick
+        self.logger = logger
+        (sequencerWakes, sequencerWake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        (startedStreams, started) = AsyncStream.makeStream(of: Stream.self)
+    }
+
+    /// An event was committed somewhere (its NOTIFY arrived): number it soon.
+    func eventsCommitted() { sequencerWake.yield() }
+
+    /// Positions were assigned (here or by another process): every stream reads on.
+    func positionsAdvanced() {
+        for stream in streams.withLock({ Array($0.values) }) { stream.wake() }
+    }
+
+    func run() async throws {
+        try? await cancelWhenGracefulShutdown {
+            await withDiscardingTaskGroup { group in
+                group.addTask { await self.runSequencer() }
+                group.addTask { await self.runPruning() }
+                group.addTask {
+                    while (try? await Task.sleep(for: self.tick)) != nil {
+                        self.eventsCommitted()
+                        self.positionsAdvanced()
+                    }
+                }
+                for await stream in self.startedStreams {
+                    group.addTask { await self.run(stream) }
+                }
+                group.cancelAll()
+            }
+        }
+        for stream in streams.withLock({ map in defer { map = [:] }; return Array(map.values) }) { stream.stop() }
+    }
+
+    // MARK: Sequencer and pruning
+
+    private func runSequencer() async {
+        for await _ in sequencerWakes {
+            await sequenceAll()
+        }
+    }
+
+    /// Numbers everything committed so far. When another process holds the sequencer, tries again
+    /// shortly: rows committed after that run's snapshot would otherwise wait for the next tick.
+    func sequenceAll() async {
+        var busy = 0
+        while !Task.isCancelled {
+            do {
+                guard let numbered = try await log.sequence() else {
+                    busy += 1
+                    if busy > 50 { return }
+                    try await Task.sleep(for: .milliseconds(20))
+                    continue
+                }
+                if numbered > 0 { positionsAdvanced() }
+                if numbered < EventLog.sequenceBatch { return }
+            } catch is CancellationError {
+                return
+            } catch {
+                logger.warning("event sequencing failed", metadata: ["error": "\(String(reflecting: error))"])
+                return
+            }
+        }
+    }
+
+    private func runPruning() async {
+        while !Task.isCancelled {
+            do {
+                let cutoff = Date().addingTimeInterval(-MailboxRetentionService.seconds(retention))
+                let pruned = try await log.prune(createdBefore: cutoff)
+                if pruned > 0 { logger.info("pruned the event log", metadata: ["count": "\(pruned)"]) }
+            } catch is CancellationError {
+                return
+            } catch {
+                logger.warning("event log pruning failed", metadata: ["error": "\(String(reflecting: error))"])
+            }
+            guard (try? await Task.sleep(for: pruneInterval)) != nil else { return }
+        }
+    }
+
+    // MARK: Streams
+
+    /// One backend session's stream: where it is in the log, and how it is woken and stopped.
+    final class Stream: Sendable {
+        let session: any SessionHandle
+        let backend: BackendID
+        let tokenHash: [UInt8]
+        let start: Int64
+        private let wakeups: AsyncStream<Void>.Continuation
+        let wakes: AsyncStream<Void>
+        private let stopped = Atomic<Bool>(false)
+
+        init(session: any SessionHandle, backend: BackendID, tokenHash: [UInt8], start: Int64) {
+            self.session = session
+            self.backend = backend
+            self.tokenHash = tokenHash
+            self.start = start
+            (wakes, wakeups) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+            wakeups.yield()
+        }
+
+        func wake() { wakeups.yield() }
+
+        var isStopped: Bool { stopped.load(ordering: .acquiring) }
+
+        func stop() {
+            stopped.store(true, ordering: .releasing)
+            wakeups.finish()
+        }
+    }
+
+    /// Starts streaming `backend`'s events after position `after` to `session`. A session has at
+    /// most one stream (`invalidRequest` for a second; `events.unsubscribe` ends it).
+    func subscribe(session: any SessionHandle, backend: BackendID, tokenHash: [UInt8], after: Int64) throws {
+        let stream = Stream(session: session, backend: backend, tokenHash: tokenHash, start: after)
+        try streams.withLock { map in
+            guard map[session.id] == nil else {
+                throw AerieError(.invalidRequest, "this session already streams events; call events.unsubscribe first")
+            }
+            map[session.id] = stream
+        }
+        let id = session.id
+        session.onClose { [weak self] in self?.unsubscribe(sessionID: id) }
+        started.yield(stream)
+    }
+
+    /// Ends the session's stream; returns whether it had one.
+    @discardableResult
+    func unsubscribe(sessionID: UInt64) -> Bool {
+        guard let stream = streams.withLock({ $0.removeValue(forKey: sessionID) }) else { return false }
+        stream.stop()
+        return true
+    }
+
+    /// How many notifications a stream reads from the log at once at most.
+    static let pageSize = 500
+
+    private func run(_ stream: Stream) async {
+        var last = stream.start
+        let session = stream.session
+        for await _ in stream.wakes {
+            do {
+                while !stream.isStopped {
+                    var room = session.notificationRoom
+                    while room == 0 {
+                        // The consumer is behind: wait for its writer to drain, then go on from `last`.
+                        try await Task.sleep(for: .milliseconds(10))
+                        if stream.isStopped { return }
+                        room = session.notificationRoom
+                    }
+                    let limit = min(room, Self.pageSize)
+                    let page = try await log.read(backend: stream.backend, tokenHash: stream.tokenHash, after: last, limit: limit)
+                    guard case .events(let events) = page else {
+                        unsubscribe(sessionID: session.id)
+                        session.revokeCredential(
+                            ifStill: stream.tokenHash, method: Self.revokedMethod,
+                            params: [
+                                "code": "unauthenticated",
+                                "reason": "the backend was suspended or deleted, or its token was rotated",
+                            ])
+                        return
+                    }
+                    for event in events {
+                        guard !stream.isStopped, session.notify(method: Self.eventMethod, params: Self.notification(event)) else {
+                            return
+                        }
+                        last = event.position
+                    }
+                    if events.count < limit { break }
+                }
+            } catch is CancellationError {
+                return
+            } catch {
+                // Read again at the next wake (at the latest the next tick), from the same place.
+                logger.warning("event stream read failed", metadata: ["error": "\(String(reflecting: error))"])
+            }
+        }
+    }
+
+    /// `events.event` params: `{tenantId, position, kind, ...}` with the kind's fields.
+    static func notification(_ event: LoggedEvent) -> JSONValue {
+        var members: [String: JSONValue] = [:]
+        if case .object(let fields)? = EventFields.fields(kind: event.kind, data: event.data) { members = fields }
+        if members["pairwiseDID"] == nil, let pairwise = event.data["pairwiseDID"] { members["pairwiseDID"] = pairwise }
+        members["tenantId"] = .string(event.tenant.rawValue)
+        members["position"] = .int(event.position)
+        members["kind"] = .string(event.kind)
+        return .object(members)
+    }
+}
