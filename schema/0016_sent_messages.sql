@@ -11,25 +11,8 @@ ALTER TABLE aerie.mailbox
 
 ALTER TABLE aerie.outbox ADD COLUMN message_uid uuid;
 
--- A received message is announced as before (messages.received); a sent one is not received.
-CREATE OR REPLACE FUNCTION aerie.notify_mailbox_insert() RETURNS trigger
-LANGUAGE plpgsql AS $$
-DECLARE
-    pairwise text;
-BEGIN
-    IF NEW.direction = 'sent' THEN
-        RETURN NULL;
-    END IF;
-    SELECT c.my_did INTO pairwise FROM aerie.connections c
-    WHERE c.tenant_id = NEW.tenant_id
-      AND (c.id = NEW.connection_id OR (NEW.connection_id IS NULL AND c.my_verkey = NEW.recipient_verkey))
-    LIMIT 1;
-    PERFORM pg_notify('aerie_events', json_build_object(
-        'tenant', NEW.tenant_id, 'kind', 'message', 'uid', NEW.uid,
-        'type', left(NEW.type, 512), 'pairwiseDID', left(pairwise, 512))::text);
-    RETURN NULL;
-END
-$$;
+-- A sent row is not announced as received: schema/0017 redefines aerie.notify_mailbox_insert
+-- (the NOTIFY and the event log together) with that rule.
 
 -- The delivery outcome of a sent message, in the transaction that records it (whichever process
 -- delivered): messages.delivered (MS-102) or messages.deliveryFailed (MS-105, with the reason).

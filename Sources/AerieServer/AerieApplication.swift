@@ -146,7 +146,7 @@ public enum AerieApplication {
                     host: configuration.didcommHost, port: configuration.didcommPort, limits: configuration.didcommLimits),
                 logger: logger,
                 onBound: { port in endpoint.bound(host: configuration.didcommHost, port: port) },
-                didcomm: { body in (await inbound.process(body).httpStatus, nil) })
+                didcomm: { body in (await inbound.answer(body), nil) })
             var services: [any Service] = [databaseService, parsing, transportService, events, eventStreams]
             if configuration.deliveryEnabled {
                 services.append(OutboxDeliveryService(

@@ -55,8 +55,20 @@ struct InboundProcessor: Sendable {
     /// no CPU; the inbound connection cap bounds how many wait.
     static let refusalFloor: Duration = .milliseconds(25)
 
-    func process(_ envelope: [UInt8]) async -> Outcome {
+    /// The inbound endpoint's answer to a POSTed body: its HTTP status, a refusal no sooner than
+    /// `refusalFloor`. (A return-routed reply read by the delivery service goes to `process`
+    /// directly: no peer is timing it.)
+    func answer(_ envelope: [UInt8]) async -> Int {
         let received = ContinuousClock.now
+        let outcome = await process(envelope)
+        if case .rejected(400, _) = outcome {
+            let remaining = Self.refusalFloor - (ContinuousClock.now - received)
+            if remaining > .zero { try? await Task.sleep(for: remaining) }
+        }
+        return outcome.httpStatus
+    }
+
+    func process(_ envelope: [UInt8]) async -> Outcome {
         // Everything logged about this message, here and in the tenant's context, carries one id.
         var this = self
         this.logger[metadataKey: "request"] = "\(RequestID.make())"
@@ -75,10 +87,6 @@ struct InboundProcessor: Sendable {
             logger.info("inbound message refused", metadata: ["status": "\(status)", "reason": "\(reason)"])
         }
         Counter(label: "aerie_inbound_messages_total", dimensions: [("outcome", outcome.metricName)]).increment()
-        if case .rejected(400, _) = outcome {
-            let remaining = Self.refusalFloor - (ContinuousClock.now - received)
-            if remaining > .zero { try? await Task.sleep(for: remaining) }
-        }
         return outcome
     }
 
