@@ -121,7 +121,7 @@ let package = Package(
         .executableTarget(
             name: "aerie-bench",
             dependencies: [
-                "AerieTesting", "AerieClient", "AerieCrypto", "AerieServer", "AerieStore",
+                "AerieTesting", "AerieClient", "AerieCrypto", "AerieServer", "AerieStore", "CSodium",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),

@@ -1,5 +1,4 @@
 import AerieCore
-import Dispatch
 import Foundation
 import Synchronization
 
@@ -84,10 +83,11 @@ public final class ConnectionStateWaits: Sendable {
                         return
                     }
                     // The timer is not cancelled when a record arrives first: then it finds no waiter with its token.
-                    let (seconds, attoseconds) = timeout.components
-                    let deadline = DispatchTime.now() + .nanoseconds(Int(seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
                     let token = outcome.token
-                    DispatchQueue.global().asyncAfter(deadline: deadline) { [self] in resumeWaiter(token: token) }
+                    Task { [self] in
+                        try? await Task.sleep(for: timeout)
+                        resumeWaiter(token: token)
+                    }
                 }
             } onCancel: {
                 resumeWaiter(token: nil)

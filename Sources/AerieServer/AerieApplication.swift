@@ -3,12 +3,8 @@ import AerieCrypto
 import AerieRPC
 import AerieStore
 import AerieTransport
-import ConnectionsPlugin
-import DeletePlugin
 import Foundation
 import Logging
-import MessagesPlugin
-import OutOfBandPlugin
 import ServiceLifecycle
 import Synchronization
 import SystemPlugin
@@ -17,9 +13,6 @@ import SystemPlugin
 /// and the JSON-RPC server. `aerie-server` and the tests both start Aerie through it.
 public enum AerieApplication {
     public static let version = "0.1.0"
-
-    /// Protocol plugins that can be named in `AERIE_PLUGINS`. `system` and `session` are always on.
-    static let availablePlugins: [String] = ["connections", "out-of-band", "delete", "messages"]
 
     /// Everything started and ready to run under a `ServiceGroup`.
     public struct Prepared: Sendable {
@@ -115,19 +108,15 @@ public enum AerieApplication {
                 configuration: URLResolver.Configuration(
                     allowPrivateAddresses: configuration.allowPrivateURLs, allowedNetworks: configuration.allowedNetworks),
                 logger: logger)
-            let connectionsPlugin = ConnectionsPlugin(fetcher: resolver, endpoint: { endpoint.value })
-            for name in try selectedPlugins(configuration) {
-                switch name {
-                case "connections": try router.install(connectionsPlugin)
-                case "out-of-band":
-                    try router.install(
-                        OutOfBandPlugin(handshakes: connectionsPlugin.handshakes, defaultTimeout: configuration.outOfBandTimeout))
-                case "delete": try router.install(DeletePlugin())
-                case "messages":
-                    try router.install(MessagesPlugin(events: events))
-                default: break
-                }
-                logger.info("plugin enabled", metadata: ["plugin": "\(name)"])
+            let registry = PluginRegistry.standard
+            let plugins = try registry.build(
+                registry.select(configuration.plugins),
+                services: PluginRegistry.Services(
+                    fetcher: resolver, endpoint: { endpoint.value }, events: events,
+                    outOfBandTimeout: configuration.outOfBandTimeout))
+            for plugin in plugins {
+                try router.install(plugin)
+                logger.info("plugin enabled", metadata: ["plugin": "\(type(of: plugin).name)"])
             }
             for plugin in extraPlugins { try router.install(plugin) }
 
@@ -217,15 +206,6 @@ public enum AerieApplication {
             if !wasRunning { try? await cluster.stop() }
             throw error
         }
-    }
-
-    static func selectedPlugins(_ configuration: AerieConfiguration) throws -> [String] {
-        guard let requested = configuration.plugins else { return availablePlugins }
-        for name in requested where !availablePlugins.contains(name) && name != "system" {
-            let known = availablePlugins.isEmpty ? "none yet besides the built-in system plugin" : availablePlugins.joined(separator: ", ")
-            throw AerieConfiguration.Invalid(description: "AERIE_PLUGINS names unknown plugin '\(name)'; available: \(known)")
-        }
-        return requested.filter { $0 != "system" }
     }
 
     /// Refuses to start with master keys that open none of the tenants' data keys (a wrong

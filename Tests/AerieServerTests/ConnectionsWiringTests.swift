@@ -1,6 +1,7 @@
 import AerieClient
 import AerieCore
 import AerieTesting
+import AerieServer
 import Foundation
 import Testing
 
@@ -46,6 +47,35 @@ import Testing
                 Issue.record("expected -32601")
             } catch let error as AerieClientError {
                 #expect(error.code == -32601)
+            }
+        }
+    }
+}
+
+/// `AERIE_PLUGINS` selects from the registry: a plugin not selected is not built, and a
+/// selection that cannot work is refused at start with the fix named.
+@Suite(.timeLimit(.minutes(2))) struct PluginSelectionTests {
+    @Test func onlySelectedPluginsServeMethods() async throws {
+        try await LiveServer.with(plugins: ["delete"]) { server in
+            let (tenant, _) = try await server.tenantClient(label: "alice")
+            defer { Task { await tenant.close() } }
+            let discovered = try await tenant.call("rpc.discover")
+            let methods = Set(discovered["methods"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? [])
+            #expect(methods.contains("connections.delete"))
+            #expect(!methods.contains { $0.hasPrefix("outOfBand.") || $0.hasPrefix("messages.") })
+            #expect(!methods.contains("connections.accept"))
+        }
+    }
+
+    @Test func selectionsThatCannotWorkAreRefusedAtStart() async throws {
+        for (plugins, expected) in [
+            (["out-of-band"], "'out-of-band', which is built on 'connections': add 'connections'"),
+            (["connections", "mailbox"], "unknown plugin 'mailbox'; available: connections, out-of-band, delete, messages"),
+        ] {
+            do {
+                try await LiveServer.with(plugins: plugins) { _ in Issue.record("\(plugins) started") }
+            } catch let error as AerieConfiguration.Invalid {
+                #expect(error.description.contains(expected), Comment(rawValue: error.description))
             }
         }
     }

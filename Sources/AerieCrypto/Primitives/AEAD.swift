@@ -143,7 +143,7 @@ public struct AEAD: Sendable, Hashable {
 nonisolated(unsafe) private let emptyBuffer = UnsafeMutablePointer<UInt8>.allocate(capacity: 16)
 
 /// A typed view of a raw buffer for libsodium.
-@inline(__always) func u8(_ p: UnsafeRawBufferPointer) -> UnsafePointer<UInt8> {
+@inline(__always) package func u8(_ p: UnsafeRawBufferPointer) -> UnsafePointer<UInt8> {
     p.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(emptyBuffer)
 }
 

@@ -10,7 +10,7 @@ public struct Ed25519KeyPair: Sendable, CustomStringConvertible, CustomDebugStri
 
     /// The 32-byte public key.
     public let verkey: [UInt8]
-    let secretKey: SecretBytes  // 64 bytes
+    package let secretKey: SecretBytes  // 64 bytes
 
     /// A new random key pair.
     public static func generate() -> Ed25519KeyPair {

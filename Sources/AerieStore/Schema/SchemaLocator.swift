@@ -16,9 +16,9 @@ public enum SchemaLocator {
         }
         let workingDirectory = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
             .appendingPathComponent("schema")
-        // <repo>/Sources/AerieStore/SchemaLocator.swift -> <repo>/schema
+        // <repo>/Sources/AerieStore/Schema/SchemaLocator.swift -> <repo>/schema
         let checkout = URL(fileURLWithPath: filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("schema")
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("schema")
         return [workingDirectory, checkout].first(where: isDirectory)?.standardizedFileURL ?? workingDirectory
     }
 

@@ -1,6 +1,5 @@
 import AerieCore
 import Metrics
-import Dispatch
 import Logging
 import NIOPosix
 import Synchronization
@@ -185,8 +184,8 @@ package final class ConnectionPool: Sendable {
                     return
                 }
                 // Timers are not cancelled on success: one firing for a served waiter is a no-op.
-                let deadline = DispatchTime.now() + .nanoseconds(Int(configuration.acquireTimeout.nanoseconds))
-                DispatchQueue.global().asyncAfter(deadline: deadline) { [self] in
+                Task { [self] in
+                    try? await Task.sleep(for: configuration.acquireTimeout)
                     failWaiter(
                         id,
                         with: AerieError(

@@ -1,15 +1,16 @@
+import AerieCrypto
 import CSodium
 
 /// Inputs and work units for `aerie-bench crypto`: one authcrypt pack + unpack (one
 /// recipient), and the bare libsodium calls that same round trip needs, so the bench can show
 /// how much our envelope code adds on top of the cryptography.
-package struct CryptoBenchmarks {
+struct CryptoBenchmarks {
     let sender: Ed25519KeyPair
     let recipient: Ed25519KeyPair
     let recipientVerkeyBase58: String
-    package let message: [UInt8]
+    let message: [UInt8]
 
-    package init(messageSize: Int = 1024) {
+    init(messageSize: Int = 1024) {
         sender = Ed25519KeyPair.generate()
         recipient = Ed25519KeyPair.generate()
         recipientVerkeyBase58 = recipient.verkeyBase58
@@ -20,7 +21,7 @@ package struct CryptoBenchmarks {
     }
 
     /// Packs for the recipient and unpacks again; returns the plaintext length.
-    package func packUnpackOnce() throws -> Int {
+    func packUnpackOnce() throws -> Int {
         let packed = try DIDCommEnvelope.pack(message, to: [recipientVerkeyBase58], from: sender)
         let unpacked = try DIDCommEnvelope.unpack(packed) { _ in recipient }
         return unpacked.plaintext.count
@@ -31,7 +32,7 @@ package struct CryptoBenchmarks {
     /// CEK and nonces, crypto_box of the CEK, crypto_box_seal of the sender verkey, content
     /// AEAD; unpack: recipient conversions, sealed-box open, sender public conversion,
     /// crypto_box_open, AEAD open. Returns a byte of the result so nothing is optimised away.
-    package func rawPrimitivesOnce() -> Int {
+    func rawPrimitivesOnce() -> Int {
         Sodium.ensureReady()
         var senderXSK = [UInt8](repeating: 0, count: 32)
         var senderXPK = [UInt8](repeating: 0, count: 32)
@@ -75,3 +76,4 @@ package struct CryptoBenchmarks {
         return Int(plaintext[0])
     }
 }
+

@@ -1,0 +1,91 @@
+import AerieCore
+import ConnectionsPlugin
+import DeletePlugin
+import MessagesPlugin
+import OutOfBandPlugin
+
+/// The protocol plugins `AERIE_PLUGINS` can name, each with how to build it: the one place a
+/// plugin joins the server. A plugin that is not selected is not built; one built on another
+/// names it in `requires`, and selecting it without that one is a configuration error.
+/// `system` and `session` are not listed: they are always on.
+struct PluginRegistry: Sendable {
+    /// What the server hands plugin factories.
+    struct Services: Sendable {
+        /// Resolves short URLs and judges peers' endpoints (the server's `URLResolver`).
+        let fetcher: any URLFetcher
+        /// Where peers reach us (`AERIE_PUBLIC_ENDPOINT`, or the bound DIDComm address).
+        let endpoint: @Sendable () -> String
+        /// Push subscriptions for tenant sessions.
+        let events: any EventSubscriptions
+        let outOfBandTimeout: Duration
+    }
+
+    /// The plugins built so far, for a factory that builds on one of them.
+    struct Built {
+        fileprivate var plugins: [any AeriePlugin] = []
+
+        func plugin<P: AeriePlugin>(_ type: P.Type) -> P? {
+            plugins.lazy.compactMap { $0 as? P }.first
+        }
+    }
+
+    struct Entry: Sendable {
+        let name: String
+        let requires: [String]
+        let build: @Sendable (Services, Built) throws -> any AeriePlugin
+
+        init<P: AeriePlugin>(
+            _ type: P.Type, requires: [String] = [], build: @escaping @Sendable (Services, Built) throws -> P
+        ) {
+            self.name = P.name
+            self.requires = requires
+            self.build = { try build($0, $1) }
+        }
+    }
+
+    /// In build order: a plugin comes after those it requires.
+    static let standard = PluginRegistry(entries: [
+        Entry(ConnectionsPlugin.self) { services, _ in
+            ConnectionsPlugin(fetcher: services.fetcher, endpoint: services.endpoint)
+        },
+        Entry(OutOfBandPlugin.self, requires: [ConnectionsPlugin.name]) { services, built in
+            guard let connections = built.plugin(ConnectionsPlugin.self) else {
+                throw AerieConfiguration.Invalid(description: "the out-of-band plugin needs the connections plugin")
+            }
+            return OutOfBandPlugin(handshakes: connections.handshakes, defaultTimeout: services.outOfBandTimeout)
+        },
+        Entry(DeletePlugin.self) { _, _ in DeletePlugin() },
+        Entry(MessagesPlugin.self) { services, _ in MessagesPlugin(events: services.events) },
+    ])
+
+    let entries: [Entry]
+
+    var names: [String] { entries.map(\.name) }
+
+    /// The names `requested` selects, in build order (nil: every plugin). Unknown names and a
+    /// plugin selected without one it requires are configuration errors naming the fix.
+    func select(_ requested: [String]?) throws -> [String] {
+        guard let requested else { return names }
+        for name in requested where !names.contains(name) && name != "system" {
+            throw AerieConfiguration.Invalid(
+                description: "AERIE_PLUGINS names unknown plugin '\(name)'; available: \(names.joined(separator: ", "))")
+        }
+        let selected = entries.filter { requested.contains($0.name) }
+        for entry in selected {
+            for needed in entry.requires where !requested.contains(needed) {
+                throw AerieConfiguration.Invalid(
+                    description: "AERIE_PLUGINS enables '\(entry.name)', which is built on '\(needed)': add '\(needed)'")
+            }
+        }
+        return selected.map(\.name)
+    }
+
+    /// Builds the selected plugins, in order.
+    func build(_ selected: [String], services: Services) throws -> [any AeriePlugin] {
+        var built = Built()
+        for entry in entries where selected.contains(entry.name) {
+            built.plugins.append(try entry.build(services, built))
+        }
+        return built.plugins
+    }
+}
