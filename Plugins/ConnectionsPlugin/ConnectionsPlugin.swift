@@ -24,6 +24,7 @@ public struct ConnectionsPlugin: AeriePlugin {
 
     public func register(with router: inout MethodRouter) throws {
         let plugin = self
+        try router.presentEvents(ofKind: "connection", with: Self.stateChanged)
         try router.register(
             "connections.parseInvitation",
             summary: "Reads an invitation (JSON, invitation URL or short URL) and tells what it is and whether a connection for it exists."
@@ -88,4 +89,17 @@ public struct ResolvedInvitation: Encodable, Sendable, Hashable {
     /// The invitation JSON object, decoded.
     public var invitation: JSONValue
     public var summary: InvitationSummary
+}
+
+extension ConnectionsPlugin {
+    /// `connection` events (`{connectionId, state, pairwiseDID}`, state by name) are pushed as
+    /// `connections.stateChanged {connectionId, state, stateName}`, `state` the seed's number.
+    static func stateChanged(_ data: JSONValue) -> EventPresentation? {
+        guard let id = data["connectionId"]?.stringValue, let name = data["state"]?.stringValue,
+            let state = ConnectionRecord.State(rawValue: name)
+        else { return nil }
+        return EventPresentation(
+            pushMethod: "connections.stateChanged",
+            fields: ["connectionId": .string(id), "state": .int(Int64(state.number)), "stateName": .string(name)])
+    }
 }

@@ -18,6 +18,8 @@ public struct MessagesPlugin: AeriePlugin {
 
     public func register(with router: inout MethodRouter) throws {
         let mailbox = self.mailbox
+        try router.presentEvents(ofKind: "message", with: MessageEvents.received)
+        try router.presentEvents(ofKind: "delivery", with: MessageEvents.delivery)
         try router.register(
             "messages.download",
             summary: "The seed's download: [{pairwiseDID, msgs: [{statusCode, payload, senderDID, uid, type, refMsgId, deliveryDetails, "

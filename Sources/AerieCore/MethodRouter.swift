@@ -48,6 +48,8 @@ public struct MethodRouter: Sendable {
     public private(set) var methods: [String: Method] = [:]
     public private(set) var inbound: [String: InboundRoute] = [:]
     public private(set) var connectionFailureHooks: [ConnectionFailureHook] = []
+    /// Event kind (`message`, `connection`, ...) -> how clients are shown it.
+    public private(set) var eventPresenters: [String: EventPresenter] = [:]
     /// The plugin currently registering; set by `install(_:)` so errors and docs name it.
     private var currentPlugin = "core"
 
@@ -124,6 +126,15 @@ public struct MethodRouter: Sendable {
     /// Registers a hook the server calls when it gives up on something a connection needed.
     public mutating func onConnectionFailure(_ hook: @escaping ConnectionFailureHook) {
         connectionFailureHooks.append(hook)
+    }
+
+    /// Registers how clients are shown events of `kind` (the `kind` the schema's triggers write);
+    /// one plugin owns each kind.
+    public mutating func presentEvents(ofKind kind: String, with presenter: @escaping EventPresenter) throws {
+        guard eventPresenters[kind] == nil else {
+            throw RouterError(message: "event kind '\(kind)' is presented twice (the second by '\(currentPlugin)')")
+        }
+        eventPresenters[kind] = presenter
     }
 
     /// Runs every connection-failure hook.

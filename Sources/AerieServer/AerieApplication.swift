@@ -87,13 +87,15 @@ public enum AerieApplication {
             let credentials = CredentialCache(
                 capacity: configuration.credentialCacheSize, maxAge: configuration.credentialCacheMaxAge)
             let tenantDirectory = database.tenants
+            // Filled from the router once the plugins that present the event kinds are installed.
+            let presenters = EventPresenters()
             let eventStreams = EventStreams(
                 log: database.events, retention: configuration.eventRetention, pruneInterval: configuration.eventPruneInterval,
-                logger: logger)
+                logger: logger, presenters: presenters)
             let events = EventHub(
                 conninfo: runtimeURL, logger: logger, credentials: credentials,
                 credentialIsCurrent: { id, tokenHash in try await tenantDirectory.isActive(id, tokenHash: tokenHash) },
-                eventLog: eventStreams)
+                eventLog: eventStreams, presenters: presenters)
             var authenticator = TenantAuthenticator(database: database, contexts: contexts)
             authenticator.credentials = credentials
             var router = MethodRouter()
@@ -119,6 +121,7 @@ public enum AerieApplication {
                 logger.info("plugin enabled", metadata: ["plugin": "\(type(of: plugin).name)"])
             }
             for plugin in extraPlugins { try router.install(plugin) }
+            presenters.install(router)
 
             let rpcServer = RPCServer(
                 configuration: configuration.rpc, router: router, authenticator: authenticator,

@@ -3,7 +3,6 @@ import AerieCrypto
 import AerieStore
 import Foundation
 import Logging
-import MessagesPlugin
 import ServiceLifecycle
 import Synchronization
 
@@ -41,12 +40,15 @@ final class EventHub: EventSubscriptions, Service, Sendable {
     /// to number it), of each `positions` NOTIFY (numbered events to stream), and when the LISTEN
     /// comes back (whatever was missed meanwhile is in the log).
     private let eventLog: EventStreams?
+    /// How each kind is pushed, as the plugins that own the kinds present it.
+    private let presenters: EventPresenters
 
     init(
         conninfo: String, logger: Logger, credentials: CredentialCache = CredentialCache(capacity: 0, maxAge: .zero),
         credentialIsCurrent: @escaping @Sendable (TenantID, [UInt8]) async throws -> Bool = { _, _ in true },
-        eventLog: EventStreams? = nil
+        eventLog: EventStreams? = nil, presenters: EventPresenters
     ) {
+        self.presenters = presenters
         self.logger = logger
         self.credentials = credentials
         self.credentialIsCurrent = credentialIsCurrent
@@ -169,48 +171,14 @@ final class EventHub: EventSubscriptions, Service, Sendable {
         }
         let targets = subscriptions.withLock { all in all[tenant].map { Array($0.values) } ?? [] }
         guard !targets.isEmpty else { return }
+        guard let shown = presenters.present(kind: kind, data: event), let method = shown.pushMethod else { return }
         let pairwise = event["pairwiseDID"]?.stringValue
-        let method: String
-        let params: JSONValue
-        var types: [String]? = nil
-        switch kind {
-        case "message":
-            guard let message = EventFields.message(event) else { return }
-            types = message.types
-            method = "messages.received"
-            params = message.fields
-        case "delivery":
-            // A sent message's outcome (schema/0016): MS-102 taken by the peer, MS-105 given up.
-            // The event log's own delivery NOTIFY (outboxId, no uid) only wakes the sequencer.
-            guard let uid = event["uid"]?.stringValue, let status = event["status"]?.stringValue,
-                let messageType = event["type"]?.stringValue
-            else { return }
-            let kind = MessageKind.classify(messageType)
-            types = [messageType, kind]
-            var fields: [String: JSONValue] = [
-                "pairwiseDID": pairwise.map(JSONValue.string) ?? .null, "uid": .string(uid), "type": .string(kind),
-                "statusCode": .string(status),
-            ]
-            if status == MailboxMessage.deliveryFailed {
-                method = "messages.deliveryFailed"
-                fields["reason"] = event["reason"]?.stringValue.map(JSONValue.string) ?? .null
-            } else {
-                method = "messages.delivered"
-            }
-            params = .object(fields)
-        case "connection":
-            guard let fields = EventFields.connection(event) else { return }
-            method = "connections.stateChanged"
-            params = fields
-        default:
-            return
-        }
         for target in targets {
             // Re-authenticated as someone else (or revoked) since subscribing: not theirs.
             guard target.session.tenantID == tenant else { continue }
-            if let wanted = target.filter.types, let types, !types.contains(where: wanted.contains) { continue }
+            if let wanted = target.filter.types, let types = shown.types, !types.contains(where: wanted.contains) { continue }
             if let dids = target.filter.pairwiseDids, !(pairwise.map(dids.contains) ?? false) { continue }
-            target.session.notify(method: method, params: params)
+            target.session.notify(method: method, params: shown.fields)
         }
     }
 }

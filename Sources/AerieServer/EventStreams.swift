@@ -31,7 +31,14 @@ final class EventStreams: Service, Sendable {
     /// Streams by session id.
     private let streams = Mutex<[UInt64: Stream]>([:])
 
-    init(log: EventLog, retention: Duration, pruneInterval: Duration, tick: Duration = .seconds(1), logger: Logger) {
+    /// How each kind is shown, as the plugins that own the kinds present it.
+    let presenters: EventPresenters
+
+    init(
+        log: EventLog, retention: Duration, pruneInterval: Duration, tick: Duration = .seconds(1), logger: Logger,
+        presenters: EventPresenters
+    ) {
+        self.presenters = presenters
         self.log = log
         self.retention = retention
         self.pruneInterval = pruneInterval
@@ -198,7 +205,7 @@ final class EventStreams: Service, Sendable {
                         return
                     }
                     for event in events {
-                        guard !stream.isStopped, session.notify(method: Self.eventMethod, params: Self.notification(event)) else {
+                        guard !stream.isStopped, session.notify(method: Self.eventMethod, params: notification(event)) else {
                             return
                         }
                         last = event.position
@@ -214,10 +221,11 @@ final class EventStreams: Service, Sendable {
         }
     }
 
-    /// `events.event` params: `{tenantId, position, kind, ...}` with the kind's fields.
-    static func notification(_ event: LoggedEvent) -> JSONValue {
+    /// `events.event` params: `{tenantId, position, kind, ...}` with the kind's fields as its
+    /// plugin presents them (none for a kind no running plugin presents).
+    func notification(_ event: LoggedEvent) -> JSONValue {
         var members: [String: JSONValue] = [:]
-        if case .object(let fields)? = EventFields.fields(kind: event.kind, data: event.data) { members = fields }
+        if case .object(let fields)? = presenters.present(kind: event.kind, data: event.data)?.fields { members = fields }
         if members["pairwiseDID"] == nil, let pairwise = event.data["pairwiseDID"] { members["pairwiseDID"] = pairwise }
         members["tenantId"] = .string(event.tenant.rawValue)
         members["position"] = .int(event.position)

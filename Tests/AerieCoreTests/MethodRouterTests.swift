@@ -45,6 +45,28 @@ struct NullSession: SessionHandle {
         #expect(throws: RouterError.self) { try router.install(ProbePlugin()) }
     }
 
+    @Test func eachEventKindHasOnePresenter() throws {
+        struct Presenter: AeriePlugin {
+            static let name = "presenter"
+            func register(with router: inout MethodRouter) throws {
+                try router.presentEvents(ofKind: "thing") { data in
+                    data["id"].map { EventPresentation(pushMethod: "things.changed", fields: ["id": $0]) }
+                }
+            }
+        }
+        var router = MethodRouter()
+        try router.install(Presenter())
+        let error = #expect(throws: RouterError.self) { try router.install(Presenter()) }
+        #expect(error?.message == "event kind 'thing' is presented twice (the second by 'presenter')")
+
+        let presenters = EventPresenters()
+        #expect(presenters.present(kind: "thing", data: ["id": "a"]) == nil, "nothing is presented before the router is installed")
+        presenters.install(router)
+        #expect(presenters.present(kind: "thing", data: ["id": "a"]) == EventPresentation(pushMethod: "things.changed", fields: ["id": "a"]))
+        #expect(presenters.present(kind: "thing", data: ["other": "a"]) == nil)
+        #expect(presenters.present(kind: "unknown", data: ["id": "a"]) == nil)
+    }
+
     @Test func legacyPrefixCollidesWithModernPrefix() throws {
         var router = MethodRouter()
         try router.install(ProbePlugin())
