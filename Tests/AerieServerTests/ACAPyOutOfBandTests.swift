@@ -101,6 +101,19 @@ import Testing
                 "messages.download", params: ["pairwiseDids": [.string(pwDid)], "status": ["MS-103"]])
             let types = (downloaded.arrayValue?.first?["msgs"]?.arrayValue ?? []).compactMap { $0["type"]?.stringValue }
             #expect(types.contains("proofReq"), "\(downloaded)")
+
+            // At rest (issue 15): after a reuse and a proof request attachment from ACA-Py, a
+            // superuser's SELECT of every table and a pg_dump hold none of the request's fields,
+            // the inviter's label or a setting.
+            _ = try await tenant.call("settings.set", params: ["key": "address", "value": "12 Sealed Street"])
+            let label = try #require(first["invitation"]?["label"]?.stringValue)
+            let plaintext = [Self.proofName, Self.proofAttribute, label, "12 Sealed Street"]
+            let rows = try await SealedStorageTests.everyRow(server.database)
+            #expect(rows.contains(pwDid), "the SELECT sees the connection")
+            SealedStorageTests.expectNoSecrets(plaintext, in: rows, "a superuser's SELECT after reuse and an attachment")
+            if let dump = try SealedStorageTests.pgDump(server.database.superuserConninfo) {
+                SealedStorageTests.expectNoSecrets(plaintext, in: dump, "pg_dump after reuse and an attachment")
+            }
         }
     }
 
@@ -243,14 +256,18 @@ import Testing
     }
 
     /// A present-proof 2.0 request ACA-Py can attach to an invitation; answers its `pres_ex_id`.
+    /// Words of the attached proof request that only it carries, so a dump can be searched for them.
+    static let proofName = "proof of residence for Quentin"
+    static let proofAttribute = "quentin_home_address"
+
     static func createProofRequest(_ agent: ACAPyAgent) async throws -> String {
         let created = try await agent.admin(
             "POST", "/present-proof-2.0/create-request",
             body: [
                 "presentation_request": [
                     "indy": [
-                        "name": "proof of name", "version": "1.0",
-                        "requested_attributes": ["name": ["name": "name"]], "requested_predicates": [:],
+                        "name": .string(proofName), "version": "1.0",
+                        "requested_attributes": ["attribute": ["name": .string(proofAttribute)]], "requested_predicates": [:],
                     ]
                 ],
                 "auto_verify": false,
