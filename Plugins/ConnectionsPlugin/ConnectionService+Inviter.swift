@@ -1,0 +1,146 @@
+import AerieCore
+import AerieCrypto
+import Foundation
+
+/// The inviter side of RFC 0160: an invitation is a connection record of ours (role `inviter`,
+/// state `initialized`) whose `myVerkey` is a fresh invitation key, so inbound routing finds it
+/// like any key of ours. A Request to that key (`InboundSenders.invitationRequest`) is answered
+/// with a Response signed by the invitation key and sent from a new pairwise key; a single-use
+/// invitation becomes that connection (its key then routes nowhere: a second Request is
+/// refused), a multi-use one stays open and makes a new connection per Request.
+extension ConnectionService {
+    /// What `connections.createInvitation` answers.
+    public struct CreatedInvitation: Encodable, Sendable {
+        public var connectionId: String
+        public var invitation: JSONValue
+        public var invitationUrl: String
+        public var state: Int
+        public var stateName: String
+        public var multiUse: Bool
+        public var alias: String?
+    }
+
+    /// `connections.createInvitation`: a fresh invitation key and the invitation record, stored
+    /// in one transaction.
+    public func createInvitation(label: String?, multiUse: Bool, alias: String?, tenant: TenantContext) async throws
+        -> CreatedInvitation
+    {
+        let key = try await AerieError.mappingCrypto { try await tenant.keys.makeKey() }
+        let id = UUID().uuidString.lowercased()
+        let where_ = endpoint()
+        let invitation = ConnectionMessages.invitation(
+            id: id, label: label ?? defaultLabel, recipientKey: key.verkey, endpoint: where_)
+        let record = ConnectionRecord(
+            invitation: invitation, invitationKind: Invitation.Kind.aries.rawValue, myVerkey: key.verkey,
+            handshakeProtocol: HandshakeProtocol.connections10.rawValue, role: .inviter, multiUse: multiUse, alias: alias)
+        try await tenant.database.transaction { tx in
+            try key.store(in: tx)
+            try tx.connections.insert(record)
+        }
+        return CreatedInvitation(
+            connectionId: record.id.uuidString.lowercased(), invitation: invitation,
+            invitationUrl: ConnectionMessages.invitationURL(invitation, endpoint: where_), state: record.state.number,
+            stateName: record.state.rawValue, multiUse: multiUse, alias: alias)
+    }
+
+    /// A Request the inbound pipeline took at an open invitation of ours (`message.connection`),
+    /// authcrypted by `message.sender`'s key, which must be the key the Request's DIDDoc names
+    /// (else `InboundSender.Refused`: nothing stored). Checks the invitee's endpoint, makes the
+    /// pairwise key, signs the Response with the invitation key and packs it; then in one
+    /// transaction: stores the Request (a copy handled before changes nothing), the key, the
+    /// connection (`responded`) and the Response's outbox row. A Request that reaches a
+    /// single-use invitation another Request already used (they raced) is refused.
+    func receiveRequest(_ message: InboundMessage, tenant: TenantContext) async throws {
+        guard let invitation = message.connection, let sender = message.sender, invitation.isOpenInvitation,
+            let invitationKey = invitation.myVerkey, invitationKey == message.recipientVerkey
+        else { throw InboundSender.Refused() }
+        let requester = try ConnectionMessages.readRequest(message.body)
+        guard sender.allows(requester.peer.verkey) else { throw InboundSender.Refused() }
+        if let parent = requester.parentThreadId, let ours = invitation.invitation["@id"]?.stringValue, parent != ours {
+            throw AerieError(.conflict, "the request names another invitation (~thread.pthid) than the one it was sent to")
+        }
+        let peer = requester.peer
+        try await checkDestination(peer.endpoint)
+
+        let key = try await AerieError.mappingCrypto { try await tenant.keys.makeKey() }
+        let did = try AerieError.mappingCrypto { KeyReference.unqualifiedDID(verkey: try Base58.decode(key.verkey)) }
+        let signature = try await AerieError.mappingCrypto {
+            try await tenant.keys.signDecorator(
+                ConnectionMessages.connection(did: did, verkey: key.verkey, endpoint: endpoint()), with: invitationKey)
+        }
+        let response = ConnectionMessages.response(
+            threadId: requester.threadId, parentThreadId: requester.parentThreadId, signature: signature)
+        let outbound = try await Outbound.pack(
+            response, from: .pending(key),
+            to: Outbound.Route(recipientKey: peer.verkey, routingKeys: peer.routingKeys, endpoint: peer.endpoint), tenant: tenant)
+        let receipt = message.receipt
+        let made = try await tenant.database.transaction { tx -> ConnectionRecord? in
+            guard let current = try tx.connections.getForUpdate(invitation.id) else { throw InboundSender.Refused() }
+            // A copy of a Request already handled: nothing more (before the open check, so the
+            // copy is answered like the first, not refused).
+            if let receipt, try !receipt.claim(in: tx, connection: current.id) { return nil }
+            guard current.isOpenInvitation, current.myVerkey == invitationKey else { throw InboundSender.Refused() }
+            try key.store(in: tx)
+            let multiUse = current.multiUse == true
+            // Multi-use: a new connection; single-use: the invitation itself becomes it.
+            let base = multiUse
+                ? ConnectionRecord(
+                    invitation: current.invitation, invitationKind: current.invitationKind, role: .inviter, alias: current.alias)
+                : current
+            return try Self.commit(
+                .requestReceived, to: base, inserting: multiUse, sending: outbound, reviewed: receipt?.claimed?.uid, in: tx
+            ) { next in
+                next.myDid = did
+                next.myVerkey = key.verkey
+                next.threadId = requester.threadId
+                next.theirDid = peer.did
+                next.theirVerkey = peer.verkey
+                next.theirEndpoint = peer.endpoint
+                next.theirRoutingKeys = peer.routingKeys
+                next.label = requester.label
+                next.handshakeProtocol = HandshakeProtocol.connections10.rawValue
+                next.multiUse = nil
+            }
+        }
+        if let made { committed(made, sent: true, tenant: tenant) }
+    }
+
+    /// The invitee's first authenticated message to an inviter-side connection that answered its
+    /// Request: `accepted`, in a transaction of its own before the message is handled (the peer
+    /// proved it holds the key our Response was sent to, whatever happens to the message).
+    func confirmPeer(_ connection: ConnectionRecord, tenant: TenantContext) async throws -> ConnectionRecord {
+        guard connection.awaitsPeerConfirmation else { return connection }
+        let (updated, changed) = try await tenant.database.transaction { tx -> (ConnectionRecord, Bool) in
+            guard let current = try tx.connections.getForUpdate(connection.id) else {
+                throw AerieError.notFound("no connection \(connection.id)")
+            }
+            guard current.awaitsPeerConfirmation else { return (current, false) }
+            return (try Self.commit(.peerConfirmed, to: current, in: tx), true)
+        }
+        if changed { committed(updated, sent: false, tenant: tenant) }
+        return updated
+    }
+}
+
+struct CreateInvitationParams: Decodable, Sendable, DocumentedParams {
+    static let maxTextLength = 500
+
+    var label: String?
+    var multiUse: Bool?
+    var alias: String?
+
+    static let documentation = [
+        ParamDoc("label", "string", required: false, "the label the invitee sees (default: the server's), at most 500 characters"),
+        ParamDoc("multiUse", "boolean", required: false, "a connection per Request (false: the invitation is used once)"),
+        ParamDoc("alias", "string", required: false, "the backend's own name for the invitation and its connections"),
+    ]
+
+    func validated() throws -> CreateInvitationParams {
+        for (field, value) in [("label", label), ("alias", alias)] {
+            if let value, value.isEmpty || value.count > Self.maxTextLength {
+                throw AerieError.invalidParams("\(field) must be 1...\(Self.maxTextLength) characters", field: field)
+            }
+        }
+        return self
+    }
+}
