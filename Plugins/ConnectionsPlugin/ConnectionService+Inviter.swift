@@ -6,8 +6,8 @@ import Foundation
 /// state `initialized`) whose `myVerkey` is a fresh invitation key, so inbound routing finds it
 /// like any key of ours. A Request to that key (`InboundSenders.invitationRequest`) is answered
 /// with a Response signed by the invitation key and sent from a new pairwise key; a single-use
-/// invitation becomes that connection (its key then routes nowhere: a second Request is
-/// refused), a multi-use one stays open and makes a new connection per Request.
+/// invitation becomes that connection (its key is deleted and routes nowhere: a second Request
+/// is refused), a multi-use one stays open and makes a new connection per Request.
 extension ConnectionService {
     /// What `connections.createInvitation` answers.
     public struct CreatedInvitation: Encodable, Sendable {
@@ -64,9 +64,16 @@ extension ConnectionService {
 
         let key = try await AerieError.mappingCrypto { try await tenant.keys.makeKey() }
         let did = try AerieError.mappingCrypto { KeyReference.unqualifiedDID(verkey: try Base58.decode(key.verkey)) }
-        let signature = try await AerieError.mappingCrypto {
-            try await tenant.keys.signDecorator(
-                ConnectionMessages.connection(did: did, verkey: key.verkey, endpoint: endpoint()), with: invitationKey)
+        let signature: SignatureDecorator
+        do {
+            signature = try await AerieError.mappingCrypto {
+                try await tenant.keys.signDecorator(
+                    ConnectionMessages.connection(did: did, verkey: key.verkey, endpoint: endpoint()), with: invitationKey)
+            }
+        } catch let error as AerieError where error.code == .notFound {
+            // The key went with its single use since the pipeline read the invitation: refused
+            // like every later Request.
+            throw InboundSender.Refused()
         }
         let response = ConnectionMessages.response(
             threadId: requester.threadId, parentThreadId: requester.parentThreadId, signature: signature)
@@ -82,6 +89,9 @@ extension ConnectionService {
             guard current.isOpenInvitation, current.myVerkey == invitationKey else { throw InboundSender.Refused() }
             try key.store(in: tx)
             let multiUse = current.multiUse == true
+            // A used single-use invitation's key has nothing left to receive: it goes, so it no
+            // longer even routes to the tenant.
+            if !multiUse { _ = try tx.keys.remove(verkey: invitationKey) }
             // Multi-use: a new connection; single-use: the invitation itself becomes it.
             let base = multiUse
                 ? ConnectionRecord(
