@@ -232,6 +232,49 @@ import Testing
         }
     }
 
+    /// Deleting an open invitation revokes it (its key goes with it: a Request finds no one);
+    /// bad params are refused with the field; rpc.discover describes the method; the invitee's
+    /// problem report about our Response fails the inviter's side.
+    @Test func deleteRevokesParamsAreCheckedAndAProblemReportFails() async throws {
+        let inbox = try await PeerInbox()
+        defer { Task { await inbox.stop() } }
+        try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+            let (alice, _) = try await server.tenantClient(label: "alice")
+            defer { Task { await alice.close() } }
+            let port = server.didcommPort
+            let invitee = Invitee(key: inbox.key, endpoint: inbox.url)
+
+            let revoked = try await alice.call("connections.createInvitation", params: ["multiUse": true])
+            _ = try await alice.call("connections.delete", params: ["connectionId": revoked["connectionId"]!])
+            let revokedId = try #require(revoked["invitation"]?["@id"]?.stringValue)
+            #expect(try await DIDCommEndpointTests.post(
+                try invitee.pack(invitee.request(invitationId: revokedId), to: try Self.invitationKey(revoked)), to: port) == 400)
+
+            await expectCode("invalid_params") { try await alice.call("connections.createInvitation", params: ["label": ""]) }
+            await expectCode("invalid_params") {
+                try await alice.call("connections.createInvitation", params: ["alias": .string(String(repeating: "a", count: 501))])
+            }
+            let doc = try await alice.call("rpc.discover")
+            let method = doc["methods"]?.arrayValue?.first { $0["name"] == "connections.createInvitation" }
+            #expect(Set(method?["params"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? []) == ["label", "multiUse", "alias"])
+
+            let created = try await alice.call("connections.createInvitation")
+            let connectionId = try #require(created["connectionId"]?.stringValue)
+            let request = invitee.request(invitationId: try #require(created["invitation"]?["@id"]?.stringValue))
+            #expect(try await DIDCommEndpointTests.post(try invitee.pack(request, to: try Self.invitationKey(created)), to: port) == 202)
+            let responded = try await Self.waitForState(alice, connectionId, 3)
+            let report: JSONValue = [
+                "@type": "https://didcomm.org/connections/1.0/problem_report", "@id": "report-1",
+                "~thread": ["thid": request["@id"]!], "explain": "your response did not verify",
+            ]
+            let pwVerkey = try #require(responded["pwVerkey"]?.stringValue)
+            #expect(try await DIDCommEndpointTests.post(try invitee.pack(report, to: pwVerkey), to: port) == 202)
+            let failed = try await Self.waitForState(alice, connectionId, 0)
+            #expect(failed["stateName"] == "failed")
+            #expect(failed["failureReason"] == "your response did not verify")
+        }
+    }
+
     /// Item 5: two tenants of one Aerie connect over connections/1.0 through the server's own
     /// HTTP endpoint, exchange basic messages both ways, and a third tenant sees none of it.
     @Test func twoTenantsConnectAndTalkAndAThirdSeesNothing() async throws {
