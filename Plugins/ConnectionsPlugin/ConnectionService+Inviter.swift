@@ -20,63 +20,106 @@ extension ConnectionService {
         public var alias: String?
     }
 
-    /// `connections.createInvitation`: a fresh invitation key and the invitation record, stored
-    /// in one transaction.
+    /// `connections.createInvitation`: a connections/1.0 invitation (`storeInvitation`).
     public func createInvitation(label: String?, multiUse: Bool, alias: String?, tenant: TenantContext) async throws
         -> CreatedInvitation
     {
+        let label = label ?? defaultLabel
+        let record = try await storeInvitation(kind: .aries, multiUse: multiUse, alias: alias, tenant: tenant) { key, endpoint, _ in
+            ConnectionMessages.invitation(id: UUID().uuidString.lowercased(), label: label, recipientKey: key, endpoint: endpoint)
+        }
+        return CreatedInvitation(
+            connectionId: record.id.uuidString.lowercased(), invitation: record.invitation,
+            invitationUrl: ConnectionMessages.invitationURL(record.invitation, endpoint: record.invitation["serviceEndpoint"]?.stringValue ?? endpoint()),
+            state: record.state.number, stateName: record.state.rawValue, multiUse: multiUse, alias: alias)
+    }
+
+    /// Stores an invitation of ours: a fresh invitation key and the record (role `inviter`,
+    /// `initialized`, `myVerkey` the key) in one transaction. `build` writes the invitation JSON
+    /// from the key (base58), our endpoint and the default label.
+    public func storeInvitation(
+        kind: Invitation.Kind, multiUse: Bool, alias: String?, tenant: TenantContext,
+        build: @Sendable (_ invitationKey: String, _ endpoint: String, _ defaultLabel: String) throws -> JSONValue
+    ) async throws -> ConnectionRecord {
         let key = try await AerieError.mappingCrypto { try await tenant.keys.makeKey() }
-        let id = UUID().uuidString.lowercased()
-        let where_ = endpoint()
-        let invitation = ConnectionMessages.invitation(
-            id: id, label: label ?? defaultLabel, recipientKey: key.verkey, endpoint: where_)
+        let invitation = try build(key.verkey, endpoint(), defaultLabel)
         let record = ConnectionRecord(
-            invitation: invitation, invitationKind: Invitation.Kind.aries.rawValue, myVerkey: key.verkey,
-            handshakeProtocol: HandshakeProtocol.connections10.rawValue, role: .inviter, multiUse: multiUse, alias: alias)
+            invitation: invitation, invitationKind: kind.rawValue, myVerkey: key.verkey,
+            handshakeProtocol: kind == .aries ? HandshakeProtocol.connections10.rawValue : nil, role: .inviter,
+            multiUse: multiUse, alias: alias)
         try await tenant.database.transaction { tx in
             try key.store(in: tx)
             try tx.connections.insert(record)
         }
-        return CreatedInvitation(
-            connectionId: record.id.uuidString.lowercased(), invitation: invitation,
-            invitationUrl: ConnectionMessages.invitationURL(invitation, endpoint: where_), state: record.state.number,
-            stateName: record.state.rawValue, multiUse: multiUse, alias: alias)
+        return record
     }
 
-    /// A Request the inbound pipeline took at an open invitation of ours (`message.connection`),
-    /// authcrypted by `message.sender`'s key, which must be the key the Request's DIDDoc names
-    /// (else `InboundSender.Refused`: nothing stored). Checks the invitee's endpoint, makes the
-    /// pairwise key, signs the Response with the invitation key and packs it; then in one
-    /// transaction: stores the Request (a copy handled before changes nothing), the key, the
-    /// connection (`responded`) and the Response's outbox row. A Request that reaches a
-    /// single-use invitation another Request already used (they raced) is refused.
+    /// Whether an invitation of ours offers `handshake`: connections/1.0 for ours of RFC 0160,
+    /// the listed `handshake_protocols` for an out-of-band one.
+    static func offers(_ invitation: ConnectionRecord, _ handshake: HandshakeProtocol) -> Bool {
+        switch Invitation.Kind(rawValue: invitation.invitationKind) {
+        case .aries?: return handshake == .connections10
+        case .outOfBand?:
+            guard case .array(let offered)? = invitation.invitation["handshake_protocols"] else { return false }
+            return offered.contains { $0.stringValue.map(InboundMessage.normalizedType) == handshake.rawValue }
+        default: return false
+        }
+    }
+
+    /// A Request (connections/1.0, or didexchange 1.1 at an out-of-band invitation offering it)
+    /// the inbound pipeline took at an open invitation of ours (`message.connection`),
+    /// authcrypted by `message.sender`'s key, which must be the key the Request's DID document
+    /// names (else `InboundSender.Refused`: nothing stored; also for a handshake the invitation
+    /// does not offer). Checks the invitee's endpoint, makes the pairwise key, signs with the
+    /// invitation key (connections/1.0: `connection~sig` over our DID and DIDDoc; didexchange 1.1:
+    /// `did_rotate~attach` over our did:peer:2) and packs the Response; then in one transaction:
+    /// stores the Request (a copy handled before changes nothing), the key, the connection
+    /// (`responded`) and the Response's outbox row. A Request that reaches a single-use invitation
+    /// another Request already used (they raced) is refused.
     func receiveRequest(_ message: InboundMessage, tenant: TenantContext) async throws {
         guard let invitation = message.connection, let sender = message.sender, invitation.isOpenInvitation,
             let invitationKey = invitation.myVerkey, invitationKey == message.recipientVerkey
         else { throw InboundSender.Refused() }
-        let requester = try ConnectionMessages.readRequest(message.body)
+        let handshake: HandshakeProtocol = message.type == ConnectionMessages.requestType ? .connections10 : .didExchange11
+        guard Self.offers(invitation, handshake) else { throw InboundSender.Refused() }
+        let requester = try handshake == .connections10
+            ? ConnectionMessages.readRequest(message.body) : DIDExchangeMessages.readRequest(message.body)
         guard sender.allows(requester.peer.verkey) else { throw InboundSender.Refused() }
-        if let parent = requester.parentThreadId, let ours = invitation.invitation["@id"]?.stringValue, parent != ours {
+        let invitationId = invitation.invitation["@id"]?.stringValue
+        if let parent = requester.parentThreadId, let invitationId, parent != invitationId {
             throw AerieError(.conflict, "the request names another invitation (~thread.pthid) than the one it was sent to")
         }
         let peer = requester.peer
         try await checkDestination(peer.endpoint)
 
         let key = try await AerieError.mappingCrypto { try await tenant.keys.makeKey() }
-        let did = try AerieError.mappingCrypto { KeyReference.unqualifiedDID(verkey: try Base58.decode(key.verkey)) }
-        let signature: SignatureDecorator
+        let did: String
+        let response: JSONValue
         do {
-            signature = try await AerieError.mappingCrypto {
-                try await tenant.keys.signDecorator(
-                    ConnectionMessages.connection(did: did, verkey: key.verkey, endpoint: endpoint()), with: invitationKey)
+            switch handshake {
+            case .connections10:
+                did = try AerieError.mappingCrypto { KeyReference.unqualifiedDID(verkey: try Base58.decode(key.verkey)) }
+                let signature = try await AerieError.mappingCrypto {
+                    try await tenant.keys.signDecorator(
+                        ConnectionMessages.connection(did: did, verkey: key.verkey, endpoint: endpoint()), with: invitationKey)
+                }
+                response = ConnectionMessages.response(
+                    threadId: requester.threadId, parentThreadId: requester.parentThreadId, signature: signature)
+            case .didExchange10, .didExchange11:
+                did = try AerieError.mappingCrypto { try PeerDID2.make(verkey: try Base58.decode(key.verkey), serviceEndpoint: endpoint()) }
+                let rotate = try await AerieError.mappingCrypto {
+                    try await SignedAttachment.make(Array(did.utf8), mimeType: "text/string", verkey: invitationKey) { bytes in
+                        try await tenant.keys.sign(bytes, with: invitationKey)
+                    }
+                }
+                response = DIDExchangeMessages.response(
+                    threadId: requester.threadId, parentThreadId: requester.parentThreadId ?? invitationId, did: did, rotate: rotate)
             }
         } catch let error as AerieError where error.code == .notFound {
             // The key went with its single use since the pipeline read the invitation: refused
             // like every later Request.
             throw InboundSender.Refused()
         }
-        let response = ConnectionMessages.response(
-            threadId: requester.threadId, parentThreadId: requester.parentThreadId, signature: signature)
         let outbound = try await Outbound.pack(
             response, from: .pending(key),
             to: Outbound.Route(recipientKey: peer.verkey, routingKeys: peer.routingKeys, endpoint: peer.endpoint), tenant: tenant)
@@ -108,7 +151,7 @@ extension ConnectionService {
                 next.theirEndpoint = peer.endpoint
                 next.theirRoutingKeys = peer.routingKeys
                 next.label = requester.label
-                next.handshakeProtocol = HandshakeProtocol.connections10.rawValue
+                next.handshakeProtocol = handshake.rawValue
                 next.multiUse = nil
             }
         }

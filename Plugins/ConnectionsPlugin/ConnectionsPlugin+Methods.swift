@@ -140,9 +140,17 @@ extension ConnectionsPlugin {
             return try await service.createInvitation(
                 label: checked.label, multiUse: checked.multiUse ?? false, alias: checked.alias, tenant: tenant)
         }
-        // A Request reaches only an open invitation of ours, authcrypted by the key its DIDDoc names.
-        try router.registerInbound(ConnectionMessages.requestType, from: .invitationRequest) { message, tenant in
-            try await service.receiveRequest(message, tenant: tenant)
+        // A Request (connections/1.0, didexchange 1.1) reaches only an open invitation of ours,
+        // authcrypted by the key its DID document names.
+        for type in [ConnectionMessages.requestType] + DIDExchangeMessages.requestTypes {
+            try router.registerInbound(type, from: .invitationRequest) { message, tenant in
+                try await service.receiveRequest(message, tenant: tenant)
+            }
+        }
+        // didexchange `complete` from the requester: stored by the pipeline; being the invitee's
+        // first message after our Response, it accepts the connection (`onPeerConfirmation`).
+        for type in DIDExchangeMessages.completeTypes {
+            try router.registerInbound(type) { _, _ in }
         }
         router.onPeerConfirmation { connection, tenant in
             try await service.confirmPeer(connection, tenant: tenant)
