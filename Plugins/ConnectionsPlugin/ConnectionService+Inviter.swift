@@ -54,6 +54,48 @@ extension ConnectionService {
         return record
     }
 
+    /// The tenant's invitation DID: a did:peer:2 of a key of its own and this server's endpoint,
+    /// the one service of every out-of-band invitation made with `useDid`, so a peer already
+    /// connected through one of them recognises the next (ACA-Py matches `their_public_did`) and
+    /// reuses the connection instead of making another. An open multi-use invitation record of
+    /// its own (its id derived from the tenant's, so there is one per tenant), made on first use
+    /// with its key in one transaction; Requests to it make a new connection each. It keeps the
+    /// endpoint it was made with.
+    public func invitationDID(tenant: TenantContext) async throws -> ConnectionRecord {
+        let id = Self.invitationDIDRecordId(tenant.tenantID)
+        if let found = try await tenant.database.read({ try $0.connections.get(id) }) { return found }
+        let key = try await AerieError.mappingCrypto { try await tenant.keys.makeKey() }
+        let did = try AerieError.mappingCrypto { try PeerDID2.make(verkey: try Base58.decode(key.verkey), serviceEndpoint: endpoint()) }
+        let record = ConnectionRecord(
+            id: id,
+            invitation: [
+                "services": [.string(did)],
+                "handshake_protocols": [.string(HandshakeProtocol.didExchange11.rawValue), .string(HandshakeProtocol.connections10.rawValue)],
+            ],
+            invitationKind: Invitation.Kind.outOfBand.rawValue, myDid: did, myVerkey: key.verkey, role: .inviter, multiUse: true,
+            alias: "invitation DID")
+        do {
+            try await tenant.database.transaction { tx in
+                try key.store(in: tx)
+                try tx.connections.insert(record)
+            }
+            return record
+        } catch let error as AerieError where error.code == .conflict {
+            // Another call made it first: that one is the tenant's.
+            guard let found = try await tenant.database.read({ try $0.connections.get(id) }) else { throw error }
+            return found
+        }
+    }
+
+    /// The invitation DID record's id: a name-based id from the tenant's (SHA-256, UUID v5 layout).
+    static func invitationDIDRecordId(_ tenant: TenantID) -> UUID {
+        var bytes = SHA256.hash(Array("aerie.invitation-did:\(tenant.rawValue)".utf8)).prefix(16).map { $0 }
+        bytes[6] = (bytes[6] & 0x0F) | 0x50
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+    }
+
     /// Whether an invitation of ours offers `handshake`: connections/1.0 for ours of RFC 0160,
     /// the listed `handshake_protocols` for an out-of-band one.
     static func offers(_ invitation: ConnectionRecord, _ handshake: HandshakeProtocol) -> Bool {
@@ -136,9 +178,17 @@ extension ConnectionService {
             // longer even routes to the tenant.
             if !multiUse { _ = try tx.keys.remove(verkey: invitationKey) }
             // Multi-use: a new connection; single-use: the invitation itself becomes it.
+            // (The invitation DID's record has no `@id` of its own: the connection keeps the
+            // invitation the Request names.)
+            var invitationJSON = current.invitation
+            if invitationId == nil, let parent = requester.parentThreadId, case .object(var fields) = invitationJSON {
+                fields["@id"] = .string(parent)
+                invitationJSON = .object(fields)
+            }
             let base = multiUse
                 ? ConnectionRecord(
-                    invitation: current.invitation, invitationKind: current.invitationKind, role: .inviter, alias: current.alias)
+                    invitation: invitationJSON, invitationKind: current.invitationKind, role: .inviter,
+                    alias: invitationId == nil ? nil : current.alias)
                 : current
             return try Self.commit(
                 .requestReceived, to: base, inserting: multiUse, sending: outbound, reviewed: receipt?.claimed?.uid, in: tx

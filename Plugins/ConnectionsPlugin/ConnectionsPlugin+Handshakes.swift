@@ -58,6 +58,12 @@ extension ConnectionsPlugin {
             try await plugin.service.storeInvitation(kind: kind, multiUse: multiUse, alias: alias, tenant: tenant, build: build)
         }
 
+        var defaultLabel: String { plugin.service.defaultLabel }
+
+        func invitationDID(tenant: TenantContext) async throws -> ConnectionRecord {
+            try await plugin.service.invitationDID(tenant: tenant)
+        }
+
         func load(_ id: UUID, tenant: TenantContext) async throws -> ConnectionRecord {
             try await plugin.service.load(id, tenant: tenant)
         }

@@ -41,23 +41,15 @@ public enum OutOfBandMessages {
         ])
     }
 
-    /// Our out-of-band 1.1 invitation: one inline service (the invitation key as did:key, no
-    /// routing keys, our endpoint), the handshakes offered, and the attached messages as
-    /// `requests~attach` (JSON).
+    /// Our out-of-band 1.1 invitation: one service (inline, or the tenant's invitation DID), the
+    /// handshakes offered, and the attached messages as `requests~attach` (JSON).
     public static func invitation(
         id: String = UUID().uuidString.lowercased(), label: String, handshakeProtocols: [String], attachments: [JSONValue],
-        goalCode: String?, goal: String?, recipientKey: String, endpoint: String
-    ) throws -> JSONValue {
-        let didKey = try AerieError.mappingCrypto { try DIDKey.did(verkeyBase58: recipientKey) }
+        goalCode: String?, goal: String?, service: JSONValue
+    ) -> JSONValue {
         var fields: [String: JSONValue] = [
             "@type": .string("\(prefix)1.1/invitation"), "@id": .string(id), "label": .string(label),
-            "handshake_protocols": .array(handshakeProtocols.map(JSONValue.string)),
-            "services": [
-                [
-                    "id": "#inline", "type": "did-communication", "recipientKeys": [.string(didKey)], "routingKeys": [],
-                    "serviceEndpoint": .string(endpoint),
-                ]
-            ],
+            "handshake_protocols": .array(handshakeProtocols.map(JSONValue.string)), "services": [service],
         ]
         if let goalCode { fields["goal_code"] = .string(goalCode) }
         if let goal { fields["goal"] = .string(goal) }
@@ -68,6 +60,15 @@ public enum OutOfBandMessages {
                 })
         }
         return .object(fields)
+    }
+
+    /// An inline service: the invitation key as did:key, no routing keys, our endpoint.
+    public static func inlineService(recipientKey: String, endpoint: String) throws -> JSONValue {
+        let didKey = try AerieError.mappingCrypto { try DIDKey.did(verkeyBase58: recipientKey) }
+        return [
+            "id": "#inline", "type": "did-communication", "recipientKeys": [.string(didKey)], "routingKeys": [],
+            "serviceEndpoint": .string(endpoint),
+        ]
     }
 
     /// The invitation as an `?oob=` URL on `endpoint` (base64url of its JSON, unpadded).

@@ -12,26 +12,47 @@ extension OutOfBandPlugin {
             "outOfBand.createInvitation",
             summary: "Inviter role (RFC 0434): an out-of-band 1.1 invitation with an inline service (a fresh invitation key "
                 + "of the tenant as did:key, this server's endpoint); handshakeProtocols of connections/1.0 and didexchange/1.1 "
-                + "(default didexchange/1.1). Answers {connectionId, invitation, invitationUrl (?oob=), state: 1}. A Request is "
+                + "(default didexchange/1.1). With useDid, the service is the tenant's invitation DID (a did:peer:2, the same in "
+                + "every such invitation, multi-use) so a peer already connected reuses its connection (handshake-reuse, "
+                + "answered). Answers {connectionId, invitation, invitationUrl (?oob=), state: 1}. A Request is "
                 + "answered (didexchange: did_rotate~attach signed by the invitation key); the requester's complete (or first "
                 + "message) makes the connection 4 (accepted)."
         ) { (params: CreateInvitationParams, tenant: TenantContext) in
             let checked = try params.validated()
-            let record = try await handshakes.storeInvitation(
-                kind: .outOfBand, multiUse: params.multiUse ?? false, alias: params.alias, tenant: tenant
-            ) { key, endpoint, defaultLabel in
-                try OutOfBandMessages.invitation(
-                    label: params.label ?? defaultLabel, handshakeProtocols: checked.handshakes, attachments: checked.attachments,
-                    goalCode: params.goalCode, goal: params.goal, recipientKey: key, endpoint: endpoint)
-            }
-            var endpoint = ""
-            if case .array(let services)? = record.invitation["services"], let url = services.first?["serviceEndpoint"]?.stringValue {
+            let record: ConnectionRecord
+            let invitation: JSONValue
+            let endpoint: String
+            if checked.useDid {
+                // One record serves every invitation naming the tenant's DID: the invitation
+                // itself is not stored (its Requests name it by pthid).
+                record = try await handshakes.invitationDID(tenant: tenant)
+                guard let did = record.myDid, let resolved = try? PeerDID2(did).didCommService()?.serviceEndpoint else {
+                    throw AerieError.internalError(details: "the tenant's invitation DID has no DIDComm service")
+                }
+                endpoint = resolved
+                invitation = OutOfBandMessages.invitation(
+                    label: params.label ?? handshakes.defaultLabel, handshakeProtocols: checked.handshakes, attachments: checked.attachments,
+                    goalCode: params.goalCode, goal: params.goal, service: .string(did))
+            } else {
+                record = try await handshakes.storeInvitation(
+                    kind: .outOfBand, multiUse: params.multiUse ?? false, alias: params.alias, tenant: tenant
+                ) { key, endpoint, defaultLabel in
+                    OutOfBandMessages.invitation(
+                        label: params.label ?? defaultLabel, handshakeProtocols: checked.handshakes, attachments: checked.attachments,
+                        goalCode: params.goalCode, goal: params.goal,
+                        service: try OutOfBandMessages.inlineService(recipientKey: key, endpoint: endpoint))
+                }
+                invitation = record.invitation
+                var url = ""
+                if case .array(let services)? = invitation["services"], let found = services.first?["serviceEndpoint"]?.stringValue {
+                    url = found
+                }
                 endpoint = url
             }
             return CreatedInvitation(
-                connectionId: record.id.uuidString.lowercased(), invitation: record.invitation,
-                invitationUrl: OutOfBandMessages.invitationURL(record.invitation, endpoint: endpoint), state: record.state.number,
-                stateName: record.state.rawValue, multiUse: params.multiUse ?? false, alias: params.alias)
+                connectionId: record.id.uuidString.lowercased(), invitation: invitation,
+                invitationUrl: OutOfBandMessages.invitationURL(invitation, endpoint: endpoint), state: record.state.number,
+                stateName: record.state.rawValue, multiUse: record.multiUse ?? false, alias: record.alias)
         }
         // The invitee already connected to us answers a new invitation of ours over that connection.
         for version in OutOfBandMessages.versions {
@@ -85,6 +106,7 @@ struct CreateInvitationParams: Decodable, Sendable, DocumentedParams {
     var goal: String?
     var label: String?
     var alias: String?
+    var useDid: Bool?
 
     static let documentation = [
         ParamDoc(
@@ -96,11 +118,16 @@ struct CreateInvitationParams: Decodable, Sendable, DocumentedParams {
         ParamDoc("goal", "string", required: false, "goal"),
         ParamDoc("label", "string", required: false, "the label the invitee sees (default: the server's)"),
         ParamDoc("alias", "string", required: false, "the backend's own name for the invitation and its connections"),
+        ParamDoc(
+            "useDid", "boolean", required: false,
+            "name the tenant's invitation DID as the service (multi-use, shared by every such invitation; a peer connected "
+                + "through one reuses its connection for the next); not with multiUse false or alias"),
     ]
 
     struct Checked {
         var handshakes: [String]
         var attachments: [JSONValue]
+        var useDid: Bool
     }
 
     func validated() throws -> Checked {
@@ -130,6 +157,12 @@ struct CreateInvitationParams: Decodable, Sendable, DocumentedParams {
                     field: "attachments[\(index)]")
             }
         }
-        return Checked(handshakes: handshakes, attachments: attachments)
+        let useDid = useDid ?? false
+        if useDid, multiUse == false || alias != nil {
+            throw AerieError.invalidParams(
+                "an invitation naming the tenant's DID is multi-use and has the DID's record (no alias of its own)",
+                field: multiUse == false ? "multiUse" : "alias")
+        }
+        return Checked(handshakes: handshakes, attachments: attachments, useDid: useDid)
     }
 }

@@ -59,6 +59,11 @@ public protocol ConnectionHandshakes: Sendable {
         kind: Invitation.Kind, multiUse: Bool, alias: String?, tenant: TenantContext,
         build: @Sendable (_ invitationKey: String, _ endpoint: String, _ defaultLabel: String) throws -> JSONValue
     ) async throws -> ConnectionRecord
+    /// The tenant's invitation DID record (made on first use): an open multi-use invitation of
+    /// ours whose `myDid` (a did:peer:2) out-of-band invitations may name as their service.
+    func invitationDID(tenant: TenantContext) async throws -> ConnectionRecord
+    /// The label our invitations and Requests carry when the caller gives none.
+    var defaultLabel: String { get }
     func load(_ id: UUID, tenant: TenantContext) async throws -> ConnectionRecord
     /// Applies `move` to `connection` (locked by the caller's transaction, or new for
     /// `.connectionless`) through the connections state machine, writes it in `tx` and marks the

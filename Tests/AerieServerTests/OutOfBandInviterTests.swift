@@ -56,6 +56,53 @@ import Testing
         await agent.stop()
     }
 
+    /// Invitations naming the tenant's invitation DID: ACA-Py 1.7.0 connects through the first
+    /// and, for the second, sends handshake-reuse over that connection; Aerie's
+    /// handshake-reuse-accepted makes ACA-Py's out-of-band record `reuse-accepted`, no second
+    /// connection on either side.
+    @Test func acapy170ReusesItsConnectionForASecondInvitationNamingTheTenantsDID() async throws {
+        let agent = try await ACAPyAgent.start(version: .v1_7_0)
+        do {
+            try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+                let (alice, _) = try await server.tenantClient(label: "alice")
+                defer { Task { await alice.close() } }
+                let first = try await alice.call("outOfBand.createInvitation", params: ["useDid": true, "label": "Aerie Alice"])
+                let didRecord = try #require(first["connectionId"]?.stringValue)
+                #expect(first["multiUse"] == true)
+                let service = try #require(first["invitation"]?["services"]?.arrayValue?.first?.stringValue)
+                #expect(service.hasPrefix("did:peer:2."))
+                _ = try await agent.admin(
+                    "POST", "/out-of-band/receive-invitation?auto_accept=true&use_existing_connection=true", body: first["invitation"]!)
+                let theirs = try await ACAPyDIDExchangeTests.completedConnection(
+                    agent, invitationId: try #require(first["invitation"]?["@id"]?.stringValue))
+                let acapyConnection = try #require(theirs["connection_id"]?.stringValue)
+                var ours: [JSONValue] = []
+                for _ in 0..<200 where ours.isEmpty {
+                    ours = try await alice.call("connections.list", params: ["state": 4])["connections"]?.arrayValue ?? []
+                    if ours.isEmpty { try await Task.sleep(for: .milliseconds(50)) }
+                }
+                #expect(ours.count == 1)
+                #expect(ours.first?["invitationId"] == first["invitation"]?["@id"])
+
+                let second = try await alice.call("outOfBand.createInvitation", params: ["useDid": true])
+                #expect(second["connectionId"]?.stringValue == didRecord)
+                #expect(second["invitation"]?["services"]?.arrayValue?.first?.stringValue == service)
+                let oob = try await agent.admin(
+                    "POST", "/out-of-band/receive-invitation?auto_accept=true&use_existing_connection=true", body: second["invitation"]!)
+                #expect(oob["state"] == "reuse-accepted", "\(oob)")
+                #expect(oob["connection_id"]?.stringValue == acapyConnection)
+                let after = try await alice.call("connections.list")["connections"]?.arrayValue ?? []
+                #expect(after.filter { $0["state"] == 4 }.count == 1)
+                #expect(after.count == 2)  // the connection and the invitation DID's record
+            }
+        } catch {
+            print("ACA-Py 1.7.0 log:\n\(agent.log().suffix(4000))")
+            await agent.stop()
+            throw error
+        }
+        await agent.stop()
+    }
+
     @Test func twoTenantsConnectOverOutOfBandAndAReuseIsAnswered() async throws {
         try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
             let (alice, _) = try await server.tenantClient(label: "alice")
@@ -92,6 +139,17 @@ import Testing
                 params: ["connectionId": .string(bobSide), "invitation": second["invitation"]!, "timeoutSeconds": 30])
             #expect(reused["connection"]?["stateName"] == "reused", "\(reused)")
             #expect(try await alice.call("connections.get", params: ["connectionId": second["connectionId"]!])["state"] == 1)
+
+            // Invitations naming Alice's invitation DID: Bob connects through the first and his
+            // outOfBand.accept of the second reuses that connection (same first key), answered.
+            let byDid = try await alice.call("outOfBand.createInvitation", params: ["useDid": true])
+            let viaDid = try await bob.call("outOfBand.accept", params: ["invitation": byDid["invitation"]!, "timeoutSeconds": 30])
+            #expect(viaDid["connection"]?["state"] == 4, "\(viaDid)")
+            let again = try await alice.call("outOfBand.createInvitation", params: ["useDid": true])
+            let reuse = try await bob.call("outOfBand.accept", params: ["invitation": again["invitation"]!, "timeoutSeconds": 30])
+            #expect(reuse["action"] == "reuse", "\(reuse)")
+            #expect(reuse["connection"]?["connectionId"] == viaDid["connection"]?["connectionId"])
+            #expect(reuse["connection"]?["stateName"] == "reused")
 
             #expect(try await carol.call("connections.list")["connections"]?.arrayValue?.isEmpty == true)
             #expect(try await DIDCommEndpointTests.mailboxCount(server, tenant: carolID) == 0)
