@@ -175,6 +175,17 @@ import Testing
             #expect(invitation["requests~attach"]?.arrayValue?.first?["data"]?["json"]?["@id"] == "req-1")
             let service = try #require(invitation["services"]?.arrayValue?.first)
             #expect(service["recipientKeys"]?.arrayValue?.first?.stringValue?.hasPrefix("did:key:z6Mk") == true)
+            // Concurrent first uses of the invitation DID make one record; useDid is multi-use.
+            let ids = try await withThrowingTaskGroup(of: String?.self) { group in
+                for _ in 0..<4 {
+                    group.addTask { try await alice.call("outOfBand.createInvitation", params: ["useDid": true])["connectionId"]?.stringValue }
+                }
+                return try await group.reduce(into: Set<String?>()) { $0.insert($1) }
+            }
+            #expect(ids.count == 1 && ids.first! != nil, "\(ids)")
+            await expectCode("invalid_params") {
+                try await alice.call("outOfBand.createInvitation", params: ["useDid": true, "multiUse": false])
+            }
             // Aerie's own reader takes it as any out-of-band invitation.
             let parsed = try await alice.call("connections.parseInvitation", params: ["url": created["invitationUrl"]!])
             #expect(parsed["kind"] == "out-of-band")
