@@ -190,7 +190,7 @@ extension ConnectionService {
                     invitation: invitationJSON, invitationKind: current.invitationKind, role: .inviter,
                     alias: invitationId == nil ? nil : current.alias)
                 : current
-            return try Self.commit(
+            let made = try Self.commit(
                 .requestReceived, to: base, inserting: multiUse, sending: outbound, reviewed: receipt?.claimed?.uid, in: tx
             ) { next in
                 next.myDid = did
@@ -204,6 +204,8 @@ extension ConnectionService {
                 next.handshakeProtocol = handshake.rawValue
                 next.multiUse = nil
             }
+            FaultPoint.reach("inbound.beforeCommit")
+            return made
         }
         if let made { committed(made, sent: true, tenant: tenant) }
     }
