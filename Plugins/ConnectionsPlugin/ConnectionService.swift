@@ -399,6 +399,9 @@ public struct ConnectionService: Sendable {
                      receipt: InboundReceipt? = nil, tenant: TenantContext) async throws -> ConnectionRecord {
         let (failed, changed) = try await tenant.database.transaction { tx -> (ConnectionRecord, Bool) in
             guard let current = try tx.connections.getForUpdate(id) else { throw AerieError.notFound("no connection \(id)") }
+            // A Request the server gave up handling fails no open invitation of ours: the
+            // invitation (multi-use, or still unused) stays for the next Request.
+            if case .deliveryFailed = event, current.isOpenInvitation { return (current, false) }
             if let receipt, try !receipt.claim(in: tx, connection: current.id) { return (current, false) }
             let next = try Self.commit(event, to: current, reviewed: receipt?.claimed?.uid ?? mailboxUid, in: tx) { next in
                 if let report { next.problemReport = report }
