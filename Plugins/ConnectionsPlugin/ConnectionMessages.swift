@@ -56,6 +56,71 @@ public enum ConnectionMessages {
         return .object(fields)
     }
 
+    public static let invitationType = "https://didcomm.org/connections/1.0/invitation"
+
+    /// Our connections/1.0 invitation: one recipient key, no routing keys, our endpoint.
+    public static func invitation(id: String, label: String, recipientKey: String, endpoint: String) -> JSONValue {
+        .object([
+            "@type": .string(invitationType), "@id": .string(id), "label": .string(label),
+            "recipientKeys": .array([.string(recipientKey)]), "serviceEndpoint": .string(endpoint),
+            "routingKeys": .array([]),
+        ])
+    }
+
+    /// The invitation as a `?c_i=` URL on `endpoint` (base64url of its JSON, unpadded).
+    public static func invitationURL(_ invitation: JSONValue, endpoint: String) -> String {
+        let separator = endpoint.contains("?") ? "&" : "?"
+        return endpoint + separator + "c_i=" + Base64.encodeURL(invitation.serialized())
+    }
+
+    /// The signed part of a Response: our pairwise DID and its DIDDoc.
+    public static func connection(did: String, verkey: String, endpoint: String) -> JSONValue {
+        .object(["DID": .string(did), "DIDDoc": didDoc(did: did, verkey: verkey, endpoint: endpoint)])
+    }
+
+    /// A Connection Response: `connection~sig` (made by the invitation key) over `connection`, on
+    /// the Request's thread (and its parent, the invitation, when the Request named it).
+    public static func response(id: String = UUID().uuidString.lowercased(), threadId: String, parentThreadId: String?,
+                                signature: SignatureDecorator) -> JSONValue {
+        var thread: [String: JSONValue] = ["thid": .string(threadId)]
+        if let parentThreadId { thread["pthid"] = .string(parentThreadId) }
+        return .object([
+            "@type": .string(responseType), "@id": .string(id), "~thread": .object(thread),
+            "connection~sig": signature.json,
+        ])
+    }
+
+    /// What a checked Request tells the inviter.
+    public struct Requester: Sendable, Hashable {
+        public var peer: PeerConnection
+        public var label: String?
+        /// The Request's thread: its `~thread.thid`, else its `@id`.
+        public var threadId: String
+        /// `~thread.pthid` when given (the invitation's `@id`).
+        public var parentThreadId: String?
+    }
+
+    /// Reads a Request's DID and DIDDoc (the invitee's key, endpoint and routing keys). Throws
+    /// `invalid_params` for a malformed Request or a DIDDoc of another DID than the Request's.
+    public static func readRequest(_ message: JSONValue) throws -> Requester {
+        guard let id = message["@id"]?.stringValue, !id.isEmpty else {
+            throw AerieError.invalidParams("the request has no @id", field: "message")
+        }
+        guard let connection = message["connection"],
+            let did = connection["DID"]?.stringValue ?? connection["did"]?.stringValue,
+            let doc = connection["DIDDoc"] ?? connection["did_doc"]
+        else { throw AerieError.invalidParams("the request has no connection with a DID and DIDDoc", field: "message") }
+        let normalized = InvitationMatchKeys.normalizedDID(did)
+        if let docId = doc["id"]?.stringValue, InvitationMatchKeys.normalizedDID(docId) != normalized {
+            throw AerieError.invalidParams("the request's DIDDoc is not the DIDDoc of its DID", field: "message")
+        }
+        let thread = message["~thread"]
+        return Requester(
+            peer: try peer(did: normalized, doc: doc), label: message["label"]?.stringValue.map { String($0.prefix(500)) },
+            threadId: String((thread?["thid"]?.stringValue ?? id).prefix(256)),
+            parentThreadId: thread?["pthid"]?.stringValue.map { String($0.prefix(256)) })
+    }
+
     public static func trustPing(id: String = UUID().uuidString.lowercased(), threadId: String?) -> JSONValue {
         var fields: [String: JSONValue] = [
             "@type": .string(trustPingType), "@id": .string(id), "response_requested": .bool(false),

@@ -230,7 +230,7 @@ public struct ConnectionService: Sendable {
         if inserting { try tx.connections.insert(next) } else { try tx.connections.update(next) }
         for action in transition.actions {
             switch action {
-            case .sendRequest, .sendTrustPing, .sendComplete:
+            case .sendRequest, .sendTrustPing, .sendComplete, .sendResponse:
                 guard let sending else { throw AerieError.internalError(details: "\(action) without a packed message") }
                 try sending.enqueue(for: next.id, in: tx)
             case .recordFailure: break
@@ -289,6 +289,11 @@ public struct ConnectionService: Sendable {
             return (record, sealedKey)
         }
         guard let (record, sealedKey) = found else { return nil }
+        // Responses answer our Requests: an inviter-side connection sent none (its problem
+        // reports are the invitee's, handled below).
+        if record.isInviter, isResponse {
+            throw AerieError(.conflict, "the connection was made from an invitation of ours; a response does not apply")
+        }
         if let thid = ConnectionMessages.threadId(message), let mine = record.threadId, thid != mine {
             throw AerieError(.conflict, "the message belongs to another thread than this connection's request")
         }
@@ -394,6 +399,9 @@ public struct ConnectionService: Sendable {
                      receipt: InboundReceipt? = nil, tenant: TenantContext) async throws -> ConnectionRecord {
         let (failed, changed) = try await tenant.database.transaction { tx -> (ConnectionRecord, Bool) in
             guard let current = try tx.connections.getForUpdate(id) else { throw AerieError.notFound("no connection \(id)") }
+            // A Request the server gave up handling fails no open invitation of ours: the
+            // invitation (multi-use, or still unused) stays for the next Request.
+            if case .deliveryFailed = event, current.isOpenInvitation { return (current, false) }
             if let receipt, try !receipt.claim(in: tx, connection: current.id) { return (current, false) }
             let next = try Self.commit(event, to: current, reviewed: receipt?.claimed?.uid ?? mailboxUid, in: tx) { next in
                 if let report { next.problemReport = report }
@@ -407,7 +415,7 @@ public struct ConnectionService: Sendable {
     /// `connections.updateState`: applies Responses or problem reports waiting in the mailbox.
     public func updateState(_ id: UUID, tenant: TenantContext) async throws -> ConnectionRecord {
         var record = try await load(id, tenant: tenant)
-        guard record.state == .requested || record.state == .responded else { return record }
+        guard !record.isInviter, record.state == .requested || record.state == .responded else { return record }
         let waiting = try await tenant.database.transaction { tx in
             try tx.mailbox.list(connectionId: id, status: MailboxMessage.received, type: nil, limit: 50)
         }

@@ -1,7 +1,6 @@
 import AerieCore
 
-/// The invitee side of RFC 0160 and the requester side of RFC 0023 (didexchange) as a pure
-/// function: an event and the current state in, the new state and the actions to take out. It
+/// Both sides of RFC 0160 and the requester side of RFC 0023 (didexchange) as a pure function: an event and the current state in, the new state and the actions to take out. It
 /// owns every state a connection takes (connect, responses, problem reports, delivery failures,
 /// handshake reuse, connectionless out-of-band); the driver (`ConnectionService.commit`) does
 /// the I/O: it writes the new state, enqueues what the actions send, marks the mailbox row that
@@ -25,6 +24,10 @@ public enum ConnectionStateMachine {
         /// An out-of-band invitation without handshake (seed 004 row 4): the connection is made
         /// from the invitation's service, established at once.
         case connectionless
+        /// Inviter: a checked Request reached an open invitation of ours; the Response is sent.
+        case requestReceived
+        /// Inviter: the invitee's first authenticated message after our Response.
+        case peerConfirmed
     }
 
     public enum Action: Sendable, Hashable {
@@ -33,6 +36,8 @@ public enum ConnectionStateMachine {
         case sendTrustPing
         /// didexchange `complete`, so the inviter moves its side to `completed`.
         case sendComplete
+        /// A connections/1.0 Response whose `connection~sig` the invitation key made.
+        case sendResponse
         case recordFailure(reason: String)
     }
 
@@ -69,6 +74,10 @@ public enum ConnectionStateMachine {
             return Transition(state: .reused, actions: [])
         case (.initialized, .connectionless):
             return Transition(state: .accepted, actions: [])
+        case (.initialized, .requestReceived):
+            return Transition(state: .responded, actions: [.sendResponse])
+        case (.responded, .peerConfirmed):
+            return Transition(state: .accepted, actions: [])
         case (.initialized, .problem(let reason)), (.requested, .problem(let reason)), (.responded, .problem(let reason)),
             (.initialized, .deliveryFailed(let reason)), (.requested, .deliveryFailed(let reason)),
             (.responded, .deliveryFailed(let reason)):
@@ -88,6 +97,8 @@ public enum ConnectionStateMachine {
         case .deliveryFailed: "a delivery failure"
         case .reuseAccepted: "a handshake reuse"
         case .connectionless: "a connectionless invitation"
+        case .requestReceived: "a connection request"
+        case .peerConfirmed: "the invitee's first message"
         }
     }
 }

@@ -51,6 +51,19 @@ extension ConnectionsPlugin {
             return try await service.waitWhilePending(current, watch: watch, timeout: timeout, tenant: tenant)
         }
 
+        func storeInvitation(
+            kind: Invitation.Kind, multiUse: Bool, alias: String?, tenant: TenantContext,
+            build: @Sendable (_ invitationKey: String, _ endpoint: String, _ defaultLabel: String) throws -> JSONValue
+        ) async throws -> ConnectionRecord {
+            try await plugin.service.storeInvitation(kind: kind, multiUse: multiUse, alias: alias, tenant: tenant, build: build)
+        }
+
+        var defaultLabel: String { plugin.service.defaultLabel }
+
+        func invitationDID(tenant: TenantContext) async throws -> ConnectionRecord {
+            try await plugin.service.invitationDID(tenant: tenant)
+        }
+
         func load(_ id: UUID, tenant: TenantContext) async throws -> ConnectionRecord {
             try await plugin.service.load(id, tenant: tenant)
         }

@@ -130,6 +130,32 @@ extension ConnectionsPlugin {
             }
         }
         try router.register(
+            "connections.createInvitation",
+            summary: "Inviter role (RFC 0160): a connections/1.0 invitation with a fresh invitation key of the tenant; answers "
+                + "{connectionId, invitation, invitationUrl (?c_i=), state: 1, multiUse, alias}. A Request to it is answered with a "
+                + "Response signed by the invitation key (state 3, responded); the invitee's first message makes it 4 (accepted). "
+                + "Single-use: that record becomes the connection and a later Request is refused; multiUse: a new connection per Request."
+        ) { (params: CreateInvitationParams, tenant: TenantContext) in
+            let checked = try params.validated()
+            return try await service.createInvitation(
+                label: checked.label, multiUse: checked.multiUse ?? false, alias: checked.alias, tenant: tenant)
+        }
+        // A Request (connections/1.0, didexchange 1.1) reaches only an open invitation of ours,
+        // authcrypted by the key its DID document names.
+        for type in [ConnectionMessages.requestType] + DIDExchangeMessages.requestTypes {
+            try router.registerInbound(type, from: .invitationRequest) { message, tenant in
+                try await service.receiveRequest(message, tenant: tenant)
+            }
+        }
+        // didexchange `complete` from the requester: stored by the pipeline; being the invitee's
+        // first message after our Response, it accepts the connection (`onPeerConfirmation`).
+        for type in DIDExchangeMessages.completeTypes {
+            try router.registerInbound(type) { _, _ in }
+        }
+        router.onPeerConfirmation { connection, tenant in
+            try await service.confirmPeer(connection, tenant: tenant)
+        }
+        try router.register(
             "connections.ping",
             summary: "Sends a trust ping (RFC 0048) asking for a response over an established connection and waits for the peer's "
                 + "ping_response: {connectionId, uid, @id, responseUid, roundTripMs}. The ping and the response are in the "

@@ -2,7 +2,8 @@ import AerieCore
 import AerieCrypto
 import Foundation
 
-/// The Aries RFC 0023 (didexchange 1.0 and 1.1) messages Aerie writes and reads as the requester,
+/// The Aries RFC 0023 (didexchange 1.0 and 1.1) messages Aerie writes and reads as the requester
+/// (and, for 1.1, as the responder),
 /// in the shapes ACA-Py 1.2.7 and 1.7.0 accept and send (`acapy_agent/protocols/didexchange`).
 public enum DIDExchangeMessages {
     /// `https://didcomm.org/didexchange/<version>/<name>`.
@@ -50,6 +51,55 @@ public enum DIDExchangeMessages {
         ]
     }
 
+    /// The Request types Aerie answers as responder (1.1 only: a 1.0 Response needs a signed
+    /// DIDDoc attachment, not built).
+    public static let requestTypes = [type("request", version: "1.1")]
+    public static let completeTypes = versions.map { type("complete", version: $0) }
+
+    /// Reads a Request (as responder): its `did` resolved locally (did:peer:2, did:peer:4 long
+    /// form) or from its `did_doc~attach` (its signature, if any, is not what proves the key: the
+    /// handler requires the Request to be authcrypted by the key the document names), its label
+    /// and thread.
+    public static func readRequest(_ message: JSONValue) throws -> ConnectionMessages.Requester {
+        guard let id = message["@id"]?.stringValue, !id.isEmpty else {
+            throw AerieError.invalidParams("the request has no @id", field: "message")
+        }
+        guard let did = message["did"]?.stringValue, !did.isEmpty, did.utf8.count <= maxDIDLength else {
+            throw AerieError.invalidParams("the request has no did (or one over \(maxDIDLength) bytes)", field: "message")
+        }
+        let peer: ConnectionMessages.PeerConnection
+        if let attached = message["did_doc~attach"], !attached.isNull {
+            guard let base64 = attached["data"]?["base64"]?.stringValue, base64.utf8.count <= SignedAttachment.maxBase64Length,
+                let bytes = try? Base64.decode(base64), let doc = try? JSONValue(parsing: String(decoding: bytes, as: UTF8.self))
+            else { throw AerieError.invalidParams("the request's did_doc~attach is not a base64 JSON document", field: "message") }
+            let docId = doc["id"]?.stringValue.map(InvitationMatchKeys.normalizedDID)
+            guard docId == nil || docId == InvitationMatchKeys.normalizedDID(did) else {
+                throw AerieError.invalidParams("the attached DID document is not the request's did", field: "message")
+            }
+            peer = try ConnectionMessages.peer(did: InvitationMatchKeys.normalizedDID(did), doc: doc)
+        } else {
+            peer = try resolve(did: did)
+        }
+        let thread = message["~thread"]
+        return ConnectionMessages.Requester(
+            peer: peer, label: message["label"]?.stringValue.map { String($0.prefix(500)) },
+            threadId: String((thread?["thid"]?.stringValue ?? id).prefix(256)),
+            parentThreadId: thread?["pthid"]?.stringValue.map { String($0.prefix(256)) })
+    }
+
+    /// A didexchange 1.1 Response: our `did` and `did_rotate~attach` (that DID signed by the
+    /// invitation key), on the Request's thread and the invitation's.
+    public static func response(
+        id: String = UUID().uuidString.lowercased(), threadId: String, parentThreadId: String?, did: String, rotate: JSONValue
+    ) -> JSONValue {
+        var thread: [String: JSONValue] = ["thid": .string(threadId)]
+        if let parentThreadId { thread["pthid"] = .string(parentThreadId) }
+        return .object([
+            "@type": .string(type("response", version: "1.1")), "@id": .string(id), "~thread": .object(thread),
+            "did": .string(did), "did_rotate~attach": rotate,
+        ])
+    }
+
     /// Longest DID accepted in a Response (a did:peer:2 with a few services fits easily).
     static let maxDIDLength = 16 * 1024
 
@@ -91,8 +141,19 @@ public enum DIDExchangeMessages {
             .malformedSignature, "the response has neither a signed did_rotate~attach nor a signed did_doc~attach")
     }
 
-    /// Resolves a DID that needs no resolver: did:peer:2.
+    /// Resolves a DID that needs no resolver: did:peer:2, did:peer:4 (long form).
     static func resolve(did: String) throws -> ConnectionMessages.PeerConnection {
+        if did.hasPrefix("did:peer:4") {
+            let doc: JSONValue
+            do {
+                doc = try JSONValue(parsing: String(decoding: try PeerDID4.documentJSON(did), as: UTF8.self))
+            } catch let error as CryptoError {
+                throw AerieError.invalidParams("the did:peer:4 is invalid: \(error.message)", field: "message")
+            } catch {
+                throw AerieError.invalidParams("the did:peer:4 document is not JSON", field: "message")
+            }
+            return try ConnectionMessages.peer(did: did, doc: doc)
+        }
         guard did.hasPrefix("did:peer:2.") else {
             throw AerieError.invalidParams(
                 "the response's did \(did.prefix(40))… cannot be resolved without a signed did_doc~attach (only did:peer:2 is)",

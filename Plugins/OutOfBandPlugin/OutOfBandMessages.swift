@@ -1,7 +1,8 @@
 import AerieCore
+import AerieCrypto
 import Foundation
 
-/// The RFC 0434 messages Aerie writes and reads as invitee.
+/// The RFC 0434 messages Aerie writes and reads (invitee, and inviter: invitation, reuse answer).
 public enum OutOfBandMessages {
     static let prefix = "https://didcomm.org/out-of-band/"
     /// The minor versions read and answered.
@@ -28,6 +29,51 @@ public enum OutOfBandMessages {
             "@id": .string(id),
             "~thread": .object(["thid": .string(id), "pthid": .string(invitationId)]),
         ])
+    }
+
+    /// The answer to a handshake-reuse: `thid` the reuse's thread, `pthid` the invitation.
+    public static func reuseAccepted(id: String = UUID().uuidString.lowercased(), threadId: String, invitationId: String,
+                                     version: String) -> JSONValue {
+        .object([
+            "@type": .string(reuseAcceptedType(version: version)),
+            "@id": .string(id),
+            "~thread": .object(["thid": .string(threadId), "pthid": .string(invitationId)]),
+        ])
+    }
+
+    /// Our out-of-band 1.1 invitation: one service (inline, or the tenant's invitation DID), the
+    /// handshakes offered, and the attached messages as `requests~attach` (JSON).
+    public static func invitation(
+        id: String = UUID().uuidString.lowercased(), label: String, handshakeProtocols: [String], attachments: [JSONValue],
+        goalCode: String?, goal: String?, service: JSONValue
+    ) -> JSONValue {
+        var fields: [String: JSONValue] = [
+            "@type": .string("\(prefix)1.1/invitation"), "@id": .string(id), "label": .string(label),
+            "handshake_protocols": .array(handshakeProtocols.map(JSONValue.string)), "services": [service],
+        ]
+        if let goalCode { fields["goal_code"] = .string(goalCode) }
+        if let goal { fields["goal"] = .string(goal) }
+        if !attachments.isEmpty {
+            fields["requests~attach"] = .array(
+                attachments.map { message in
+                    ["@id": .string(UUID().uuidString.lowercased()), "mime-type": "application/json", "data": ["json": message]]
+                })
+        }
+        return .object(fields)
+    }
+
+    /// An inline service: the invitation key as did:key, no routing keys, our endpoint.
+    public static func inlineService(recipientKey: String, endpoint: String) throws -> JSONValue {
+        let didKey = try AerieError.mappingCrypto { try DIDKey.did(verkeyBase58: recipientKey) }
+        return [
+            "id": "#inline", "type": "did-communication", "recipientKeys": [.string(didKey)], "routingKeys": [],
+            "serviceEndpoint": .string(endpoint),
+        ]
+    }
+
+    /// The invitation as an `?oob=` URL on `endpoint` (base64url of its JSON, unpadded).
+    public static func invitationURL(_ invitation: JSONValue, endpoint: String) -> String {
+        endpoint + (endpoint.contains("?") ? "&" : "?") + "oob=" + Base64.encodeURL(invitation.serialized())
     }
 
     /// `~thread.pthid`, bounded.

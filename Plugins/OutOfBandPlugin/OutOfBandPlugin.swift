@@ -73,6 +73,7 @@ public struct OutOfBandPlugin: AeriePlugin {
         for type in OutOfBandMessages.reuseAcceptedTypes {
             try router.registerInbound(type) { message, tenant in try await service.reuseAccepted(message, tenant: tenant) }
         }
+        try registerInviter(with: &router)
         for type in OutOfBandMessages.problemReportTypes {
             try router.registerInbound(type) { message, tenant in try await service.problemReport(message, tenant: tenant) }
         }

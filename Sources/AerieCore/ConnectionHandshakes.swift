@@ -51,6 +51,19 @@ public protocol ConnectionHandshakes: Sendable {
     /// answers the connection after it, or throws `timeout` and leaves it as it is.
     func waitForHandshake(_ connection: ConnectionRecord, timeout: Duration, tenant: TenantContext) async throws
         -> ConnectionRecord
+    /// Inviter role: stores a new invitation of ours (a fresh invitation key of the tenant, the
+    /// record in state `initialized`, role `inviter`), whose JSON `build` writes from that key
+    /// (base58), the server's public endpoint and its default label. The connections plugin
+    /// answers the Requests it gets.
+    func storeInvitation(
+        kind: Invitation.Kind, multiUse: Bool, alias: String?, tenant: TenantContext,
+        build: @Sendable (_ invitationKey: String, _ endpoint: String, _ defaultLabel: String) throws -> JSONValue
+    ) async throws -> ConnectionRecord
+    /// The tenant's invitation DID record (made on first use): an open multi-use invitation of
+    /// ours whose `myDid` (a did:peer:2) out-of-band invitations may name as their service.
+    func invitationDID(tenant: TenantContext) async throws -> ConnectionRecord
+    /// The label our invitations and Requests carry when the caller gives none.
+    var defaultLabel: String { get }
     func load(_ id: UUID, tenant: TenantContext) async throws -> ConnectionRecord
     /// Applies `move` to `connection` (locked by the caller's transaction, or new for
     /// `.connectionless`) through the connections state machine, writes it in `tx` and marks the

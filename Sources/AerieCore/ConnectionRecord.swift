@@ -1,8 +1,16 @@
 import Foundation
 
-/// A stored connection (RFC 0160, invitee role): what the invitation said, our pairwise key,
-/// and the peer's key and endpoint once its Response arrived.
+/// A stored connection (RFC 0160, either role). Invitee: what the invitation said, our pairwise
+/// key, and the peer's key and endpoint once its Response arrived. Inviter: an invitation we made
+/// (state `initialized`, `myVerkey` the invitation key) until a Request arrives; then the
+/// connection it made (`responded`, our new pairwise key, the invitee's key from the Request),
+/// `accepted` on the invitee's first authenticated message.
 public struct ConnectionRecord: Sendable, Hashable, Codable {
+    /// Which side of the handshake we are.
+    public enum Role: String, Sendable, Hashable, Codable {
+        case invitee, inviter
+    }
+
     /// The connection states, with the SDK's numbers (DESIGN.md).
     public enum State: String, Sendable, Hashable, Codable, CaseIterable {
         case initialized, requested, responded, accepted, reused, failed, deleted
@@ -50,6 +58,12 @@ public struct ConnectionRecord: Sendable, Hashable, Codable {
     /// The handshake used, e.g. `https://didcomm.org/connections/1.0` or
     /// `https://didcomm.org/didexchange/1.1`; nil until connect (and in older exports).
     public var handshakeProtocol: String?
+    /// Nil: invitee (every record before the inviter role existed).
+    public var role: Role?
+    /// Inviter: whether the invitation makes a connection per Request (it stays `initialized`).
+    public var multiUse: Bool?
+    /// Inviter: the backend's own name for the invitation and the connections it makes.
+    public var alias: String?
     public var createdAt: Date
     public var updatedAt: Date
 
@@ -60,7 +74,8 @@ public struct ConnectionRecord: Sendable, Hashable, Codable {
         myVerkey: String? = nil, threadId: String? = nil, theirDid: String? = nil, theirVerkey: String? = nil,
         theirEndpoint: String? = nil, theirRoutingKeys: [String] = [], label: String? = nil, logoUrl: String? = nil,
         goal: String? = nil, goalCode: String? = nil, failureReason: String? = nil, problemReport: JSONValue? = nil,
-        handshakeProtocol: String? = nil, createdAt: Date = Date(), updatedAt: Date = Date()
+        handshakeProtocol: String? = nil, role: Role? = nil, multiUse: Bool? = nil, alias: String? = nil,
+        createdAt: Date = Date(), updatedAt: Date = Date()
     ) {
         self.id = id
         self.state = state
@@ -85,6 +100,9 @@ public struct ConnectionRecord: Sendable, Hashable, Codable {
         self.failureReason = failureReason
         self.problemReport = problemReport
         self.handshakeProtocol = handshakeProtocol
+        self.role = role
+        self.multiUse = multiUse
+        self.alias = alias
         self.createdAt = createdAt
         self.updatedAt = updatedAt
     }
@@ -122,4 +140,17 @@ extension ConnectionRecord {
     public var isEstablished: Bool {
         (state == .accepted || state == .reused) && myVerkey != nil && theirVerkey != nil && theirEndpoint != nil
     }
+}
+
+extension ConnectionRecord {
+    /// Whether we made the invitation (inviter role).
+    public var isInviter: Bool { role == .inviter }
+
+    /// An invitation of ours still taking Requests at `myVerkey` (the invitation key): a
+    /// single-use one until its Request, a multi-use one always.
+    public var isOpenInvitation: Bool { role == .inviter && state == .initialized && theirVerkey == nil }
+
+    /// An inviter-side connection that answered the Request and waits for the invitee's first
+    /// message (RFC 0160: an ack or any message) to become `accepted`.
+    public var awaitsPeerConfirmation: Bool { role == .inviter && state == .responded && theirVerkey != nil }
 }

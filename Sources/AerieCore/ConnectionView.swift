@@ -19,6 +19,12 @@ public struct ConnectionView: Encodable, Sendable, Hashable {
     public var failureReason: String?
     /// The handshake used (`https://didcomm.org/connections/1.0`, `…/didexchange/1.1`), once connected.
     public var handshakeProtocol: String?
+    /// `invitee` or `inviter` (a connection from an invitation of ours, `connections.createInvitation`).
+    public var role: String
+    /// Inviter: whether the invitation makes a connection per Request.
+    public var multiUse: Bool?
+    /// Inviter: the backend's name for the invitation.
+    public var alias: String?
     public var createdAt: String
     public var updatedAt: String
     /// Set by `connections.accept` when the invitation matched a stored connection.
@@ -34,13 +40,16 @@ public struct ConnectionView: Encodable, Sendable, Hashable {
         theirVerkey = r.theirVerkey
         theirEndpoint = r.theirEndpoint
         invitationKind = r.invitationKind
-        invitationId = r.invitationId
+        invitationId = r.invitationId ?? (r.isInviter ? r.invitation["@id"]?.stringValue : nil)
         label = r.label
         logoUrl = r.logoUrl
         goal = r.goal
         goalCode = r.goalCode
         failureReason = r.failureReason
         handshakeProtocol = r.handshakeProtocol
+        role = (r.role ?? .invitee).rawValue
+        multiUse = r.multiUse
+        alias = r.alias
         createdAt = r.createdAt.formatted(.iso8601)
         updatedAt = r.updatedAt.formatted(.iso8601)
     }

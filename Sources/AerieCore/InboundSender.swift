@@ -9,6 +9,9 @@ public enum InboundSenders: Sendable, Hashable {
     /// The peer, or while their key is not known yet, the invitation key or a key of their own
     /// that the handler must find in the signed Response (`InboundSender.handshakeKey`).
     case handshakeResponse
+    /// Only at an open invitation of ours (`ConnectionRecord.isOpenInvitation`): any authcrypting
+    /// key, which the handler must find named by the Request's DIDDoc (`InboundSender.handshakeKey`).
+    case invitationRequest
 }
 
 /// Who sent an inbound message, as the connection its recipient key belongs to sees it. Decided
@@ -18,8 +21,9 @@ public enum InboundSender: Sendable, Hashable {
     case peer
     /// Authcrypted by the invitation's recipient key while the peer's key is not known yet.
     case invitationKey
-    /// Authcrypted by a key not known yet, on a Response: it counts only if it is the key the
-    /// Response's signed connection names (checked by the handler, else `Refused`).
+    /// Authcrypted by a key not known yet, on a Response or a Request: it counts only if it is the
+    /// key the Response's signed connection (the Request's DIDDoc) names (checked by the handler,
+    /// else `Refused`).
     case handshakeKey(String)
 
     /// Thrown by a handler (before it stores anything) when the sender is not the key the
@@ -34,6 +38,9 @@ public enum InboundSender: Sendable, Hashable {
         senderVerkey: String?, connection: ConnectionRecord, accepted: InboundSenders
     ) -> InboundSender? {
         guard let senderVerkey else { return nil }
+        // An invitation key of ours takes Requests only, and Requests go nowhere else.
+        if connection.isOpenInvitation { return accepted == .invitationRequest ? .handshakeKey(senderVerkey) : nil }
+        if accepted == .invitationRequest { return nil }
         if let theirVerkey = connection.theirVerkey {
             return senderVerkey == theirVerkey ? .peer : nil
         }
@@ -44,6 +51,8 @@ public enum InboundSender: Sendable, Hashable {
             return senderVerkey == connection.firstRecipientKey ? .invitationKey : nil
         case .handshakeResponse:
             return senderVerkey == connection.firstRecipientKey ? .invitationKey : .handshakeKey(senderVerkey)
+        case .invitationRequest:
+            return nil
         }
     }
 

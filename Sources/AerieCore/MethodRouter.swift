@@ -50,6 +50,12 @@ public struct MethodRouter: Sendable {
     public private(set) var connectionFailureHooks: [ConnectionFailureHook] = []
     /// Event kind (`message`, `connection`, ...) -> how clients are shown it.
     public private(set) var eventPresenters: [String: EventPresenter] = [:]
+    /// Told when an authenticated message of the peer reaches a connection that waits for one
+    /// (`ConnectionRecord.awaitsPeerConfirmation`), before its handler runs; answers the
+    /// connection after the state change it made (RFC 0160: the inviter's side is `accepted` on
+    /// the invitee's first message).
+    public typealias PeerConfirmationHook = @Sendable (ConnectionRecord, TenantContext) async throws -> ConnectionRecord
+    public private(set) var peerConfirmationHooks: [PeerConfirmationHook] = []
     /// The plugin currently registering; set by `install(_:)` so errors and docs name it.
     private var currentPlugin = "core"
 
@@ -140,6 +146,19 @@ public struct MethodRouter: Sendable {
     /// Runs every connection-failure hook.
     public func connectionFailed(_ connectionId: UUID, reason: String, tenant: TenantContext) async {
         for hook in connectionFailureHooks { await hook(connectionId, reason, tenant) }
+    }
+
+    /// Registers a hook the inbound pipeline calls on a peer's message to a connection that waits
+    /// for one.
+    public mutating func onPeerConfirmation(_ hook: @escaping PeerConfirmationHook) {
+        peerConfirmationHooks.append(hook)
+    }
+
+    /// Runs every peer-confirmation hook in turn; answers the connection as the last one left it.
+    public func peerConfirmed(_ connection: ConnectionRecord, tenant: TenantContext) async throws -> ConnectionRecord {
+        var current = connection
+        for hook in peerConfirmationHooks { current = try await hook(current, tenant) }
+        return current
     }
 
     public func method(named name: String) -> Method? { methods[name] }

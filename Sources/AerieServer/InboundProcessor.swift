@@ -153,14 +153,20 @@ struct InboundProcessor: Sendable {
     /// recipient key (one read) and checks that the sender is a key that connection takes this
     /// type from (`InboundSender.authenticate`). Nil (the message is refused, nothing stored)
     /// for anoncrypt, a stranger's key, or a key with no connection; the answer is the same
-    /// as for an unknown recipient, so it reveals nothing about which keys are hosted.
+    /// as for an unknown recipient, so it reveals nothing about which keys are hosted. A peer's
+    /// message to a connection waiting for it is first passed to `MethodRouter.peerConfirmed`.
     func authenticate(
         sender: String?, recipient: String, route: MethodRouter.InboundRoute, tenant: TenantContext
     ) async throws -> (ConnectionRecord, InboundSender)? {
         guard sender != nil,
-            let connection = try await tenant.database.transaction({ tx in try tx.connections.findByMyVerkey(recipient) }),
+            var connection = try await tenant.database.transaction({ tx in try tx.connections.findByMyVerkey(recipient) }),
             let authenticated = InboundSender.authenticate(senderVerkey: sender, connection: connection, accepted: route.senders)
         else { return nil }
+        // The peer's first message to an inviter-side connection accepts it, whatever the message
+        // (handshake reports excepted: they are about the handshake, not on the connection).
+        if authenticated == .peer, route.senders == .peer, connection.awaitsPeerConfirmation {
+            connection = try await router.peerConfirmed(connection, tenant: tenant)
+        }
         return (connection, authenticated)
     }
 

@@ -215,4 +215,40 @@ extension CrashSafetyTests {
             #expect(active.count == 1, "ACA-Py: \(acapyStates)")
         }
     }
+
+    /// The inviter side (issue 17): a crash while the Request is being handled (before its
+    /// transaction commits) or after it committed but before ACA-Py got its 202; ACA-Py 1.2.7
+    /// sends the Request again, and after the restart it reaches `active` with the one
+    /// connection Aerie made (the Response queued in the same transaction as the state).
+    @Test(arguments: ["inbound.beforeCommit", "inbound.afterStore"])
+    func inviterCrashAtFaultPointThenTheInviteeConnects(point: String) async throws {
+        try await Self.withServerAndACAPy { server, agent in
+            try await server.start(extra: ["AERIE_FAULT_POINT": point])
+            let tenant = try await server.createTenant(label: "inviter")
+            let client = try await server.tenantClient(token: tenant.token)
+            let created = try await client.call("connections.createInvitation", params: ["label": "Crashing Aerie"])
+            let connectionId = try #require(created["connectionId"]?.stringValue)
+            await client.close()
+            let theirs = try await agent.admin(
+                "POST", "/connections/receive-invitation?auto_accept=true", body: try #require(created["invitation"]))
+            let acapyConnection = try #require(theirs["connection_id"]?.stringValue)
+            try #require(await server.waitForExit(timeout: .seconds(30)), "fault point \(point) was never reached")
+            try await server.start()
+
+            let active = try await agent.waitForConnection(acapyConnection, states: ["active", "completed"], timeout: .seconds(60))
+            #expect(active["their_label"] == "Crashing Aerie")
+            let again = try await server.tenantClient(token: tenant.token)
+            var ours = JSONValue.null
+            for _ in 0..<300 {
+                ours = try await again.call("connections.get", params: ["connectionId": .string(connectionId)])
+                if ours["state"] == 4 { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(ours["state"] == 4, "after a crash at \(point): \(ours)\n\(server.log().suffix(3000))")
+            #expect(ours["theirDid"]?.stringValue == active["my_did"]?.stringValue)
+            let list = try await again.call("connections.list")
+            #expect(list["connections"]?.arrayValue?.count == 1, "\(list)")
+            await again.close()
+        }
+    }
 }

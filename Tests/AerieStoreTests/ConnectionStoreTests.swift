@@ -157,4 +157,32 @@ import Testing
             #expect(rows == [["connections", "t", "t"], ["mailbox", "t", "t"], ["oob_invitations", "t", "t"], ["outbox", "t", "t"]])
         }
     }
+
+    /// The inviter role, multi-use flag and alias (issue 17) are sealed with the row: they read
+    /// back, the database holds none of them in clear, and the other tenant sees no row.
+    @Test func inviterFieldsAreSealedAndStayWithTheirTenant() async throws {
+        try await StoreFixture.with { fixture in
+            let a = fixture.runtime.sealed(try await fixture.createTenant("A").id)
+            let b = fixture.runtime.sealed(try await fixture.createTenant("B").id)
+            let invitation = ConnectionRecord(
+                invitation: ["@id": "ours-1"], invitationKind: "aries", myVerkey: "INVITATIONKEY1", role: .inviter,
+                multiUse: true, alias: "front-desk-alias")
+            try await a.transaction { try $0.connections.insert(invitation) }
+            let loaded = try #require(try await a.transaction { try $0.connections.findByMyVerkey("INVITATIONKEY1") })
+            #expect(loaded.role == .inviter && loaded.multiUse == true && loaded.alias == "front-desk-alias")
+            #expect(loaded.isOpenInvitation)
+            #expect(try await b.transaction { try $0.connections.findByMyVerkey("INVITATIONKEY1") } == nil)
+            #expect(try await b.transaction { try $0.connections.get(invitation.id) } == nil)
+            let clear = try await fixture.asSuperuser { session in
+                try session.query("SELECT count(*) FROM aerie.connections WHERE sealed::text LIKE '%front-desk%' OR label IS NOT NULL")
+                    .int(0, 0)
+            }
+            #expect(clear == 0)
+            let sealedBytes = try await fixture.asSuperuser { session in
+                try session.query("SELECT sealed FROM aerie.connections").bytes(0, 0) ?? []
+            }
+            #expect(!String(decoding: sealedBytes, as: UTF8.self).contains("front-desk-alias"))
+            #expect(!String(decoding: sealedBytes, as: UTF8.self).contains("inviter"))
+        }
+    }
 }

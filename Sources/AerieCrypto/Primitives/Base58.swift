@@ -44,9 +44,15 @@ public enum Base58 {
     }
 
     public static func decode(_ string: String) throws -> [UInt8] {
-        guard string.utf8.count <= maxDecodeLength else {
+        try decode(string, maxLength: maxDecodeLength)
+    }
+
+    /// `decode` with another bound, for the few longer values that are base58 (a did:peer:4
+    /// document); the cost grows with the square of `maxLength`.
+    public static func decode(_ string: String, maxLength: Int) throws -> [UInt8] {
+        guard string.utf8.count <= maxLength else {
             throw CryptoError(
-                .invalidEncoding, "base58 text longer than \(maxDecodeLength) characters",
+                .invalidEncoding, "base58 text longer than \(maxLength) characters",
                 details: "\(string.utf8.count) characters")
         }
         let input = Array(string.utf8)

@@ -79,6 +79,12 @@ public struct KeyWallet: Sendable {
         try await keyPair(verkey).sign(data)
     }
 
+    /// A `~sig` decorator (`ed25519Sha512_single`) of `value` by the tenant's key `verkey`, as the
+    /// inviter signs a Connection Response's `connection` with the invitation key.
+    public func signDecorator(_ value: JSONValue, with verkey: String) async throws -> SignatureDecorator {
+        try SignatureDecorator.sign(value, with: try await keyPair(verkey))
+    }
+
     /// Whether `signature` is `verkey`'s signature of `data` (any verkey; no wallet needed).
     public static func verify(signature: [UInt8], of data: [UInt8], by verkey: String) -> Bool {
         guard let key = try? KeyReference.verkey(from: verkey) else { return false }

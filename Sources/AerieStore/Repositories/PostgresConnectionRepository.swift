@@ -4,8 +4,8 @@ import Foundation
 /// `aerie.connections`. Queries name the tenant too; row-level security guarantees isolation.
 /// Clear: id, state, invitation kind, handshake protocol, our DID and verkey (routing inbound
 /// mail, the mailbox join, NOTIFY), their DID (the pairwise `senderDID` the mailbox join shows);
-/// everything else is sealed (`RowSealing`, `sealed`), and the three invitation match keys are
-/// keyed hashes.
+/// everything else is sealed (`RowSealing`, `sealed`: also the inviter role, multi-use and
+/// alias), and the three invitation match keys are keyed hashes.
 struct PostgresConnectionRepository: ConnectionRepository {
     let tenantID: TenantID
     let session: DatabaseSession
@@ -148,7 +148,8 @@ struct PostgresConnectionRepository: ConnectionRepository {
             "theirEndpoint": .optional(r.theirEndpoint), "theirRoutingKeys": .array(r.theirRoutingKeys.map(JSONValue.string)),
             "label": .optional(r.label), "logoUrl": .optional(r.logoUrl), "goal": .optional(r.goal),
             "goalCode": .optional(r.goalCode), "failureReason": .optional(r.failureReason),
-            "problemReport": r.problemReport ?? .null,
+            "problemReport": r.problemReport ?? .null, "role": .optional(r.role?.rawValue),
+            "multiUse": r.multiUse.map(JSONValue.bool) ?? .null, "alias": .optional(r.alias),
         ]
         return [
             .text(r.state.rawValue), .text(r.invitationKind), .optionalText(r.myDid), .optionalText(r.myVerkey),
@@ -186,6 +187,9 @@ struct PostgresConnectionRepository: ConnectionRepository {
             record.goalCode = f.string("goalCode")
             record.failureReason = f.string("failureReason")
             record.problemReport = f.json("problemReport")
+            record.role = f.string("role").flatMap(ConnectionRecord.Role.init(rawValue:))
+            if case .bool(let multiUse)? = f.json("multiUse") { record.multiUse = multiUse }
+            record.alias = f.string("alias")
         } else {
             record.invitation = try JSONColumn.decode(r.string(row, 2) ?? "null")
             record.invitationId = r.string(row, 4)

@@ -1,0 +1,251 @@
+import AerieCore
+import AerieCrypto
+import Foundation
+
+/// The inviter side of RFC 0160: an invitation is a connection record of ours (role `inviter`,
+/// state `initialized`) whose `myVerkey` is a fresh invitation key, so inbound routing finds it
+/// like any key of ours. A Request to that key (`InboundSenders.invitationRequest`) is answered
+/// with a Response signed by the invitation key and sent from a new pairwise key; a single-use
+/// invitation becomes that connection (its key is deleted and routes nowhere: a second Request
+/// is refused), a multi-use one stays open and makes a new connection per Request.
+extension ConnectionService {
+    /// What `connections.createInvitation` answers.
+    public struct CreatedInvitation: Encodable, Sendable {
+        public var connectionId: String
+        public var invitation: JSONValue
+        public var invitationUrl: String
+        public var state: Int
+        public var stateName: String
+        public var multiUse: Bool
+        public var alias: String?
+    }
+
+    /// `connections.createInvitation`: a connections/1.0 invitation (`storeInvitation`).
+    public func createInvitation(label: String?, multiUse: Bool, alias: String?, tenant: TenantContext) async throws
+        -> CreatedInvitation
+    {
+        let label = label ?? defaultLabel
+        let record = try await storeInvitation(kind: .aries, multiUse: multiUse, alias: alias, tenant: tenant) { key, endpoint, _ in
+            ConnectionMessages.invitation(id: UUID().uuidString.lowercased(), label: label, recipientKey: key, endpoint: endpoint)
+        }
+        return CreatedInvitation(
+            connectionId: record.id.uuidString.lowercased(), invitation: record.invitation,
+            invitationUrl: ConnectionMessages.invitationURL(record.invitation, endpoint: record.invitation["serviceEndpoint"]?.stringValue ?? endpoint()),
+            state: record.state.number, stateName: record.state.rawValue, multiUse: multiUse, alias: alias)
+    }
+
+    /// Stores an invitation of ours: a fresh invitation key and the record (role `inviter`,
+    /// `initialized`, `myVerkey` the key) in one transaction. `build` writes the invitation JSON
+    /// from the key (base58), our endpoint and the default label.
+    public func storeInvitation(
+        kind: Invitation.Kind, multiUse: Bool, alias: String?, tenant: TenantContext,
+        build: @Sendable (_ invitationKey: String, _ endpoint: String, _ defaultLabel: String) throws -> JSONValue
+    ) async throws -> ConnectionRecord {
+        let key = try await AerieError.mappingCrypto { try await tenant.keys.makeKey() }
+        let invitation = try build(key.verkey, endpoint(), defaultLabel)
+        let record = ConnectionRecord(
+            invitation: invitation, invitationKind: kind.rawValue, myVerkey: key.verkey,
+            handshakeProtocol: kind == .aries ? HandshakeProtocol.connections10.rawValue : nil, role: .inviter,
+            multiUse: multiUse, alias: alias)
+        try await tenant.database.transaction { tx in
+            try key.store(in: tx)
+            try tx.connections.insert(record)
+        }
+        return record
+    }
+
+    /// The tenant's invitation DID: a did:peer:2 of a key of its own and this server's endpoint,
+    /// the one service of every out-of-band invitation made with `useDid`, so a peer already
+    /// connected through one of them recognises the next (ACA-Py matches `their_public_did`) and
+    /// reuses the connection instead of making another. An open multi-use invitation record of
+    /// its own (its id derived from the tenant's, so there is one per tenant), made on first use
+    /// with its key in one transaction; Requests to it make a new connection each. It keeps the
+    /// endpoint it was made with.
+    public func invitationDID(tenant: TenantContext) async throws -> ConnectionRecord {
+        let id = Self.invitationDIDRecordId(tenant.tenantID)
+        if let found = try await tenant.database.read({ try $0.connections.get(id) }) { return found }
+        let key = try await AerieError.mappingCrypto { try await tenant.keys.makeKey() }
+        let did = try AerieError.mappingCrypto { try PeerDID2.make(verkey: try Base58.decode(key.verkey), serviceEndpoint: endpoint()) }
+        let record = ConnectionRecord(
+            id: id,
+            invitation: [
+                "services": [.string(did)],
+                "handshake_protocols": [.string(HandshakeProtocol.didExchange11.rawValue), .string(HandshakeProtocol.connections10.rawValue)],
+            ],
+            invitationKind: Invitation.Kind.outOfBand.rawValue, myDid: did, myVerkey: key.verkey, role: .inviter, multiUse: true,
+            alias: "invitation DID")
+        do {
+            try await tenant.database.transaction { tx in
+                try key.store(in: tx)
+                try tx.connections.insert(record)
+            }
+            return record
+        } catch let error as AerieError where error.code == .conflict {
+            // Another call made it first: that one is the tenant's.
+            guard let found = try await tenant.database.read({ try $0.connections.get(id) }) else { throw error }
+            return found
+        }
+    }
+
+    /// The invitation DID record's id: a name-based id from the tenant's (SHA-256, UUID v5 layout).
+    static func invitationDIDRecordId(_ tenant: TenantID) -> UUID {
+        var bytes = SHA256.hash(Array("aerie.invitation-did:\(tenant.rawValue)".utf8)).prefix(16).map { $0 }
+        bytes[6] = (bytes[6] & 0x0F) | 0x50
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+    }
+
+    /// Whether an invitation of ours offers `handshake`: connections/1.0 for ours of RFC 0160,
+    /// the listed `handshake_protocols` for an out-of-band one.
+    static func offers(_ invitation: ConnectionRecord, _ handshake: HandshakeProtocol) -> Bool {
+        switch Invitation.Kind(rawValue: invitation.invitationKind) {
+        case .aries?: return handshake == .connections10
+        case .outOfBand?:
+            guard case .array(let offered)? = invitation.invitation["handshake_protocols"] else { return false }
+            return offered.contains { $0.stringValue.map(InboundMessage.normalizedType) == handshake.rawValue }
+        default: return false
+        }
+    }
+
+    /// A Request (connections/1.0, or didexchange 1.1 at an out-of-band invitation offering it)
+    /// the inbound pipeline took at an open invitation of ours (`message.connection`),
+    /// authcrypted by `message.sender`'s key, which must be the key the Request's DID document
+    /// names (else `InboundSender.Refused`: nothing stored; also for a handshake the invitation
+    /// does not offer). Checks the invitee's endpoint, makes the pairwise key, signs with the
+    /// invitation key (connections/1.0: `connection~sig` over our DID and DIDDoc; didexchange 1.1:
+    /// `did_rotate~attach` over our did:peer:2) and packs the Response; then in one transaction:
+    /// stores the Request (a copy handled before changes nothing), the key, the connection
+    /// (`responded`) and the Response's outbox row. A Request that reaches a single-use invitation
+    /// another Request already used (they raced) is refused.
+    func receiveRequest(_ message: InboundMessage, tenant: TenantContext) async throws {
+        guard let invitation = message.connection, let sender = message.sender, invitation.isOpenInvitation,
+            let invitationKey = invitation.myVerkey, invitationKey == message.recipientVerkey
+        else { throw InboundSender.Refused() }
+        let handshake: HandshakeProtocol = message.type == ConnectionMessages.requestType ? .connections10 : .didExchange11
+        guard Self.offers(invitation, handshake) else { throw InboundSender.Refused() }
+        let requester = try handshake == .connections10
+            ? ConnectionMessages.readRequest(message.body) : DIDExchangeMessages.readRequest(message.body)
+        guard sender.allows(requester.peer.verkey) else { throw InboundSender.Refused() }
+        let invitationId = invitation.invitation["@id"]?.stringValue
+        if let parent = requester.parentThreadId, let invitationId, parent != invitationId {
+            throw AerieError(.conflict, "the request names another invitation (~thread.pthid) than the one it was sent to")
+        }
+        let peer = requester.peer
+        try await checkDestination(peer.endpoint)
+
+        let key = try await AerieError.mappingCrypto { try await tenant.keys.makeKey() }
+        let did: String
+        let response: JSONValue
+        do {
+            switch handshake {
+            case .connections10:
+                did = try AerieError.mappingCrypto { KeyReference.unqualifiedDID(verkey: try Base58.decode(key.verkey)) }
+                let signature = try await AerieError.mappingCrypto {
+                    try await tenant.keys.signDecorator(
+                        ConnectionMessages.connection(did: did, verkey: key.verkey, endpoint: endpoint()), with: invitationKey)
+                }
+                response = ConnectionMessages.response(
+                    threadId: requester.threadId, parentThreadId: requester.parentThreadId, signature: signature)
+            case .didExchange10, .didExchange11:
+                did = try AerieError.mappingCrypto { try PeerDID2.make(verkey: try Base58.decode(key.verkey), serviceEndpoint: endpoint()) }
+                let rotate = try await AerieError.mappingCrypto {
+                    try await SignedAttachment.make(Array(did.utf8), mimeType: "text/string", verkey: invitationKey) { bytes in
+                        try await tenant.keys.sign(bytes, with: invitationKey)
+                    }
+                }
+                response = DIDExchangeMessages.response(
+                    threadId: requester.threadId, parentThreadId: requester.parentThreadId ?? invitationId, did: did, rotate: rotate)
+            }
+        } catch let error as AerieError where error.code == .notFound {
+            // The key went with its single use since the pipeline read the invitation: refused
+            // like every later Request.
+            throw InboundSender.Refused()
+        }
+        let outbound = try await Outbound.pack(
+            response, from: .pending(key),
+            to: Outbound.Route(recipientKey: peer.verkey, routingKeys: peer.routingKeys, endpoint: peer.endpoint), tenant: tenant)
+        let receipt = message.receipt
+        let made = try await tenant.database.transaction { tx -> ConnectionRecord? in
+            guard let current = try tx.connections.getForUpdate(invitation.id) else { throw InboundSender.Refused() }
+            // A copy of a Request already handled: nothing more (before the open check, so the
+            // copy is answered like the first, not refused).
+            if let receipt, try !receipt.claim(in: tx, connection: current.id) { return nil }
+            guard current.isOpenInvitation, current.myVerkey == invitationKey else { throw InboundSender.Refused() }
+            try key.store(in: tx)
+            let multiUse = current.multiUse == true
+            // A used single-use invitation's key has nothing left to receive: it goes, so it no
+            // longer even routes to the tenant.
+            if !multiUse { _ = try tx.keys.remove(verkey: invitationKey) }
+            // Multi-use: a new connection; single-use: the invitation itself becomes it.
+            // (The invitation DID's record has no `@id` of its own: the connection keeps the
+            // invitation the Request names.)
+            var invitationJSON = current.invitation
+            if invitationId == nil, let parent = requester.parentThreadId, case .object(var fields) = invitationJSON {
+                fields["@id"] = .string(parent)
+                invitationJSON = .object(fields)
+            }
+            let base = multiUse
+                ? ConnectionRecord(
+                    invitation: invitationJSON, invitationKind: current.invitationKind, role: .inviter,
+                    alias: invitationId == nil ? nil : current.alias)
+                : current
+            let made = try Self.commit(
+                .requestReceived, to: base, inserting: multiUse, sending: outbound, reviewed: receipt?.claimed?.uid, in: tx
+            ) { next in
+                next.myDid = did
+                next.myVerkey = key.verkey
+                next.threadId = requester.threadId
+                next.theirDid = peer.did
+                next.theirVerkey = peer.verkey
+                next.theirEndpoint = peer.endpoint
+                next.theirRoutingKeys = peer.routingKeys
+                next.label = requester.label
+                next.handshakeProtocol = handshake.rawValue
+                next.multiUse = nil
+            }
+            FaultPoint.reach("inbound.beforeCommit")
+            return made
+        }
+        if let made { committed(made, sent: true, tenant: tenant) }
+    }
+
+    /// The invitee's first authenticated message to an inviter-side connection that answered its
+    /// Request: `accepted`, in a transaction of its own before the message is handled (the peer
+    /// proved it holds the key our Response was sent to, whatever happens to the message).
+    func confirmPeer(_ connection: ConnectionRecord, tenant: TenantContext) async throws -> ConnectionRecord {
+        guard connection.awaitsPeerConfirmation else { return connection }
+        let (updated, changed) = try await tenant.database.transaction { tx -> (ConnectionRecord, Bool) in
+            guard let current = try tx.connections.getForUpdate(connection.id) else {
+                throw AerieError.notFound("no connection \(connection.id)")
+            }
+            guard current.awaitsPeerConfirmation else { return (current, false) }
+            return (try Self.commit(.peerConfirmed, to: current, in: tx), true)
+        }
+        if changed { committed(updated, sent: false, tenant: tenant) }
+        return updated
+    }
+}
+
+struct CreateInvitationParams: Decodable, Sendable, DocumentedParams {
+    static let maxTextLength = 500
+
+    var label: String?
+    var multiUse: Bool?
+    var alias: String?
+
+    static let documentation = [
+        ParamDoc("label", "string", required: false, "the label the invitee sees (default: the server's), at most 500 characters"),
+        ParamDoc("multiUse", "boolean", required: false, "a connection per Request (false: the invitation is used once)"),
+        ParamDoc("alias", "string", required: false, "the backend's own name for the invitation and its connections"),
+    ]
+
+    func validated() throws -> CreateInvitationParams {
+        for (field, value) in [("label", label), ("alias", alias)] {
+            if let value, value.isEmpty || value.count > Self.maxTextLength {
+                throw AerieError.invalidParams("\(field) must be 1...\(Self.maxTextLength) characters", field: field)
+            }
+        }
+        return self
+    }
+}

@@ -1,0 +1,56 @@
+import AerieCore
+import AerieCrypto
+import Foundation
+import Testing
+
+@testable import ConnectionsPlugin
+
+/// The didexchange 1.1 responder's pure parts: a did:peer:4 Request (what ACA-Py 1.7.0 sends) is
+/// resolved locally, a tampered or short-form one refused; the Response's `did_rotate~attach`
+/// reads back, signed by the invitation key, as Aerie's own requester side (and ACA-Py) checks it.
+@Suite(.timeLimit(.minutes(10))) struct ResponderMessagesTests {
+    /// Made by the `did_peer_4` package ACA-Py 1.7.0 uses (`did_peer_4.encode`), for the document
+    /// with the did:key spec's first Ed25519 key and endpoint http://peer.example:8020.
+    static let peer4 = "did:peer:4zQmNte3upk6NSag9mkD2YrK8sNMdavpgVZrvYD9MHaxPxvg:z7eDJujEWxy7EZQfuCx3NRViEHorQd34uxKaVyQ5cQw11QTwFJ6ZxydDjuAFy1NWtQoMv7vJ3i1gjTqDSjTS3fv2gftgzbDFZzocGqtZ3nbufT1eUjdpAMEz5rGqc2L33GK7Z3veo4NMteeEQ3HYfVFQrLKuX3zPSyNdxFo3BRmLbkMYASXKv4HW95XUt17vZgkqNYB3juyP8R5dbMYvFyR4oTAkLtADPwVyrufLLLTs9EaTZyLoeSMYow1ti99mGdMGo1wFUPbkWtkgTpTH7AXCWBg6sR2PcrPENvPE5wiXwxcncHUgKQdNWCUBEQK8b3kRmwUGVzrvdn4whjXYUuhEMCiY4EigQG4kPnfsw1rTajU3Rqid2B2SRAwR7xxk1AsapB4RY4r49ga5frMwHT2AiWKQXjBpNeqT9411HZA3dZ6m3E73QYg8avWo6KsYcQR8w7LXGHn7CNHz878hX4V4aK6b43TGanpb9jnGrmhnU"
+
+    static func request(did: String) -> JSONValue {
+        [
+            "@type": "https://didcomm.org/didexchange/1.1/request", "@id": "req-1", "label": "ACA-Py", "did": .string(did),
+            "~thread": ["thid": "req-1", "pthid": "inv-1"],
+        ]
+    }
+
+    @Test func aDIDPeer4RequestIsResolvedLocally() throws {
+        let read = try DIDExchangeMessages.readRequest(Self.request(did: Self.peer4))
+        #expect(read.peer.verkey == "4zvwRjXUKGfvwnParsHAS3HuSVzV5cA4McphgmoCtajS")
+        #expect(read.peer.endpoint == "http://peer.example:8020")
+        #expect(read.peer.did == Self.peer4)
+        #expect(read.threadId == "req-1" && read.parentThreadId == "inv-1" && read.label == "ACA-Py")
+    }
+
+    @Test func tamperedShortOrOversizedDIDPeer4IsRefused() {
+        let parts = Self.peer4.split(separator: ":")
+        let short = parts.prefix(3).joined(separator: ":")
+        var tampered = Array(Self.peer4)
+        tampered[tampered.count - 5] = tampered[tampered.count - 5] == "a" ? "b" : "a"
+        let oversized = Self.peer4 + String(repeating: "z", count: PeerDID4.maxLength)
+        for bad in [short, String(tampered), oversized, "did:peer:4zQm:z", "did:peer:3abc"] {
+            #expect(throws: AerieError.self, "\(bad.prefix(40))") { try DIDExchangeMessages.readRequest(Self.request(did: bad)) }
+        }
+    }
+
+    @Test func theResponseCarriesOurDIDSignedByTheInvitationKey() async throws {
+        let invitationKey = Ed25519KeyPair.generate()
+        let pairwise = Ed25519KeyPair.generate()
+        let did = try PeerDID2.make(verkey: pairwise.verkey, serviceEndpoint: "http://aerie.example")
+        let rotate = try await SignedAttachment.make(Array(did.utf8), mimeType: "text/string", verkey: invitationKey.verkeyBase58) {
+            invitationKey.sign($0)
+        }
+        let response = DIDExchangeMessages.response(threadId: "req-1", parentThreadId: "inv-1", did: did, rotate: rotate)
+        #expect(response["@type"] == "https://didcomm.org/didexchange/1.1/response")
+        #expect(response["~thread"] == ["thid": "req-1", "pthid": "inv-1"])
+        let peer = try DIDExchangeMessages.readResponse(response, invitationKey: invitationKey.verkeyBase58)
+        #expect(peer.verkey == pairwise.verkeyBase58 && peer.endpoint == "http://aerie.example")
+        #expect(throws: CryptoError.self) { try DIDExchangeMessages.readResponse(response, invitationKey: pairwise.verkeyBase58) }
+    }
+}
