@@ -215,6 +215,10 @@ import Testing
         #expect(configured.path == "/somewhere/schema")
         let fromCheckout = SchemaLocator.defaultDirectory(environment: [:])
         #expect(FileManager.default.fileExists(atPath: fromCheckout.appendingPathComponent("0001_tenants.sql").path))
+        // Run from elsewhere (a working directory without schema/), the server and aerie-admin
+        // fall back to the checkout they were built from, whichever file calls the locator.
+        let checkout = SchemaLocator.checkoutDirectory()
+        #expect(FileManager.default.fileExists(atPath: checkout.appendingPathComponent("0001_tenants.sql").path), "\(checkout.path)")
     }
 
     private func temporarySchema(_ files: [String: String]) throws -> URL {
