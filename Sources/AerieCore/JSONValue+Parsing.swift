@@ -188,12 +188,14 @@ private struct JSONParser {
         try enter()
         defer { depth -= 1 }
         index += 1
-        var fields: [String: JSONValue] = [:]
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
-            return .object(fields)
+            return .object([:])
         }
+        // Members are collected first and the dictionary sized once: growing it member by member
+        // rehashed every key at each doubling.
+        var members: [(key: String, value: JSONValue)] = []
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
@@ -202,7 +204,7 @@ private struct JSONParser {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             index += 1
             skipWhitespace()
-            fields[key] = try parseValue()
+            members.append((key, try parseValue()))
             skipWhitespace()
             guard index < bytes.count else { throw fail("unexpected end of input") }
             if bytes[index] == UInt8(ascii: ",") {
@@ -211,6 +213,8 @@ private struct JSONParser {
             }
             guard bytes[index] == UInt8(ascii: "}") else { throw fail("expected ',' or '}'") }
             index += 1
+            var fields = [String: JSONValue](minimumCapacity: members.count)
+            for member in members { fields[member.key] = member.value }  // a repeated key: the last wins
             return .object(fields)
         }
     }
@@ -289,7 +293,9 @@ private struct JSONParser {
             index += 1
         }
         var scratch = Array(UnsafeBufferPointer(rebasing: bytes[start..<index]))
-        scratch.reserveCapacity(min(bytes.count - start, 1 << 16))
+        // Room for a short string; a long one grows geometrically (reserving what is left of the
+        // input, up to 64 KiB, cost an allocation that size per escaped string of a large document).
+        scratch.reserveCapacity(min(bytes.count - start, index - start + 256))
         while index < bytes.count {
             let byte = bytes[index]
             switch byte {
