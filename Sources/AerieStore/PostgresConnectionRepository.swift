@@ -52,7 +52,8 @@ struct PostgresConnectionRepository: ConnectionRepository {
     }
 
     func updateQueued(_ r: ConnectionRecord) throws {
-        try session.executeLater(Self.updateSQL(touching: true), [.text(tenantID.rawValue), .text(r.id.uuidString.lowercased())] + (try fields(r)))
+        try session.executeLater(
+            Self.updateSQL(touching: true), [.text(tenantID.rawValue), .text(r.id.uuidString.lowercased())] + (try fields(r)))
     }
 
     /// `touching`: sets `updated_at` (a change), or keeps it (only the storage form changes).
