@@ -227,7 +227,7 @@ public struct ConnectionService: Sendable {
         change(&next)
         for case .recordFailure(let reason) in transition.actions { next.failureReason = reason }
         // The record first, so an outbox row never points at a connection not yet written.
-        if inserting { try tx.connections.insert(next) } else { try tx.connections.update(next) }
+        if inserting { try tx.connections.insert(next) } else { try tx.connections.updateQueued(next) }
         for action in transition.actions {
             switch action {
             case .sendRequest, .sendTrustPing, .sendComplete, .sendResponse:
@@ -236,7 +236,7 @@ public struct ConnectionService: Sendable {
             case .recordFailure: break
             }
         }
-        if let mailboxUid { try tx.mailbox.updateStatus(mailboxUid, to: MailboxMessage.reviewed) }
+        if let mailboxUid { try tx.mailbox.updateStatusQueued(mailboxUid, to: MailboxMessage.reviewed) }
         return next
     }
 
@@ -273,14 +273,16 @@ public struct ConnectionService: Sendable {
         }
         // A Response is answered with our pairwise key: its sealed secret comes with the record.
         let isResponse = type == ConnectionMessages.responseType || DIDExchangeMessages.responseTypes.contains(type)
-        let found: (record: ConnectionRecord, sealedKey: [UInt8]?)? = try await tenant.database.transaction { tx in
+        // Reads only (the record and our key, each one round trip): the transaction that applies
+        // the message locks the row again.
+        let found: (record: ConnectionRecord, sealedKey: [UInt8]?)? = try await tenant.database.read { tx in
             let record: ConnectionRecord?
             if let inbound {
                 record = inbound.connection  // resolved by the inbound pipeline with its sender
             } else if let connectionId {
                 record = try tx.connections.get(connectionId)
             } else if let recipientVerkey {
-                record = try tx.connections.findByMyVerkey(recipientVerkey)
+                record = try tx.connections.findByMyVerkey(recipientVerkey, lock: false)
             } else {
                 record = nil
             }

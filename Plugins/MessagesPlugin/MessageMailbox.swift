@@ -7,7 +7,8 @@ public struct MessageMailbox: Sendable {
 
     /// One page in arrival order, and the cursor after it when the page is full.
     func download(_ query: MailboxQuery, tenant: TenantContext) async throws -> (connections: JSONValue, nextCursor: String?) {
-        let entries = try await tenant.database.transaction { tx in try tx.mailbox.download(query) }
+        // One statement: a read (one round trip) rather than a transaction (two).
+        let entries = try await tenant.database.read { tx in try tx.mailbox.download(query) }
         let next = entries.count == query.limit ? entries.last.map { MailboxCursor.encode($0.position) } : nil
         return (Self.grouped(entries), next)
     }
@@ -16,9 +17,11 @@ public struct MessageMailbox: Sendable {
     static func grouped(_ entries: [MailboxEntry]) -> JSONValue {
         var order: [String] = []
         var groups: [String: [JSONValue]] = [:]
+        // A page holds few distinct types: each is classified once.
+        var kinds: [String: String] = [:]
         for entry in entries {
             if groups[entry.pairwiseDid] == nil { order.append(entry.pairwiseDid) }
-            groups[entry.pairwiseDid, default: []].append(view(entry))
+            groups[entry.pairwiseDid, default: []].append(view(entry, kinds: &kinds))
         }
         return .array(order.map { ["pairwiseDID": .string($0), "msgs": .array(groups[$0] ?? [])] })
     }
@@ -27,9 +30,17 @@ public struct MessageMailbox: Sendable {
     /// names one other than itself; `payload` exists for the SDK's sake. A message the tenant sent
     /// has our pairwise DID as `senderDID`, `direction: "sent"`, and, when its delivery failed,
     /// `deliveryDetails: [{statusCode: "MS-105", reason}]`; received ones are as before.
-    static func view(_ entry: MailboxEntry) -> JSONValue {
+    /// `kinds` memoises `MessageKind.classify` over a page.
+    static func view(_ entry: MailboxEntry, kinds: inout [String: String]) -> JSONValue {
         let m = entry.message
         let rawType = m.payload["@type"]?.stringValue ?? m.type
+        let kind: String
+        if let known = kinds[rawType] {
+            kind = known
+        } else {
+            kind = MessageKind.classify(rawType)
+            kinds[rawType] = kind
+        }
         let refMsgId: JSONValue = m.threadId.flatMap { $0 == m.messageId ? nil : JSONValue.string($0) } ?? .null
         let sent = m.direction == .sent
         var view: JSONValue = [
@@ -37,7 +48,7 @@ public struct MessageMailbox: Sendable {
             "payload": .null,
             "senderDID": (sent ? entry.pairwiseDid : entry.theirDid).map(JSONValue.string) ?? .null,
             "uid": .string(m.uid.uuidString.lowercased()),
-            "type": .string(MessageKind.classify(rawType)),
+            "type": .string(kind),
             "refMsgId": refMsgId,
             "deliveryDetails": .array(
                 m.deliveryError.map { [["statusCode": .string(m.status), "reason": .string($0)]] } ?? []),

@@ -108,9 +108,18 @@ public struct ConnectionRecord: Sendable, Hashable, Codable {
     }
 }
 
+extension ConnectionRepository {
+    /// The connection whose pairwise verkey is `verkey`, locked for update.
+    public func findByMyVerkey(_ verkey: String) throws -> ConnectionRecord? {
+        try findByMyVerkey(verkey, lock: true)
+    }
+}
+
 /// `aerie.connections` inside one tenant transaction.
 public protocol ConnectionRepository {
-    /// Throws `conflict` when the id (or our DID / verkey) is already used.
+    /// Throws `conflict` when the id (or our DID / verkey) is already used: like every write
+    /// whose outcome it does not return, it is queued and sent with the transaction's next
+    /// statement or its commit, which throw its error.
     func insert(_ record: ConnectionRecord) throws
     func get(_ id: UUID) throws -> ConnectionRecord?
     /// Locks the row for the rest of the transaction (`FOR UPDATE`), for read-modify-write.
@@ -118,6 +127,10 @@ public protocol ConnectionRepository {
     /// Writes every field but `id` and `createdAt`; sets `updatedAt`. Returns false when absent.
     @discardableResult
     func update(_ record: ConnectionRecord) throws -> Bool
+    /// `update` without its outcome, for a row the transaction holds (locked, or inserted in
+    /// it): queued, sent with the transaction's next statement or its commit (no round trip of
+    /// its own).
+    func updateQueued(_ record: ConnectionRecord) throws
     /// Ascending id order after `afterId`, optionally in one state; at most `limit`.
     func list(after afterId: UUID?, state: ConnectionRecord.State?, limit: Int) throws -> [ConnectionRecord]
     /// The oldest connection (not deleted) whose invitation matches by `@id`, public DID or first
@@ -127,8 +140,9 @@ public protocol ConnectionRepository {
     /// `@id`: every transaction that may make a connection for that invitation takes it before
     /// looking for one, so concurrent accepts of one invitation make one connection.
     func lockInvitation(_ invitationId: String) throws
-    /// The connection whose pairwise verkey is `verkey` (locked for update).
-    func findByMyVerkey(_ verkey: String) throws -> ConnectionRecord?
+    /// The connection whose pairwise verkey is `verkey`, locked for update when `lock` (a lock
+    /// only lasts for the transaction: a lookup on its own, e.g. in `TenantDatabase.read`, takes none).
+    func findByMyVerkey(_ verkey: String, lock: Bool) throws -> ConnectionRecord?
     func findByMyDid(_ did: String) throws -> ConnectionRecord?
     /// Removes the row; returns whether there was one.
     func delete(_ id: UUID) throws -> Bool

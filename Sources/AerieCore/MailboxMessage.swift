@@ -98,6 +98,9 @@ public protocol MailboxRepository {
     func list(connectionId: UUID, status: String?, type: String?, limit: Int) throws -> [MailboxMessage]
     @discardableResult
     func updateStatus(_ uid: UUID, to status: String) throws -> Bool
+    /// `updateStatus` without its outcome: queued, sent with the transaction's next statement
+    /// or its commit (no round trip of its own).
+    func updateStatusQueued(_ uid: UUID, to status: String) throws
     /// Removes the messages of a connection: those linked to it, and those addressed to its
     /// pairwise verkey (stored before the link was known). Returns how many.
     func deleteAll(connectionId: UUID, recipientVerkey: String?) throws -> Int

@@ -32,10 +32,22 @@ final class DeliveryLimits: Sendable {
         }
     }
 
-    func finish(_ destination: String) {
+    /// Gives back `destination`'s slot; answers whether the loop should scan again (the last
+    /// scan left due rows behind, `scanned(leftRows:)`).
+    @discardableResult
+    func finish(_ destination: String) -> Bool {
         running.withLock { running in
             let left = running[destination, default: 1] - 1
             running[destination] = left > 0 ? left : nil
         }
+        return lastScanLeftRows.withLock { $0 }
+    }
+
+    /// Whether the last due scan may have left due rows behind: only then does a delivery that
+    /// ends cost another scan (a round trip each; most end with nothing left to send).
+    private let lastScanLeftRows = Mutex(true)
+
+    func scanned(leftRows: Bool) {
+        lastScanLeftRows.withLock { $0 = leftRows }
     }
 }

@@ -159,7 +159,7 @@ struct InboundProcessor: Sendable {
         sender: String?, recipient: String, route: MethodRouter.InboundRoute, tenant: TenantContext
     ) async throws -> (ConnectionRecord, InboundSender)? {
         guard sender != nil,
-            var connection = try await tenant.database.transaction({ tx in try tx.connections.findByMyVerkey(recipient) }),
+            var connection = try await tenant.database.read({ tx in try tx.connections.findByMyVerkey(recipient, lock: false) }),
             let authenticated = InboundSender.authenticate(senderVerkey: sender, connection: connection, accepted: route.senders)
         else { return nil }
         // The peer's first message to an inviter-side connection accepts it, whatever the message

@@ -54,11 +54,15 @@ struct OutboxDeliveryService: Service {
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
                 for await _ in wakeup.stream {
-                    for row in await dueRows() where limits.start(row.destination) {
+                    let (rows, mayHaveLeftRows) = await dueRows()
+                    let started = rows.filter { limits.start($0.destination) }
+                    limits.scanned(leftRows: mayHaveLeftRows || started.count < rows.count)
+                    for row in started {
                         group.addTask {
                             await deliver(row.id, tenant: row.tenant)
-                            limits.finish(row.destination)
-                            wakeup.outboxChanged()
+                            // A slot is free: scan again only if the last scan left due rows
+                            // behind (new rows wake the loop themselves, retries the poller).
+                            if limits.finish(row.destination) { wakeup.outboxChanged() }
                         }
                     }
                 }
@@ -70,16 +74,21 @@ struct OutboxDeliveryService: Service {
         await delivery.shutdown()
     }
 
-    /// Due rows for the free slots, skipping destinations at their limit.
-    func dueRows() async -> [(tenant: TenantID, id: UUID, destination: String)] {
+    /// Due rows for the free slots, skipping destinations at their limit, and whether the scan
+    /// may have left due rows behind (no free slot, a full answer, busy destinations skipped, or
+    /// the scan failed).
+    func dueRows() async -> (rows: [(tenant: TenantID, id: UUID, destination: String)], mayHaveLeftRows: Bool) {
         let available = limits.available
-        guard available > 0 else { return [] }
+        guard available > 0 else { return ([], true) }
         do {
             // A few more than the free slots: rows of a destination that fills up meanwhile are skipped.
-            return try await database.dueOutbox(limit: available + 16, busyDestinations: limits.busyDestinations)
+            let busy = limits.busyDestinations
+            let asked = available + 16
+            let rows = try await database.dueOutbox(limit: asked, busyDestinations: busy)
+            return (rows, rows.count >= asked || !busy.isEmpty)
         } catch {
             logger.warning("outbox poll failed", metadata: ["error": "\(String(reflecting: error))"])
-            return []
+            return ([], true)
         }
     }
 

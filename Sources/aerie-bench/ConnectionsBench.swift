@@ -1,7 +1,9 @@
 import AerieClient
 import AerieCore
+import AerieStore
 import AerieTesting
 import Foundation
+import Logging
 
 #if canImport(Glibc)
 import Glibc
@@ -86,7 +88,8 @@ struct ConnectionsBench {
     ) async throws -> Run {
         let roundTripsBefore = try await aerie?.roundTrips()
         let cpuBefore = ProcessCPU.seconds(pid: pid)
-        let databaseBefore = postgres ? ProcessCPU.postgresSeconds() : 0
+        let postmaster = aerie?.postmaster
+        let databaseBefore = postgres ? ProcessCPU.postgresSeconds(postmaster: postmaster) : 0
         let started = ContinuousClock.now
         try await withThrowingTaskGroup(of: Void.self) { group in
             var launched = 0
@@ -104,7 +107,7 @@ struct ConnectionsBench {
         let elapsed = ContinuousClock.now - started
         let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let cpu = ProcessCPU.seconds(pid: pid) - cpuBefore
-        let databaseCPU = postgres ? ProcessCPU.postgresSeconds() - databaseBefore : nil
+        let databaseCPU = postgres ? ProcessCPU.postgresSeconds(postmaster: postmaster) - databaseBefore : nil
         // Read after the CPU figures (a scrape costs CPU too), half a second on, so the trust
         // pings still being sent are in.
         var roundTrips: Double? = nil
@@ -135,8 +138,11 @@ enum ProcessCPU {
         return (user + system) / ticks
     }
 
-    /// All processes named `postgres` (the benchmark's cluster is the only busy one).
-    static func postgresSeconds() -> Double {
+    /// The benchmark cluster's processes: its postmaster and every process it started (backends,
+    /// checkpointer, WAL writer...), so other clusters on a shared machine do not count; with no
+    /// postmaster known, every process named `postgres`. (A backend that exits during the run
+    /// takes its CPU with it; the server's pooled connections stay.)
+    static func postgresSeconds(postmaster: Int32?) -> Double {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return 0 }
         var total = 0.0
         for entry in entries {
@@ -144,9 +150,19 @@ enum ProcessCPU {
                 let comm = try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8),
                 comm.hasPrefix("postgres")
             else { continue }
+            if let postmaster, pid != postmaster, parent(of: pid) != postmaster { continue }
             total += seconds(pid: pid)
         }
         return total
+    }
+
+    /// Field 4 of /proc/PID/stat.
+    static func parent(of pid: Int32) -> Int32? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        return fields.count > 1 ? Int32(fields[1]) : nil
     }
 }
 
@@ -158,6 +174,8 @@ final class AerieProcess: @unchecked Sendable {
     let metricsPort: Int
     let home: URL
     let database: TestDatabase
+    /// The postmaster of the database's cluster (its CPU and its children's is the database's).
+    private(set) var postmaster: Int32?
     var pid: Int32 { process.processIdentifier }
 
     private init(process: Process, port: Int, metricsPort: Int, home: URL, database: TestDatabase) {
@@ -189,6 +207,7 @@ final class AerieProcess: @unchecked Sendable {
         process.standardInput = FileHandle.nullDevice
         try process.run()
         let server = AerieProcess(process: process, port: rpcPort, metricsPort: metricsPort, home: home, database: database)
+        server.postmaster = try? await Self.postmaster(of: database)
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
             if let client = try? await AerieClient.connect(host: "127.0.0.1", port: rpcPort),
@@ -201,6 +220,16 @@ final class AerieProcess: @unchecked Sendable {
         }
         await server.stop()
         throw BenchFailure("aerie-server did not start within 30 s")
+    }
+
+    /// The parent of a backend of `database` is its cluster's postmaster.
+    static func postmaster(of database: TestDatabase) async throws -> Int32? {
+        let superuser = AerieDatabase(
+            configuration: DatabaseConfiguration(conninfo: database.superuserConninfo, maxConnections: 1),
+            logger: Logger(label: "bench"))
+        defer { Task { await superuser.shutdown() } }
+        let backend = try await superuser.withSession { session in try session.query("SELECT pg_backend_pid()").int(0, 0) }
+        return backend.flatMap { ProcessCPU.parent(of: Int32($0)) }
     }
 
     /// The server's `aerie_db_round_trips_total` now (a scrape of its operator endpoint; the

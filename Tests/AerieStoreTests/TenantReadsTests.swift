@@ -25,4 +25,41 @@ import Testing
             #expect(try await fixture.runtime.sealed(a).read { try $0.settings.get("k") } == "a's")
         }
     }
+
+    /// A read is one implicit transaction (no `BEGIN`/`COMMIT`): its tenant and read-only settings
+    /// end with it. On a one-connection pool, so every call reuses the same connection: right
+    /// after A's read, an unscoped session sees no tenant and no rows, B's read sees only B's
+    /// rows, and the next transaction can write.
+    @Test func aPooledConnectionAfterAnotherTenantsReadKeepsNothingOfIt() async throws {
+        try await StoreFixture.with(maxConnections: 1) { fixture in
+            let a = try await fixture.createTenant("A").id
+            let b = try await fixture.createTenant("B").id
+            try await fixture.runtime.sealed(a).transaction { try $0.settings.set("k", to: "a's") }
+            try await fixture.runtime.sealed(b).transaction { try $0.settings.set("only-b", to: "b's") }
+
+            #expect(try await fixture.runtime.sealed(a).read { try $0.settings.get("k") } == "a's")
+            let after = try await fixture.runtime.withSession { session in
+                let settings = try session.query(
+                    "SELECT current_setting('aerie.tenant_id', true), current_setting('transaction_read_only')")
+                let rows = try session.query("SELECT count(*) FROM aerie.tenant_settings").int(0, 0)
+                return [settings.string(0, 0) ?? "", settings.string(0, 1) ?? "", "\(rows ?? -1)"]
+            }
+            #expect(after == ["", "off", "0"])
+
+            #expect(try await fixture.runtime.sealed(a).read { try $0.settings.get("k") } == "a's")
+            let seenByB = try await fixture.runtime.sealed(b).read { tx in
+                [try tx.settings.get("k"), try tx.settings.get("only-b")]
+            }
+            #expect(seenByB == [nil, "b's"])
+            #expect(try await fixture.runtime.sealed(b).read { try $0.settings.list(after: nil, limit: 10) }.map(\.key) == ["only-b"])
+
+            // A failed read leaves nothing behind either.
+            await #expect(throws: AerieError.self) {
+                try await fixture.runtime.sealed(a).read { try $0.settings.set("k", to: "written") }
+            }
+            try await fixture.runtime.sealed(b).transaction { try $0.settings.set("only-b", to: "b's again") }
+            #expect(try await fixture.runtime.sealed(b).read { try $0.settings.get("only-b") } == "b's again")
+            #expect(try await fixture.runtime.sealed(a).read { try $0.settings.get("only-b") } == nil)
+        }
+    }
 }

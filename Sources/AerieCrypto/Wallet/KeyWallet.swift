@@ -58,13 +58,13 @@ public struct KeyWallet: Sendable {
     /// The tenant's keys (public parts), in verkey order after `afterVerkey`; `limit` 1...500.
     public func list(after afterVerkey: String? = nil, limit: Int = 100) async throws -> [StoredKey] {
         let limit = min(max(limit, 1), Self.maxPage)
-        return try await database.transaction { try $0.keys.list(after: afterVerkey, limit: limit) }
+        return try await database.read { try $0.keys.list(after: afterVerkey, limit: limit) }
     }
 
     /// Whether this tenant holds the private key of `verkey` (base58 or did:key).
     public func holds(_ verkey: String) async throws -> Bool {
         let kid = try KeyReference.verkeyBase58(from: verkey)
-        return try await database.transaction { try $0.keys.sealedSecret(verkey: kid) } != nil
+        return try await database.read { try $0.keys.sealedSecret(verkey: kid) } != nil
     }
 
     /// Deletes a key for good. Returns false when the tenant did not hold it.
@@ -107,7 +107,7 @@ public struct KeyWallet: Sendable {
         // Only canonical base58 verkeys are looked up: the recipient list is the sender's to write.
         let wellFormed = parsed.recipientKids.filter { (try? KeyReference.verkeyBase58(from: $0)) == $0 }
         let lookup = Array(wellFormed.prefix(Self.maxRecipientLookup))
-        let held = lookup.isEmpty ? [:] : try await database.transaction { try $0.keys.sealedSecrets(verkeys: lookup) }
+        let held = lookup.isEmpty ? [:] : try await database.read { try $0.keys.sealedSecrets(verkeys: lookup) }
         guard let recipient = lookup.first(where: { held[$0] != nil }), let sealed = held[recipient] else {
             throw CryptoError(
                 .unknownRecipient, "no key held for any recipient of this message",
@@ -123,7 +123,7 @@ public struct KeyWallet: Sendable {
 
     private func keyPair(_ verkey: String) async throws -> Ed25519KeyPair {
         let kid = try KeyReference.verkeyBase58(from: verkey)
-        guard let sealed = try await database.transaction({ try $0.keys.sealedSecret(verkey: kid) }) else {
+        guard let sealed = try await database.read({ try $0.keys.sealedSecret(verkey: kid) }) else {
             throw AerieError.notFound("this tenant holds no key \(kid)")
         }
         return try await open(sealed, verkey: kid)

@@ -5,7 +5,8 @@ import AerieCore
 ///
 /// A transaction starts lazily: `BEGIN` and `set_config('aerie.tenant_id', ...)` travel in one
 /// pipeline with the first statement, so a tenant transaction of N statements costs N + 1 round
-/// trips (the extra one is `COMMIT`), and one that runs no statement costs none.
+/// trips (the extra one is `COMMIT`), and one that runs no statement costs none. Writes queued
+/// with `executeLater` cost none of their own: they ride with the next statement or `COMMIT`.
 ///
 /// Statements throw `AerieError`; a failed statement aborts the whole transaction, as in
 /// PostgreSQL itself. The session is valid only inside the body that received it.
@@ -15,8 +16,9 @@ package final class DatabaseSession {
         case autocommit
         /// One transaction; with a tenant, row-level security admits only that tenant's rows.
         case transaction(tenant: TenantID?)
-        /// Every statement is a read-only transaction of its own, scoped to the tenant: `BEGIN
-        /// READ ONLY`, the tenant setting, the statement and `COMMIT` in one pipeline.
+        /// Every statement is a read-only transaction of its own, scoped to the tenant: the
+        /// tenant and read-only settings and the statement in one pipeline, one implicit
+        /// transaction (`readOnlyTenantSetting`).
         case tenantReads(tenant: TenantID)
     }
 
@@ -30,7 +32,8 @@ package final class DatabaseSession {
         self.mode = mode
     }
 
-    /// Runs one parameterised statement and returns its rows.
+    /// Runs one parameterised statement and returns its rows. In a transaction, writes queued by
+    /// `executeLater` travel in the same pipeline, in front of it.
     @discardableResult
     package func query(_ sql: String, _ parameters: [SQLValue] = []) throws -> PostgresResult {
         guard isOpen else {
@@ -38,30 +41,111 @@ package final class DatabaseSession {
         }
         do {
             if case .tenantReads(let tenant) = mode {
-                do {
-                    return try connection.pipeline(
-                        [
-                            ("BEGIN READ ONLY", []), ("SELECT set_config('aerie.tenant_id', $1, true)", [.text(tenant.rawValue)]),
-                            (sql, parameters), ("COMMIT", []),
-                        ], resultIndex: 2)
-                } catch {
-                    if !connection.isBroken { _ = try? connection.query("ROLLBACK") }
-                    throw error
-                }
+                return try connection.pipeline([Self.readOnlyTenantSetting(tenant), (sql, parameters)])
             }
-            guard case .transaction(let tenant) = mode, !hasBegun else {
+            guard case .transaction = mode, !hasBegun || !deferred.isEmpty else {
                 return try connection.query(sql, parameters)
             }
-            var statements: [(sql: String, parameters: [SQLValue])] = [("BEGIN", [])]
-            if let tenant {
-                statements.append(("SELECT set_config('aerie.tenant_id', $1, true)", [.text(tenant.rawValue)]))
-            }
-            statements.append((sql, parameters))
-            hasBegun = true
-            return try connection.pipeline(statements)
+            return try flush(then: (sql, parameters))
+        } catch let mapped as MappedError {
+            throw mapped.error
         } catch let error as PostgresError {
             throw error.aerieError
         }
+    }
+
+    /// Queues a write whose outcome the body does not read (an insert, an update whose row count
+    /// it ignores): it travels in the pipeline of the transaction's next statement, or of its
+    /// `COMMIT`, instead of costing a round trip of its own. It runs in order with the others
+    /// and its failure aborts the transaction like any failure; the error is thrown by that next
+    /// statement or by the commit (`mapError` rewrites it, e.g. a conflict's message). Outside a
+    /// transaction it runs at once.
+    package func executeLater(
+        _ sql: String, _ parameters: [SQLValue] = [], mapError: (@Sendable (AerieError) -> AerieError)? = nil
+    ) throws {
+        guard isOpen else {
+            throw AerieError.internalError(details: "a database session was used after its transaction ended")
+        }
+        guard case .transaction = mode else {
+            do {
+                _ = try connection.query(sql, parameters)
+                return
+            } catch let error as PostgresError {
+                throw mapError?(error.aerieError) ?? error.aerieError
+            }
+        }
+        deferred.append(Deferred(sql: sql, parameters: parameters, mapError: mapError))
+    }
+
+    private struct Deferred {
+        var sql: String
+        var parameters: [SQLValue]
+        var mapError: (@Sendable (AerieError) -> AerieError)?
+    }
+
+    private var deferred: [Deferred] = []
+
+    /// Sends `BEGIN` and the tenant setting (first time), the queued writes and `last` in one
+    /// pipeline; answers `last`'s result. A failed queued write's error goes through its
+    /// `mapError`.
+    private func flush(then last: (sql: String, parameters: [SQLValue])?) throws -> PostgresResult {
+        guard case .transaction(let tenant) = mode else { preconditionFailure("flush outside a transaction") }
+        var statements: [(sql: String, parameters: [SQLValue])] = []
+        if !hasBegun {
+            statements.append(("BEGIN", []))
+            if let tenant { statements.append(Self.tenantSetting(tenant)) }
+        }
+        let queued = deferred
+        let firstQueued = statements.count
+        statements += queued.map { ($0.sql, $0.parameters) }
+        if let last { statements.append(last) }
+        deferred = []
+        hasBegun = true
+        do {
+            return try connection.pipeline(statements)
+        } catch let error as PostgresError {
+            if let failed = error.statementIndex, failed >= firstQueued, failed - firstQueued < queued.count,
+                let map = queued[failed - firstQueued].mapError
+            {
+                throw MappedError(error: map(error.aerieError))
+            }
+            throw error
+        }
+    }
+
+    /// A transaction that only queued writes sends them (with `BEGIN`) before its `COMMIT`, as a
+    /// body would: a connection found dead then is retried on a fresh one, where a failure
+    /// during the `COMMIT` pipeline would leave the outcome unknown.
+    private func sendQueuedWrites() throws {
+        do {
+            _ = try flush(then: nil)
+        } catch let mapped as MappedError {
+            throw mapped.error
+        } catch let error as PostgresError {
+            throw error.aerieError
+        }
+    }
+
+    /// A queued write's failure, already mapped.
+    struct MappedError: Error {
+        var error: AerieError
+    }
+
+    /// The first statement of a one-round-trip tenant transaction without `BEGIN` or `COMMIT`:
+    /// statements pipelined before one Sync run in one implicit transaction, which commits at the
+    /// Sync (or rolls back at the first failure), and `set_config(..., true)` lasts only until
+    /// then, so the next user of the connection finds no tenant set. Two statements instead of
+    /// four (`BEGIN`, setting, statement, `COMMIT`): each is a Bind/Execute the server pays for.
+    static let tenantSettingSQL = "SELECT set_config('aerie.tenant_id', $1, true)"
+    static let readOnlyTenantSettingSQL =
+        "SELECT set_config('aerie.tenant_id', $1, true), set_config('transaction_read_only', 'on', true)"
+
+    static func tenantSetting(_ tenant: TenantID) -> (sql: String, parameters: [SQLValue]) {
+        (tenantSettingSQL, [.text(tenant.rawValue)])
+    }
+
+    static func readOnlyTenantSetting(_ tenant: TenantID) -> (sql: String, parameters: [SQLValue]) {
+        (readOnlyTenantSettingSQL, [.text(tenant.rawValue)])
     }
 
     /// Runs one statement and returns how many rows it inserted, updated or deleted.
@@ -82,6 +166,7 @@ package final class DatabaseSession {
         let value: T
         do {
             value = try body(session)
+            if !session.hasBegun, !session.deferred.isEmpty { try session.sendQueuedWrites() }
         } catch {
             if connection.isBroken { throw RetryOnFreshConnection(error) }
             if session.hasBegun { _ = try? connection.query("ROLLBACK") }
@@ -94,7 +179,19 @@ package final class DatabaseSession {
     private func commit() throws {
         let result: PostgresResult
         do {
-            result = try connection.query("COMMIT")
+            if deferred.isEmpty {
+                result = try connection.query("COMMIT")
+            } else {
+                do {
+                    result = try flush(then: ("COMMIT", []))
+                } catch {
+                    // A queued write failed: the transaction is aborted, nothing was committed.
+                    if !connection.isBroken { _ = try? connection.query("ROLLBACK") }
+                    throw error
+                }
+            }
+        } catch let mapped as MappedError {
+            throw mapped.error
         } catch let error as PostgresError {
             var mapped = error.aerieError
             if error.isConnectionFailure {
@@ -141,8 +238,9 @@ extension ConnectionPool {
 }
 
 extension ConnectionPool {
-    /// One statement as a whole tenant transaction in one round trip: `BEGIN`, the tenant
-    /// setting, the statement and `COMMIT` travel in one pipeline, and `read` turns the
+    /// One statement as a whole tenant transaction in one round trip: the tenant setting and the
+    /// statement travel in one pipeline, an implicit transaction that commits at its Sync (see
+    /// `DatabaseSession.tenantSetting`), and `read` turns the
     /// statement's result into the answer. For single writes on hot paths (the outbox lease and
     /// its mark after delivery). Not retried: a connection lost on the way leaves the outcome
     /// unknown, as for any `COMMIT`.
@@ -151,15 +249,10 @@ extension ConnectionPool {
     ) async throws -> T {
         try await withConnection(tenant: tenant) { connection in
             do {
-                let result = try connection.pipeline(
-                    [
-                        ("BEGIN", []), ("SELECT set_config('aerie.tenant_id', $1, true)", [.text(tenant.rawValue)]),
-                        (sql, parameters), ("COMMIT", []),
-                    ], resultIndex: 2)
-                // Every step succeeded, COMMIT included, so the transaction committed.
+                let result = try connection.pipeline([DatabaseSession.tenantSetting(tenant), (sql, parameters)])
+                // Every step succeeded and the Sync answered: the implicit transaction committed.
                 return try read(result)
             } catch let error as PostgresError {
-                if !connection.isBroken { _ = try? connection.query("ROLLBACK") }
                 var mapped = error.aerieError
                 if error.isConnectionFailure {
                     mapped.details = "connection lost during a one-statement transaction; outcome unknown: \(error)"

@@ -151,7 +151,8 @@ package final class PostgresConnection: @unchecked Sendable {
                 }
             } else {
                 if status != PGRES_PIPELINE_ABORTED, firstError == nil {
-                    let error = failure(raw, step.key.sql)
+                    var error = failure(raw, step.key.sql)
+                    error.statementIndex = step.index
                     if case .execute = step.kind { forgetIfStale(step.key, error) }
                     firstError = error
                 }

@@ -15,6 +15,8 @@ struct PostgresError: Error, CustomStringConvertible {
     var statement: String?
     /// Whether the connection is unusable afterwards.
     var isConnectionFailure: Bool
+    /// In a pipeline, the index of the statement that failed.
+    var statementIndex: Int? = nil
 
     var description: String {
         var text = "PostgreSQL error"

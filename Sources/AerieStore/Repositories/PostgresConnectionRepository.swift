@@ -29,7 +29,7 @@ struct PostgresConnectionRepository: ConnectionRepository {
         """
 
     func insert(_ r: ConnectionRecord) throws {
-        try session.execute(
+        try session.executeLater(
             """
             INSERT INTO aerie.connections (tenant_id, id, state, invitation_kind, my_did, my_verkey, their_did,
                 handshake_protocol, sealed, invitation_id_hash, public_did_hash, first_recipient_key_hash,
@@ -51,16 +51,24 @@ struct PostgresConnectionRepository: ConnectionRepository {
         try write(r, touching: true)
     }
 
+    func updateQueued(_ r: ConnectionRecord) throws {
+        try session.executeLater(
+            Self.updateSQL(touching: true), [.text(tenantID.rawValue), .text(r.id.uuidString.lowercased())] + (try fields(r)))
+    }
+
     /// `touching`: sets `updated_at` (a change), or keeps it (only the storage form changes).
     private func write(_ r: ConnectionRecord, touching: Bool) throws -> Bool {
         try session.execute(
-            """
-            UPDATE aerie.connections SET state = $3, invitation_kind = $4, my_did = $5, my_verkey = $6, their_did = $7,
-                handshake_protocol = $8, sealed = $9, invitation_id_hash = $10, public_did_hash = $11,
-                first_recipient_key_hash = $12, \(Self.clearedColumns)\(touching ? ", updated_at = now()" : "")
-            WHERE tenant_id = $1::uuid AND id = $2::uuid
-            """,
-            [.text(tenantID.rawValue), .text(r.id.uuidString.lowercased())] + (try fields(r))) == 1
+            Self.updateSQL(touching: touching), [.text(tenantID.rawValue), .text(r.id.uuidString.lowercased())] + (try fields(r))) == 1
+    }
+
+    private static func updateSQL(touching: Bool) -> String {
+        """
+        UPDATE aerie.connections SET state = $3, invitation_kind = $4, my_did = $5, my_verkey = $6, their_did = $7,
+            handshake_protocol = $8, sealed = $9, invitation_id_hash = $10, public_did_hash = $11,
+            first_recipient_key_hash = $12, \(clearedColumns)\(touching ? ", updated_at = now()" : "")
+        WHERE tenant_id = $1::uuid AND id = $2::uuid
+        """
     }
 
     func list(after afterId: UUID?, state: ConnectionRecord.State?, limit: Int) throws -> [ConnectionRecord] {
@@ -95,13 +103,13 @@ struct PostgresConnectionRepository: ConnectionRepository {
         // process dies. A hash collision only serializes two unrelated accepts. Keyed by the
         // lookup hash, so not even pg_locks shows anything derived from the clear `@id`.
         let key = try sealing.hash(invitationId, column: "invitation_id").map(JSONColumn.hex) ?? ""
-        try session.execute(
+        try session.executeLater(
             "SELECT pg_advisory_xact_lock(hashtextextended('aerie.invitation:' || $1 || ':' || $2, 0))",
             [.text(tenantID.rawValue), .text(key)])
     }
 
-    func findByMyVerkey(_ verkey: String) throws -> ConnectionRecord? {
-        try one("WHERE tenant_id = $1::uuid AND my_verkey = $2 FOR UPDATE", [.text(verkey)])
+    func findByMyVerkey(_ verkey: String, lock: Bool) throws -> ConnectionRecord? {
+        try one("WHERE tenant_id = $1::uuid AND my_verkey = $2\(lock ? " FOR UPDATE" : "")", [.text(verkey)])
     }
 
     func findByMyDid(_ did: String) throws -> ConnectionRecord? {

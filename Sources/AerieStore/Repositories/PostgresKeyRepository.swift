@@ -11,14 +11,15 @@ struct PostgresKeyRepository: TenantKeyRepository {
     static let maxLookup = 100
 
     func insert(verkey: String, sealedSecret: [UInt8]) throws {
-        do {
-            try session.execute(
-                "INSERT INTO aerie.tenant_keys (tenant_id, verkey, sealed_secret) VALUES ($1::uuid, $2, $3)",
-                [.text(tenantID.rawValue), .text(verkey), .bytes(sealedSecret)])
-        } catch var error as AerieError where error.code == .conflict {
+        try session.executeLater(
+            "INSERT INTO aerie.tenant_keys (tenant_id, verkey, sealed_secret) VALUES ($1::uuid, $2, $3)",
+            [.text(tenantID.rawValue), .text(verkey), .bytes(sealedSecret)]
+        ) { error in
             // Same answer whether this tenant or another holds it.
+            guard error.code == .conflict else { return error }
+            var error = error
             error.message = "the key already exists"
-            throw error
+            return error
         }
     }
 

@@ -174,10 +174,14 @@ struct PostgresMailboxRepository: MailboxRepository {
     }
 
     func updateStatus(_ uid: UUID, to status: String) throws -> Bool {
-        try session.execute(
-            "UPDATE aerie.mailbox SET status = $3 WHERE tenant_id = $1::uuid AND uid = $2::uuid",
-            [.text(tenantID.rawValue), .text(uid.uuidString.lowercased()), .text(status)]) == 1
+        try session.execute(Self.updateStatusSQL, [.text(tenantID.rawValue), .text(uid.uuidString.lowercased()), .text(status)]) == 1
     }
+
+    func updateStatusQueued(_ uid: UUID, to status: String) throws {
+        try session.executeLater(Self.updateStatusSQL, [.text(tenantID.rawValue), .text(uid.uuidString.lowercased()), .text(status)])
+    }
+
+    private static let updateStatusSQL = "UPDATE aerie.mailbox SET status = $3 WHERE tenant_id = $1::uuid AND uid = $2::uuid"
 
     func deleteAll(connectionId: UUID, recipientVerkey: String?) throws -> Int {
         try session.execute(
@@ -259,11 +263,11 @@ struct PostgresMailboxRepository: MailboxRepository {
 
     /// A row of `columns` (or `joinedColumns`): sealed, or of the previous release's clear form.
     private func message(_ r: PostgresResult, _ row: Int) throws -> MailboxMessage {
-        guard let uidText = r.string(row, 0), let uid = UUID(uuidString: uidText),
+        guard let uidText = r.string(row, 0), let uid = r.uuid(row, 0),
             let receivedAt = r.date(microseconds: row, 9)
         else { throw AerieError.internalError(details: "malformed row in aerie.mailbox") }
         var message = MailboxMessage(
-            uid: uid, connectionId: r.string(row, 1).flatMap(UUID.init(uuidString:)),
+            uid: uid, connectionId: r.uuid(row, 1),
             recipientVerkey: r.string(row, 2) ?? "", senderVerkey: nil, messageId: r.string(row, 4) ?? "",
             type: r.string(row, 5) ?? "", threadId: nil, status: r.string(row, 7) ?? "", payload: .null,
             receivedAt: receivedAt, direction: r.string(row, 11).flatMap(MailboxMessage.Direction.init(rawValue:)) ?? .received,

@@ -12,7 +12,7 @@ struct PostgresOutboxRepository: OutboxRepository {
         """
 
     func enqueue(_ item: OutboxItem) throws {
-        try session.execute(
+        try session.executeLater(
             """
             INSERT INTO aerie.outbox (tenant_id, id, connection_id, endpoint, envelope, attempts, next_attempt_at, status, message_uid)
             VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6, to_timestamp($7::float8), $8, $9::uuid)
