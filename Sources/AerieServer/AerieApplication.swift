@@ -94,9 +94,20 @@ public enum AerieApplication {
             let credentials = CredentialCache(
                 capacity: configuration.credentialCacheSize, maxAge: configuration.credentialCacheMaxAge)
             let tenantDirectory = database.tenants
+            let webhookDelivery = WebhookDelivery(
+                webhooks: database.webhooks,
+                http: HTTPDelivery(
+                    configuration: HTTPDelivery.Configuration(
+                        allowPrivateAddresses: configuration.allowPrivateURLs, allowedNetworks: configuration.allowedNetworks,
+                        totalTimeout: configuration.webhookTimeout, maxResponseBytes: 64 * 1024, threads: 2)),
+                masterKeys: masterKeys, instance: configuration.instanceName,
+                settings: WebhookDelivery.Settings(
+                    batchSize: configuration.webhookBatchSize, backoff: configuration.webhookBackoff,
+                    maxBackoff: configuration.webhookMaxBackoff),
+                logger: logger)
             let eventStreams = EventStreams(
                 log: database.events, retention: configuration.eventRetention, pruneInterval: configuration.eventPruneInterval,
-                logger: logger)
+                onPositionsAdvanced: { [webhookDelivery] in webhookDelivery.positionsAdvanced() }, logger: logger)
             let events = EventHub(
                 conninfo: runtimeURL, logger: logger, credentials: credentials,
                 credentialIsCurrent: { id, tokenHash in try await tenantDirectory.isActive(id, tokenHash: tokenHash) },
@@ -109,12 +120,15 @@ public enum AerieApplication {
             var admin = AdminMethods(database: database, masterKeys: masterKeys)
             admin.credentialChanged = { [events] id, current in events.credentialChanged(tenant: id, current: current) }
             try router.install(admin)
-            try router.install(BackendMethods(database: database))
-            try router.install(EventMethods(streams: eventStreams))
             let resolver = URLResolver(
                 configuration: URLResolver.Configuration(
                     allowPrivateAddresses: configuration.allowPrivateURLs, allowedNetworks: configuration.allowedNetworks),
                 logger: logger)
+            try router.install(BackendMethods(
+                database: database,
+                webhooks: WebhookAdministration(
+                    masterKeys: masterKeys, destinations: resolver, allowHTTP: configuration.webhookAllowHTTP, delivery: webhookDelivery)))
+            try router.install(EventMethods(streams: eventStreams))
             let connectionsPlugin = ConnectionsPlugin(fetcher: resolver, endpoint: { endpoint.value })
             for name in try selectedPlugins(configuration) {
                 switch name {
@@ -147,7 +161,7 @@ public enum AerieApplication {
                 logger: logger,
                 onBound: { port in endpoint.bound(host: configuration.didcommHost, port: port) },
                 didcomm: { body in (await inbound.answer(body), nil) })
-            var services: [any Service] = [databaseService, parsing, transportService, events, eventStreams]
+            var services: [any Service] = [databaseService, parsing, transportService, events, eventStreams, webhookDelivery]
             if configuration.deliveryEnabled {
                 services.append(OutboxDeliveryService(
                 database: database, contexts: contexts,
