@@ -1,5 +1,6 @@
 import AerieClient
 import AerieCore
+import AerieCrypto
 import AerieServer
 import AerieStore
 import AerieTesting
@@ -270,6 +271,39 @@ import Testing
                     try await alpha.session.call(
                         "admin.backends.setWebhook", params: ["backendId": .string(alpha.id), "url": "https://example.com/"])
                 }.code == "forbidden")
+        }
+    }
+
+    /// `keys rotate-master` rewraps webhook secrets with the tenants' data keys: delivery goes on
+    /// with the same secret (the receiver's) after the old key is gone.
+    @Test func aMasterKeyRotationKeepsWebhooksSigning() async throws {
+        let receiver = try WebhookReceiver.start()
+        defer { receiver.stop() }
+        try await LiveServer.with(server: Self.configure) { server in
+            let database = server.database.runtime()
+            defer { Task { await database.shutdown() } }
+            let admin = try await server.adminClient()
+            defer { Task { await admin.close() } }
+            let backend = try await EventLogTests.backend(server, "rotated", tenants: 1)
+            defer { Task { await backend.session.close() } }
+            let secret = try await Self.setWebhook(admin, backend: backend.id, url: receiver.url("/m"))
+            try receiver.configure(secrets: ["/m": secret])
+            var written = [try await EventLogTests.newConnection(database, tenant: backend.tenants[0])]
+            _ = try await Self.waitFor(receiver, path: "/m", events: 1)
+
+            let configuration = AerieConfiguration(
+                home: server.home, databaseURL: server.database.runtimeConninfo, ownerDatabaseURL: server.database.ownerConninfo)
+            let rotation = try await AerieApplication.rotateMasterKey(configuration: configuration, logger: MasterKeyRotationTests.logger)
+            let stored = try await database.pool.read { session in
+                try session.query("SELECT secret_wrapped FROM aerie.backend_webhooks WHERE backend_id = $1::uuid", [.text(backend.id)])
+                    .bytes(0, 0)
+            }
+            #expect(MasterKey.fingerprint(ofWrapped: try #require(stored)) == rotation.newFingerprint)
+
+            written.append(try await EventLogTests.newConnection(database, tenant: backend.tenants[0]))
+            let events = try await Self.waitFor(receiver, path: "/m", events: 2)
+            #expect(EventLogTests.connectionIds(events) == written)
+            #expect(try receiver.requests().allSatisfy { $0.verified })
         }
     }
 
