@@ -163,7 +163,7 @@ extension AerieApplication {
         configuration: AerieConfiguration, from old: MasterKey, to new: MasterKey, logger: Logger
     ) async throws -> DataKeyRewrapCount {
         try await withRuntimeDatabase(configuration: configuration, logger: logger) { database in
-            try await database.tenants.rewrapDataKeys(newFingerprint: new.fingerprint) { id, wrapped in
+            let count = try await database.tenants.rewrapDataKeys(newFingerprint: new.fingerprint) { id, wrapped in
                 switch MasterKey.fingerprint(ofWrapped: wrapped) {
                 case new.fingerprint:
                     guard new.opens(wrapped, tenantID: id.rawValue) else {
@@ -180,6 +180,14 @@ extension AerieApplication {
                             + "current one (\(old.fingerprint)) nor the new one; nothing was changed")
                 }
             }
+            // Webhook secrets are wrapped like data keys; one wrapped by neither key is already
+            // unusable (its delivery says so) and stays as it is.
+            let webhooks = try await database.webhooks.rewrapSecrets { backend, generation, wrapped in
+                guard MasterKey.fingerprint(ofWrapped: wrapped) == old.fingerprint else { return nil }
+                return try old.rewrapWebhookSecret(wrapped, backendID: backend.rawValue, generation: generation, to: new)
+            }
+            if webhooks > 0 { logger.info("webhook secrets rewrapped", metadata: ["count": "\(webhooks)"]) }
+            return count
         }
     }
 

@@ -89,9 +89,21 @@ public enum AerieApplication {
             let tenantDirectory = database.tenants
             // Filled from the router once the plugins that present the event kinds are installed.
             let presenters = EventPresenters()
+            let webhookDelivery = WebhookDelivery(
+                webhooks: database.webhooks,
+                http: HTTPDelivery(
+                    configuration: HTTPDelivery.Configuration(
+                        allowPrivateAddresses: configuration.allowPrivateURLs, allowedNetworks: configuration.allowedNetworks,
+                        totalTimeout: configuration.webhookTimeout, maxResponseBytes: 64 * 1024, threads: 2)),
+                masterKeys: masterKeys, instance: configuration.instanceName,
+                settings: WebhookDelivery.Settings(
+                    batchSize: configuration.webhookBatchSize, backoff: configuration.webhookBackoff,
+                    maxBackoff: configuration.webhookMaxBackoff),
+                logger: logger, presenters: presenters)
             let eventStreams = EventStreams(
                 log: database.events, retention: configuration.eventRetention, pruneInterval: configuration.eventPruneInterval,
-                logger: logger, presenters: presenters)
+                onPositionsAdvanced: { [webhookDelivery] in webhookDelivery.positionsAdvanced() }, logger: logger,
+                presenters: presenters)
             let events = EventHub(
                 conninfo: runtimeURL, logger: logger, credentials: credentials,
                 credentialIsCurrent: { id, tokenHash in try await tenantDirectory.isActive(id, tokenHash: tokenHash) },
@@ -104,12 +116,15 @@ public enum AerieApplication {
             var admin = AdminMethods(database: database, masterKeys: masterKeys)
             admin.credentialChanged = { [events] id, current in events.credentialChanged(tenant: id, current: current) }
             try router.install(admin)
-            try router.install(BackendMethods(database: database))
-            try router.install(EventMethods(streams: eventStreams))
             let resolver = URLResolver(
                 configuration: URLResolver.Configuration(
                     allowPrivateAddresses: configuration.allowPrivateURLs, allowedNetworks: configuration.allowedNetworks),
                 logger: logger)
+            try router.install(BackendMethods(
+                database: database,
+                webhooks: WebhookAdministration(
+                    masterKeys: masterKeys, destinations: resolver, allowHTTP: configuration.webhookAllowHTTP, delivery: webhookDelivery)))
+            try router.install(EventMethods(streams: eventStreams))
             let registry = PluginRegistry.standard
             let plugins = try registry.build(
                 registry.select(configuration.plugins),
@@ -139,7 +154,7 @@ public enum AerieApplication {
                 logger: logger,
                 onBound: { port in endpoint.bound(host: configuration.didcommHost, port: port) },
                 didcomm: { body in (await inbound.answer(body), nil) })
-            var services: [any Service] = [databaseService, parsing, transportService, events, eventStreams]
+            var services: [any Service] = [databaseService, parsing, transportService, events, eventStreams, webhookDelivery]
             if configuration.deliveryEnabled {
                 services.append(OutboxDeliveryService(
                 database: database, contexts: contexts,

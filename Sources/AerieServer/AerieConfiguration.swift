@@ -86,6 +86,18 @@ public struct AerieConfiguration: Sendable {
     public var eventRetention: Duration = .seconds(7 * 86_400)
     /// How often the event log is pruned (every minute).
     public var eventPruneInterval: Duration = .seconds(60)
+    /// `AERIE_WEBHOOK_ALLOW_HTTP=1`: backend webhooks may be http:// URLs too (development and
+    /// tests; the default accepts https:// only).
+    public var webhookAllowHTTP = false
+    /// `AERIE_WEBHOOK_BATCH_SIZE`: events per webhook POST at most (100).
+    public var webhookBatchSize = 100
+    /// `AERIE_WEBHOOK_BACKOFF_MS`: first webhook retry delay, doubled per failed attempt (2 s)
+    /// up to `webhookMaxBackoff`.
+    public var webhookBackoff: Duration = .seconds(2)
+    /// The longest wait between two webhook attempts (10 minutes).
+    public var webhookMaxBackoff: Duration = .seconds(600)
+    /// A webhook POST's total timeout (10 s); its connect timeout is 5 s.
+    public var webhookTimeout: Duration = .seconds(10)
     /// `AERIE_INSTANCE`: this server's name in outbox leases, unique among the servers of one
     /// database and the same across its restarts. Default: host name, state directory and
     /// DIDComm listen address.
@@ -267,6 +279,13 @@ public struct AerieConfiguration: Sendable {
         if let v = try integer("AERIE_DELIVERY_PER_DESTINATION", 1...1024) { config.deliveryPerDestination = v }
         config.messageRetentionDays = try integer("AERIE_MESSAGE_RETENTION_DAYS", 1...36500)
         if let v = try integer("AERIE_EVENT_RETENTION_SECONDS", 1...(3650 * 86_400)) { config.eventRetention = .seconds(v) }
+        switch nonEmpty("AERIE_WEBHOOK_ALLOW_HTTP") {
+        case nil, "0": config.webhookAllowHTTP = false
+        case "1": config.webhookAllowHTTP = true
+        case let other?: throw Invalid(description: "AERIE_WEBHOOK_ALLOW_HTTP must be 0 or 1, got '\(other)'")
+        }
+        if let v = try integer("AERIE_WEBHOOK_BATCH_SIZE", 1...1000) { config.webhookBatchSize = v }
+        if let v = try integer("AERIE_WEBHOOK_BACKOFF_MS", 10...3_600_000) { config.webhookBackoff = .milliseconds(v) }
         if let v = try integer("AERIE_OOB_TIMEOUT", 1...120) { config.outOfBandTimeout = .seconds(v) }
         if let v = try integer("AERIE_SEALING_SWEEP_SECONDS", 0...86_400) { config.sealingSweepInterval = v == 0 ? nil : .seconds(v) }
         if let v = try integer("AERIE_CREDENTIAL_CACHE_SIZE", 0...10_000_000) { config.credentialCacheSize = v }

@@ -11,6 +11,8 @@ struct BackendMethods: AeriePlugin {
     static let name = "admin.backends"
 
     let database: AerieDatabase
+    /// The webhook methods (`setWebhook`, `getWebhook`, `clearWebhook`), when delivery runs.
+    var webhooks: WebhookAdministration? = nil
 
     struct CreateParams: Codable, Sendable, DocumentedParams {
         var label: String
@@ -134,5 +136,7 @@ struct BackendMethods: AeriePlugin {
             guard try await backends.delete(id) else { throw AerieError.notFound("no backend \(params.backendId)") }
             return Deleted(backendId: id, deleted: true)
         }
+
+        if let webhooks { try registerWebhooks(with: &router, webhooks) }
     }
 }

@@ -22,6 +22,10 @@ final class EventStreams: Service, Sendable {
     let retention: Duration
     let pruneInterval: Duration
     let tick: Duration
+    /// The shortest time between two sequencer runs of this process.
+    let sequencerInterval: Duration
+    /// Told whenever positions advance (webhook delivery), besides this process's streams.
+    let onPositionsAdvanced: @Sendable () -> Void
     let logger: Logger
 
     private let sequencerWake: AsyncStream<Void>.Continuation
@@ -35,11 +39,14 @@ final class EventStreams: Service, Sendable {
     let presenters: EventPresenters
 
     init(
-        log: EventLog, retention: Duration, pruneInterval: Duration, tick: Duration = .seconds(1), logger: Logger,
+        log: EventLog, retention: Duration, pruneInterval: Duration, tick: Duration = .seconds(1),
+        sequencerInterval: Duration = .milliseconds(10), onPositionsAdvanced: @escaping @Sendable () -> Void = {}, logger: Logger,
         presenters: EventPresenters
     ) {
         self.presenters = presenters
         self.log = log
+        self.onPositionsAdvanced = onPositionsAdvanced
+        self.sequencerInterval = sequencerInterval
         self.retention = retention
         self.pruneInterval = pruneInterval
         self.tick = tick
@@ -53,6 +60,7 @@ final class EventStreams: Service, Sendable {
 
     /// Positions were assigned (here or by another process): every stream reads on.
     func positionsAdvanced() {
+        onPositionsAdvanced()
         for stream in streams.withLock({ Array($0.values) }) { stream.wake() }
     }
 
@@ -78,22 +86,34 @@ final class EventStreams: Service, Sendable {
 
     // MARK: Sequencer and pruning
 
+    /// At most one sequencer run per `sequencerInterval` in this process: the first event after a
+    /// quiet spell is numbered at once; a burst of NOTIFYs (each committed event sends one) is
+    /// numbered by one run per interval, one statement and one `positions` NOTIFY for all its
+    /// rows, instead of one run per event. Wakes that arrive during a run or the wait coalesce
+    /// into one more run, so nothing committed before a wake waits longer than an interval.
     private func runSequencer() async {
+        let clock = ContinuousClock()
+        var lastRun: ContinuousClock.Instant? = nil
         for await _ in sequencerWakes {
+            if let lastRun, clock.now < lastRun.advanced(by: sequencerInterval) {
+                guard (try? await Task.sleep(until: lastRun.advanced(by: sequencerInterval), clock: clock)) != nil else { return }
+            }
+            lastRun = clock.now
             await sequenceAll()
         }
     }
 
-    /// Numbers everything committed so far. When another process holds the sequencer, tries again
-    /// shortly: rows committed after that run's snapshot would otherwise wait for the next tick.
+    /// Numbers everything committed so far. When another process holds the sequencer, that run
+    /// (or the next one its own wakes cause: every process hears every NOTIFY) numbers what this
+    /// one would have; one retry an interval later covers a holder that does not listen.
     func sequenceAll() async {
         var busy = 0
         while !Task.isCancelled {
             do {
                 guard let numbered = try await log.sequence() else {
                     busy += 1
-                    if busy > 50 { return }
-                    try await Task.sleep(for: .milliseconds(20))
+                    if busy > 2 { return }
+                    try await Task.sleep(for: sequencerInterval)
                     continue
                 }
                 if numbered > 0 { positionsAdvanced() }
@@ -205,7 +225,7 @@ final class EventStreams: Service, Sendable {
                         return
                     }
                     for event in events {
-                        guard !stream.isStopped, session.notify(method: Self.eventMethod, params: notification(event)) else {
+                        guard !stream.isStopped, session.notify(method: Self.eventMethod, params: presenters.logged(event)) else {
                             return
                         }
                         last = event.position
@@ -220,12 +240,15 @@ final class EventStreams: Service, Sendable {
             }
         }
     }
+}
 
-    /// `events.event` params: `{tenantId, position, kind, ...}` with the kind's fields as its
-    /// plugin presents them (none for a kind no running plugin presents).
-    func notification(_ event: LoggedEvent) -> JSONValue {
+extension EventPresenters {
+    /// A logged event as backends receive it (the `events.event` params, and each event of a
+    /// webhook batch): `{tenantId, position, kind, ...}` with the kind's fields as its plugin
+    /// presents them (only the ids for a kind no running plugin presents).
+    func logged(_ event: LoggedEvent) -> JSONValue {
         var members: [String: JSONValue] = [:]
-        if case .object(let fields)? = presenters.present(kind: event.kind, data: event.data)?.fields { members = fields }
+        if case .object(let fields)? = present(kind: event.kind, data: event.data)?.fields { members = fields }
         if members["pairwiseDID"] == nil, let pairwise = event.data["pairwiseDID"] { members["pairwiseDID"] = pairwise }
         members["tenantId"] = .string(event.tenant.rawValue)
         members["position"] = .int(event.position)

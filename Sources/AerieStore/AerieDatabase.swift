@@ -17,6 +17,9 @@ public struct AerieDatabase: Sendable {
     /// The durable event log: sequencing, backend streams, acknowledgements, pruning.
     public var events: EventLog { EventLog(pool: pool) }
 
+    /// Backends' webhooks: settings, cursors and delivery leases.
+    public var webhooks: BackendWebhooks { BackendWebhooks(pool: pool) }
+
     /// Starts the pool's threads; connections open lazily, on first use.
     public init(configuration: DatabaseConfiguration, logger: Logger) {
         self.pool = ConnectionPool(configuration: configuration, logger: logger)

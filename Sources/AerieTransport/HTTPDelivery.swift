@@ -70,9 +70,12 @@ public final class HTTPDelivery: Sendable {
         try? await threads.shutdownGracefully()
     }
 
-    /// POSTs `envelope` to `endpoint`. Throws `Failure` when no HTTP answer came; any HTTP
-    /// status is returned for the caller to judge.
-    public func post(_ envelope: [UInt8], to endpoint: String) async throws -> Response {
+    /// POSTs `envelope` to `endpoint` (as `contentType`, with `headers` added: full header
+    /// lines). Throws `Failure` when no HTTP answer came; any HTTP status is returned for the
+    /// caller to judge.
+    public func post(
+        _ envelope: [UInt8], to endpoint: String, contentType: String = HTTPDelivery.contentType, headers: [String] = []
+    ) async throws -> Response {
         do {
             try URLResolver.checkFetchable(endpoint, maxBytes: 8 * 1024)
         } catch let error as URLFetchError {
@@ -83,7 +86,9 @@ public final class HTTPDelivery: Sendable {
         do {
             return try await withTaskCancellationHandler {
                 try await threads.runIfActive {
-                    try Self.run(envelope, endpoint: endpoint, transfer: transfer, configuration: configuration)
+                    try Self.run(
+                        envelope, endpoint: endpoint, headers: ["Content-Type: \(contentType)", "Expect:"] + headers, transfer: transfer,
+                        configuration: configuration)
                 }
             } onCancel: {
                 transfer.cancelled.store(true, ordering: .relaxed)
@@ -97,7 +102,9 @@ public final class HTTPDelivery: Sendable {
         }
     }
 
-    private static func run(_ envelope: [UInt8], endpoint: String, transfer: CurlTransfer, configuration: Configuration) throws
+    private static func run(
+        _ envelope: [UInt8], endpoint: String, headers: [String], transfer: CurlTransfer, configuration: Configuration
+    ) throws
         -> Response
     {
         let easy = try CurlEasy()
@@ -110,7 +117,7 @@ public final class HTTPDelivery: Sendable {
         try easy.set(CURLOPT_TIMEOUT_MS, milliseconds(configuration.totalTimeout))
         try easy.set(CURLOPT_CONNECTTIMEOUT_MS, milliseconds(configuration.connectTimeout))
         try easy.set(CURLOPT_MAXFILESIZE_LARGE, largeValue: Int64(configuration.maxResponseBytes))
-        try easy.setHeaders(["Content-Type: \(contentType)", "Expect:"])
+        try easy.setHeaders(headers)
         try transfer.install(on: easy)
         let code: CURLcode = envelope.withUnsafeBytes { raw in
             do {

@@ -5,14 +5,14 @@ import Foundation
 
 struct Backend: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Create, list, show, suspend, resume, delete backends and rotate their tokens.",
+        abstract: "Create, list, show, suspend, resume, delete backends, rotate their tokens and set their webhooks.",
         discussion: """
             A backend is a wallet backend's service credential: one token, one JSON-RPC session, acting \
             for every tenant it owns by naming the tenant of each call in params._meta.tenantId. A \
             backend owns the tenants it creates (admin.tenants.create on its session) and those an \
             admin creates for it (aerie-admin tenant create --backend ID).
             """,
-        subcommands: [Create.self, List.self, Show.self, RotateToken.self, Suspend.self, Resume.self, Delete.self]
+        subcommands: [Create.self, List.self, Show.self, RotateToken.self, Suspend.self, Resume.self, Delete.self, Webhook.self]
     )
 
     static func describe(_ backend: JSONValue) -> String {

@@ -63,9 +63,15 @@ struct EventsBench {
         let backend = try await server.client()
         try await backend.authenticate(token: token)
         var tenantIDs: [TenantID] = []
-        for n in 0..<tenants {
+        for n in 0..<min(tenants, Self.createdTenants) {
             let tenant = try await backend.call("admin.tenants.create", params: ["label": .string("t\(n)")])
             if let id = tenant["tenantId"]?.stringValue.flatMap(TenantID.init) { tenantIDs.append(id) }
+        }
+        var seeding = ""
+        if tenants > Self.createdTenants, let backendID = created["backendId"]?.stringValue {
+            let start = ContinuousClock.now
+            tenantIDs += try await Self.seed(tenants - Self.createdTenants, backend: backendID, owner: owner)
+            seeding = String(format: " (%d seeded by SQL in %.1f s)", tenants - Self.createdTenants, Self.ms(ContinuousClock.now - start) / 1000)
         }
         let ids = tenantIDs
 
@@ -80,32 +86,53 @@ struct EventsBench {
         let lag = (streamed.lastAt ?? writeEnd) - writeEnd
         following.cancel()
         lines.append(
-            "events: \(writers) writers, \(tenants) tenants, \(Int(seconds)) s; one event per transaction (a new connection row)")
+            "events: \(writers) writers, \(ids.count) tenants of one backend\(seeding), \(Int(seconds)) s; one event per transaction (a new connection row)")
         lines.append(
             String(
                 format: "  with the log: %d events written, %.0f events/s; streamed %d (in order: %@), last one %.0f ms after the writes ended",
                 written, Double(written) / elapsed, streamed.count, streamed.ordered ? "yes" : "NO", Self.ms(lag)))
 
-        // The same writes without the log's insert (the NOTIFY stays, as before the log).
+        // The same writes with the log but nobody streaming: what the insert and the numbering
+        // cost, apart from the stream's CPU (server and client share the cores with the writers).
+        _ = try await backend.call("events.unsubscribe")
+        let (unstreamed, unstreamedElapsed) = try await write(database, tenants: ids)
+        lines.append(
+            String(
+                format: "  with the log, no stream: %d written, %.0f events/s",
+                unstreamed, Double(unstreamed) / unstreamedElapsed))
+
+        // The same writes without the log's insert (the NOTIFY stays, as before the log); the
+        // function is put back exactly as the schema defines it.
+        let definition = try await owner.withSession { session in
+            try session.query("SELECT pg_get_functiondef('aerie.log_event(uuid, text, jsonb)'::regprocedure)").string(0, 0) ?? ""
+        }
         try await owner.withSession { session in
             _ = try session.execute(
                 "CREATE OR REPLACE FUNCTION aerie.log_event(tenant uuid, event_kind text, event_data jsonb) RETURNS void LANGUAGE sql AS $$ SELECT $$")
         }
         let (plain, plainElapsed) = try await write(database, tenants: ids)
-        try await owner.withSession { session in
-            _ = try session.execute(
-                """
-                CREATE OR REPLACE FUNCTION aerie.log_event(tenant uuid, event_kind text, event_data jsonb) RETURNS void
-                LANGUAGE sql AS $$
-                    INSERT INTO aerie.events (tenant_id, backend_id, kind, data)
-                    SELECT t.id, t.backend_id, event_kind, event_data FROM aerie.tenants t WHERE t.id = tenant
-                $$
-                """)
-        }
+        try await owner.withSession { session in _ = try session.execute(definition) }
         lines.append(
             String(
                 format: "  without the log's insert: %d written, %.0f transactions/s (the log costs %.0f%% of write throughput)",
                 plain, Double(plain) / plainElapsed, 100 * (1 - (Double(written) / elapsed) / (Double(plain) / plainElapsed))))
+
+        // The same writes with the sequencer held off (the bench holds its advisory lock): the
+        // insert alone. The rows are numbered when it lets go.
+        try await owner.withSession { session in _ = try session.query("SELECT pg_advisory_lock(7306431017)") }
+        let (unnumbered, unnumberedElapsed) = try await write(database, tenants: ids)
+        try await owner.withSession { session in _ = try session.query("SELECT pg_advisory_unlock(7306431017)") }
+        lines.append(
+            String(
+                format: "  with the log's insert only (not numbered meanwhile): %d written, %.0f events/s",
+                unnumbered, Double(unnumbered) / unnumberedElapsed))
+        for _ in 0..<6000 {
+            let waiting = try await owner.withSession { session in
+                try session.query("SELECT count(*) FROM aerie.events WHERE position IS NULL").int(0, 0) ?? 0
+            }
+            if waiting == 0 { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
 
         // Replay of everything from position 0 on a new session.
         let replayer = try await server.client()
@@ -114,7 +141,7 @@ struct EventsBench {
         let replaying = Self.follow(replayer, into: replayed)
         let replayStart = ContinuousClock.now
         _ = try await replayer.call("events.subscribe", params: ["after": 0])
-        for _ in 0..<6000 where replayed.snapshot.count < written { try await Task.sleep(for: .milliseconds(10)) }
+        for _ in 0..<6000 where replayed.snapshot.count < written + unstreamed + unnumbered { try await Task.sleep(for: .milliseconds(10)) }
         let replayTime = (replayed.snapshot.lastAt ?? replayStart) - replayStart
         replaying.cancel()
         lines.append(
@@ -126,6 +153,24 @@ struct EventsBench {
         await backend.close()
         await admin.close()
         return lines.joined(separator: "\n")
+    }
+
+    /// Tenants made through `admin.tenants.create` (with real data keys); past this many, the
+    /// rest are rows inserted by SQL (a placeholder data key: the bench writes only clear test
+    /// rows for them), so 100,000 tenants take seconds.
+    static let createdTenants = 100
+
+    static func seed(_ count: Int, backend: String, owner: AerieDatabase) async throws -> [TenantID] {
+        try await owner.withSession { session in
+            let result = try session.query(
+                """
+                INSERT INTO aerie.tenants (id, label, token_hash, data_key_wrapped, master_key_fingerprint, backend_id)
+                SELECT gen_random_uuid(), 'seeded ' || n, sha256(gen_random_uuid()::text::bytea), '\\x00'::bytea, 'seeded', $1::uuid
+                FROM generate_series(1, $2::int4) n
+                RETURNING id::text
+                """, [.text(backend), .int(count)])
+            return (0..<result.rowCount).compactMap { result.string($0, 0).flatMap(TenantID.init) }
+        }
     }
 
     /// `writers` loops of one-row transactions for `seconds`; how many committed, and the time.

@@ -39,7 +39,8 @@ let usage = """
                --iterations N (20) parses per body
 
       events   the durable event log: --writers N (8) concurrent one-event transactions over --tenants N
-               (100) tenants of one backend for --seconds S (5), streamed to one backend session
+               (100; past 100 the rest are seeded by SQL, e.g. 100000) tenants of one backend for
+               --seconds S (5), streamed to one backend session
                (events/s written and streamed, stream lag); the same writes without the log's insert
                (its write cost); a replay from position 0. Needs PostgreSQL as rpc does.
 

@@ -50,22 +50,15 @@ public struct EventLog: Sendable {
     }
 
     /// The events of `backend`'s tenants with a position above `after`, in position order, at
-    /// most `limit`. The backend setting that row-level security reads is set only if the
-    /// backend is still active with the token hashed `tokenHash`, in the same statement.
+    /// most `limit`, if the backend is still active with the token hashed `tokenHash`: one
+    /// statement (`aerie.backend_events`, schema/0024), the check and the read together.
     public func read(backend: BackendID, tokenHash: [UInt8], after: Int64, limit: Int) async throws -> BackendRead {
         let limit = max(1, min(limit, Self.maxPage))
-        return try await pool.transaction(tenant: nil) { session in
-            let allowed = try session.query(
-                """
-                SELECT set_config('aerie.backend_id', b.id::text, true) FROM aerie.backends b
-                WHERE b.id = $1::uuid AND b.token_hash = $2 AND b.status = 'active'
-                """, [.text(backend.rawValue), .bytes(tokenHash)])
-            guard allowed.rowCount == 1 else { return .credentialInvalid }
+        return try await pool.read { session in
             let result = try session.query(
-                """
-                SELECT tenant_id::text, position, kind, data::text FROM aerie.events
-                WHERE backend_id = $1::uuid AND position > $2::int8 ORDER BY position LIMIT $3
-                """, [.text(backend.rawValue), .text(String(after)), .int(limit)])
+                "SELECT tenant_id::text, position, kind, data::text FROM aerie.backend_events($1::uuid, $2, $3::int8, $4::int4)",
+                [.text(backend.rawValue), .bytes(tokenHash), .text(String(after)), .int(limit)])
+            if result.rowCount == 1, result.int(0, 1) == -1 { return .credentialInvalid }
             return .events(try Self.events(in: result))
         }
     }
