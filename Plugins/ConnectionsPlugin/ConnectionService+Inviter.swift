@@ -70,7 +70,10 @@ extension ConnectionService {
             id: id,
             invitation: [
                 "services": [.string(did)],
-                "handshake_protocols": [.string(HandshakeProtocol.didExchange11.rawValue), .string(HandshakeProtocol.connections10.rawValue)],
+                "handshake_protocols": [
+                    .string(HandshakeProtocol.didExchange11.rawValue), .string(HandshakeProtocol.didExchange10.rawValue),
+                    .string(HandshakeProtocol.connections10.rawValue),
+                ],
             ],
             invitationKind: Invitation.Kind.outOfBand.rawValue, myDid: did, myVerkey: key.verkey, role: .inviter, multiUse: true,
             alias: "invitation DID")
@@ -97,10 +100,14 @@ extension ConnectionService {
     }
 
     /// Whether an invitation of ours offers `handshake`: connections/1.0 for ours of RFC 0160,
-    /// the listed `handshake_protocols` for an out-of-band one.
+    /// the listed `handshake_protocols` for an out-of-band one; every handshake Aerie answers for
+    /// the tenant's invitation DID (no `@id`: it serves every `useDid` invitation, whichever
+    /// handshakes each offered, and records made before didexchange 1.0 was offered list only 1.1).
     static func offers(_ invitation: ConnectionRecord, _ handshake: HandshakeProtocol) -> Bool {
         switch Invitation.Kind(rawValue: invitation.invitationKind) {
         case .aries?: return handshake == .connections10
+        case .outOfBand? where invitation.invitation["@id"] == nil:
+            return true
         case .outOfBand?:
             guard case .array(let offered)? = invitation.invitation["handshake_protocols"] else { return false }
             return offered.contains { $0.stringValue.map(InboundMessage.normalizedType) == handshake.rawValue }
@@ -108,13 +115,14 @@ extension ConnectionService {
         }
     }
 
-    /// A Request (connections/1.0, or didexchange 1.1 at an out-of-band invitation offering it)
+    /// A Request (connections/1.0, or didexchange 1.0/1.1 at an out-of-band invitation offering it)
     /// the inbound pipeline took at an open invitation of ours (`message.connection`),
     /// authcrypted by `message.sender`'s key, which must be the key the Request's DID document
     /// names (else `InboundSender.Refused`: nothing stored; also for a handshake the invitation
     /// does not offer). Checks the invitee's endpoint, makes the pairwise key, signs with the
-    /// invitation key (connections/1.0: `connection~sig` over our DID and DIDDoc; didexchange 1.1:
-    /// `did_rotate~attach` over our did:peer:2) and packs the Response; then in one transaction:
+    /// invitation key (connections/1.0: `connection~sig` over our DID and DIDDoc; didexchange 1.0:
+    /// `did_doc~attach`, our unqualified DID's legacy DIDDoc; didexchange 1.1: `did_rotate~attach`
+    /// over our did:peer:2) and packs the Response; then in one transaction:
     /// stores the Request (a copy handled before changes nothing), the key, the connection
     /// (`responded`) and the Response's outbox row. A Request that reaches a single-use invitation
     /// another Request already used (they raced) is refused.
@@ -122,7 +130,8 @@ extension ConnectionService {
         guard let invitation = message.connection, let sender = message.sender, invitation.isOpenInvitation,
             let invitationKey = invitation.myVerkey, invitationKey == message.recipientVerkey
         else { throw InboundSender.Refused() }
-        let handshake: HandshakeProtocol = message.type == ConnectionMessages.requestType ? .connections10 : .didExchange11
+        let handshake: HandshakeProtocol = message.type == ConnectionMessages.requestType
+            ? .connections10 : DIDExchangeMessages.version(of: message.type) == "1.0" ? .didExchange10 : .didExchange11
         guard Self.offers(invitation, handshake) else { throw InboundSender.Refused() }
         let requester = try handshake == .connections10
             ? ConnectionMessages.readRequest(message.body) : DIDExchangeMessages.readRequest(message.body)
@@ -148,14 +157,15 @@ extension ConnectionService {
                 response = ConnectionMessages.response(
                     threadId: requester.threadId, parentThreadId: requester.parentThreadId, signature: signature)
             case .didExchange10, .didExchange11:
-                did = try AerieError.mappingCrypto { try PeerDID2.make(verkey: try Base58.decode(key.verkey), serviceEndpoint: endpoint()) }
-                let rotate = try await AerieError.mappingCrypto {
-                    try await SignedAttachment.make(Array(did.utf8), mimeType: "text/string", verkey: invitationKey) { bytes in
+                (did, response) = try await AerieError.mappingCrypto {
+                    try await DIDExchangeMessages.signedResponse(
+                        version: handshake.version, threadId: requester.threadId,
+                        parentThreadId: requester.parentThreadId ?? invitationId, verkey: key.verkey, endpoint: endpoint(),
+                        invitationKey: invitationKey
+                    ) { bytes in
                         try await tenant.keys.sign(bytes, with: invitationKey)
                     }
                 }
-                response = DIDExchangeMessages.response(
-                    threadId: requester.threadId, parentThreadId: requester.parentThreadId ?? invitationId, did: did, rotate: rotate)
             }
         } catch let error as AerieError where error.code == .notFound {
             // The key went with its single use since the pipeline read the invitation: refused

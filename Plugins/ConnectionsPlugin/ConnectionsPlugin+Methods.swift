@@ -140,7 +140,7 @@ extension ConnectionsPlugin {
             return try await service.createInvitation(
                 label: checked.label, multiUse: checked.multiUse ?? false, alias: checked.alias, tenant: tenant)
         }
-        // A Request (connections/1.0, didexchange 1.1) reaches only an open invitation of ours,
+        // A Request (connections/1.0, didexchange 1.0/1.1) reaches only an open invitation of ours,
         // authcrypted by the key its DID document names.
         for type in [ConnectionMessages.requestType] + DIDExchangeMessages.requestTypes {
             try router.registerInbound(type, from: .invitationRequest) { message, tenant in

@@ -3,7 +3,7 @@ import AerieCrypto
 import Foundation
 
 /// The Aries RFC 0023 (didexchange 1.0 and 1.1) messages Aerie writes and reads as the requester
-/// (and, for 1.1, as the responder),
+/// and as the responder,
 /// in the shapes ACA-Py 1.2.7 and 1.7.0 accept and send (`acapy_agent/protocols/didexchange`).
 public enum DIDExchangeMessages {
     /// `https://didcomm.org/didexchange/<version>/<name>`.
@@ -51,9 +51,8 @@ public enum DIDExchangeMessages {
         ]
     }
 
-    /// The Request types Aerie answers as responder (1.1 only: a 1.0 Response needs a signed
-    /// DIDDoc attachment, not built).
-    public static let requestTypes = [type("request", version: "1.1")]
+    /// The Request types Aerie answers as responder.
+    public static let requestTypes = versions.map { type("request", version: $0) }
     public static let completeTypes = versions.map { type("complete", version: $0) }
 
     /// Reads a Request (as responder): its `did` resolved locally (did:peer:2, did:peer:4 long
@@ -87,17 +86,42 @@ public enum DIDExchangeMessages {
             parentThreadId: thread?["pthid"]?.stringValue.map { String($0.prefix(256)) })
     }
 
-    /// A didexchange 1.1 Response: our `did` and `did_rotate~attach` (that DID signed by the
-    /// invitation key), on the Request's thread and the invitation's.
-    public static func response(
-        id: String = UUID().uuidString.lowercased(), threadId: String, parentThreadId: String?, did: String, rotate: JSONValue
+    /// A didexchange Response on the Request's thread and the invitation's: 1.1 carries our `did`
+    /// and `did_rotate~attach` (that DID signed by the invitation key), 1.0 our unqualified `did`
+    /// and `did_doc~attach` (its legacy DIDDoc signed by the invitation key), as ACA-Py writes them.
+    static func response(
+        version: String, id: String = UUID().uuidString.lowercased(), threadId: String, parentThreadId: String?, did: String,
+        signedAttachment: JSONValue
     ) -> JSONValue {
         var thread: [String: JSONValue] = ["thid": .string(threadId)]
         if let parentThreadId { thread["pthid"] = .string(parentThreadId) }
         return .object([
-            "@type": .string(type("response", version: "1.1")), "@id": .string(id), "~thread": .object(thread),
-            "did": .string(did), "did_rotate~attach": rotate,
+            "@type": .string(type("response", version: version)), "@id": .string(id), "~thread": .object(thread),
+            "did": .string(did), version == "1.0" ? "did_doc~attach" : "did_rotate~attach": signedAttachment,
         ])
+    }
+
+    /// Our Response as responder, from the pairwise key `verkey` (base58) and our endpoint, its
+    /// attachment signed by `invitationKey` through `sign`: 1.1 a did:peer:2 and its
+    /// `did_rotate~attach`; 1.0 (ACA-Py's 1.0 shape) an unqualified DID and its legacy DIDDoc as
+    /// `did_doc~attach`. Answers our DID and the message.
+    public static func signedResponse(
+        version: String, threadId: String, parentThreadId: String?, verkey: String, endpoint: String, invitationKey: String,
+        sign: ([UInt8]) async throws -> [UInt8]
+    ) async throws -> (did: String, response: JSONValue) {
+        let did: String
+        let attachment: JSONValue
+        if version == "1.0" {
+            did = KeyReference.unqualifiedDID(verkey: try Base58.decode(verkey))
+            let doc = ConnectionMessages.didDoc(did: did, verkey: verkey, endpoint: endpoint)
+            attachment = try await SignedAttachment.make(doc.serialized(), mimeType: "application/json", verkey: invitationKey, sign: sign)
+        } else {
+            did = try PeerDID2.make(verkey: try Base58.decode(verkey), serviceEndpoint: endpoint)
+            attachment = try await SignedAttachment.make(Array(did.utf8), mimeType: "text/string", verkey: invitationKey, sign: sign)
+        }
+        let response = response(
+            version: version, threadId: threadId, parentThreadId: parentThreadId, did: did, signedAttachment: attachment)
+        return (did, response)
     }
 
     /// Longest DID accepted in a Response (a did:peer:2 with a few services fits easily).

@@ -11,11 +11,11 @@ extension OutOfBandPlugin {
         try router.register(
             "outOfBand.createInvitation",
             summary: "Inviter role (RFC 0434): an out-of-band 1.1 invitation with an inline service (a fresh invitation key "
-                + "of the tenant as did:key, this server's endpoint); handshakeProtocols of connections/1.0 and didexchange/1.1 "
-                + "(default didexchange/1.1). With useDid, the service is the tenant's invitation DID (a did:peer:2, the same in "
+                + "of the tenant as did:key, this server's endpoint); handshakeProtocols of didexchange/1.1, didexchange/1.0 "
+                + "and connections/1.0 (default didexchange/1.1). With useDid, the service is the tenant's invitation DID (a did:peer:2, the same in "
                 + "every such invitation, multi-use) so a peer already connected reuses its connection (handshake-reuse, "
                 + "answered). Answers {connectionId, invitation, invitationUrl (?oob=), state: 1}. A Request is "
-                + "answered (didexchange: did_rotate~attach signed by the invitation key); the requester's complete (or first "
+                + "answered (didexchange 1.1: did_rotate~attach, 1.0: did_doc~attach, signed by the invitation key); the requester's complete (or first "
                 + "message) makes the connection 4 (accepted)."
         ) { (params: CreateInvitationParams, tenant: TenantContext) in
             let checked = try params.validated()
@@ -97,7 +97,9 @@ struct CreateInvitationParams: Decodable, Sendable, DocumentedParams {
     static let maxAttachments = 5
     static let maxAttachmentBytes = 64 * 1024
     /// The handshakes Aerie answers as inviter.
-    static let offerable = ["https://didcomm.org/didexchange/1.1", "https://didcomm.org/connections/1.0"]
+    static let offerable = [
+        "https://didcomm.org/didexchange/1.1", "https://didcomm.org/didexchange/1.0", "https://didcomm.org/connections/1.0",
+    ]
 
     var handshakeProtocols: [String]?
     var attachments: [JSONValue]?
@@ -111,7 +113,7 @@ struct CreateInvitationParams: Decodable, Sendable, DocumentedParams {
     static let documentation = [
         ParamDoc(
             "handshakeProtocols", "array", required: false,
-            "handshakes offered, in order of preference: https://didcomm.org/didexchange/1.1 and/or https://didcomm.org/connections/1.0 (default didexchange/1.1)"),
+            "handshakes offered, in order of preference: any of https://didcomm.org/didexchange/1.1, https://didcomm.org/didexchange/1.0 and https://didcomm.org/connections/1.0 (default didexchange/1.1)"),
         ParamDoc("attachments", "array", required: false, "DIDComm messages attached as requests~attach (at most 5, 64 KiB each)"),
         ParamDoc("multiUse", "boolean", required: false, "a connection per Request (false: the invitation is used once)"),
         ParamDoc("goalCode", "string", required: false, "goal_code"),
@@ -141,7 +143,7 @@ struct CreateInvitationParams: Decodable, Sendable, DocumentedParams {
             handshakes.allSatisfy(Self.offerable.contains)
         else {
             throw AerieError.invalidParams(
-                "handshakeProtocols must list \(Self.offerable.joined(separator: " and/or ")) (an invitation without handshake is not offered)",
+                "handshakeProtocols must list some of \(Self.offerable.joined(separator: ", ")) (an invitation without handshake is not offered)",
                 field: "handshakeProtocols")
         }
         let attachments = attachments ?? []

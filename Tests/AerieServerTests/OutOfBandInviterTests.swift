@@ -5,7 +5,7 @@ import AerieTesting
 import Foundation
 import Testing
 
-/// Issue 17, item 4: the inviter side of out-of-band 1.1 with didexchange 1.1 as responder.
+/// Issue 17, item 4: the inviter side of out-of-band 1.1 with didexchange 1.1 (and 1.0) as responder.
 /// ACA-Py 1.7.0 (its did:peer:4 Request) reaches `completed` on Aerie's Response (the
 /// `did_rotate~attach` signed by the invitation key) and its `complete` makes Aerie's side 4; two
 /// tenants of one server connect the same way and the invitee's `handshake-reuse` of a second
@@ -54,6 +54,150 @@ import Testing
             throw error
         }
         await agent.stop()
+    }
+
+    /// didexchange 1.0 as responder: ACA-Py 1.7.0 receives an invitation offering only 1.0, sends
+    /// its 1.0 Request (an unqualified DID with a did_doc~attach), verifies Aerie's 1.0 Response
+    /// (its did_doc~attach signed by the invitation key) and reaches `completed`; Aerie's side is
+    /// 4 on its `complete`; basic messages both ways.
+    @Test func acapy170AsInviteeCompletesADIDExchange10() async throws {
+        let agent = try await ACAPyAgent.start(version: .v1_7_0)
+        do {
+            try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+                let (alice, _) = try await server.tenantClient(label: "alice")
+                defer { Task { await alice.close() } }
+                let created = try await alice.call(
+                    "outOfBand.createInvitation",
+                    params: ["label": "Aerie Alice", "handshakeProtocols": ["https://didcomm.org/didexchange/1.0"]])
+                let invitation = try #require(created["invitation"])
+                let connectionId = try #require(created["connectionId"]?.stringValue)
+                #expect(invitation["handshake_protocols"] == ["https://didcomm.org/didexchange/1.0"])
+                _ = try await agent.admin(
+                    "POST", "/out-of-band/receive-invitation?auto_accept=true&use_existing_connection=false", body: invitation)
+                let theirs = try await ACAPyDIDExchangeTests.completedConnection(
+                    agent, invitationId: try #require(invitation["@id"]?.stringValue))
+                #expect(theirs["connection_protocol"] == "didexchange/1.0", "\(theirs)")
+                #expect(theirs["their_label"] == "Aerie Alice")
+                let ours = try await InviterTests.waitForState(alice, connectionId, 4)
+                #expect(ours["handshakeProtocol"] == "https://didcomm.org/didexchange/1.0")
+                #expect(ours["pwDid"]?.stringValue == theirs["their_did"]?.stringValue)
+                #expect(ours["pwDid"]?.stringValue?.hasPrefix("did:") == false)
+
+                let acapyConnection = try #require(theirs["connection_id"]?.stringValue)
+                _ = try await agent.admin("POST", "/connections/\(acapyConnection)/send-message", body: ["content": "hello over 1.0"])
+                var arrived = false
+                for _ in 0..<200 where !arrived {
+                    arrived = try await SenderAuthenticationTests.downloaded(alice).contains { $0.content == "hello over 1.0" }
+                    if !arrived { try await Task.sleep(for: .milliseconds(50)) }
+                }
+                #expect(arrived, "ACA-Py's basic message never arrived")
+                let sent = try await alice.call("messages.sendText", params: ["connectionId": .string(connectionId), "content": "hi ACA-Py"])
+                #expect(try await SendMessagesTests.waitForStatus(alice, uid: try #require(sent["uid"]?.stringValue), status: "MS-102") != nil)
+            }
+        } catch {
+            print("ACA-Py 1.7.0 log:\n\(agent.log().suffix(4000))")
+            await agent.stop()
+            throw error
+        }
+        await agent.stop()
+    }
+
+    /// Two tenants of one server over an invitation offering only didexchange 1.0: Bob's
+    /// `outOfBand.accept` reaches 4 on Alice's 1.0 Response, Alice's side is 4 on Bob's
+    /// `complete`, text messages both ways; a third tenant sees nothing.
+    @Test func twoTenantsConnectOverDIDExchange10() async throws {
+        try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+            let (alice, _) = try await server.tenantClient(label: "alice")
+            let (bob, _) = try await server.tenantClient(label: "bob")
+            let (carol, carolID) = try await server.tenantClient(label: "carol")
+            defer { Task { await alice.close(); await bob.close(); await carol.close() } }
+            let created = try await alice.call(
+                "outOfBand.createInvitation", params: ["label": "Alice", "handshakeProtocols": ["https://didcomm.org/didexchange/1.0"]])
+            let aliceSide = try #require(created["connectionId"]?.stringValue)
+            let accepted = try await bob.call(
+                "outOfBand.accept", params: ["url": created["invitationUrl"]!, "label": "Bob", "timeoutSeconds": 30])
+            let bobSide = try #require(accepted["connection"]?["connectionId"]?.stringValue)
+            #expect(accepted["connection"]?["state"] == 4, "\(accepted)")
+            #expect(accepted["connection"]?["handshakeProtocol"] == "https://didcomm.org/didexchange/1.0")
+            let ours = try await InviterTests.waitForState(alice, aliceSide, 4)
+            #expect(ours["handshakeProtocol"] == "https://didcomm.org/didexchange/1.0")
+            #expect(ours["theirDid"] == accepted["connection"]?["pwDid"])
+            #expect(accepted["connection"]?["theirDid"] == ours["pwDid"])
+
+            _ = try await alice.call("messages.sendText", params: ["connectionId": .string(aliceSide), "content": "hi Bob (1.0)"])
+            _ = try await bob.call("messages.sendText", params: ["connectionId": .string(bobSide), "content": "hi Alice (1.0)"])
+            var arrived = (false, false)
+            for _ in 0..<200 where !(arrived.0 && arrived.1) {
+                arrived.0 = try await SenderAuthenticationTests.downloaded(bob).contains { $0.content == "hi Bob (1.0)" }
+                arrived.1 = try await SenderAuthenticationTests.downloaded(alice).contains { $0.content == "hi Alice (1.0)" }
+                if !(arrived.0 && arrived.1) { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            #expect(arrived.0 && arrived.1, "\(arrived)")
+            #expect(try await carol.call("connections.list")["connections"]?.arrayValue?.isEmpty == true)
+            #expect(try await DIDCommEndpointTests.mailboxCount(server, tenant: carolID) == 0)
+        }
+    }
+
+    /// A didexchange Request is taken only in a version the invitation offered: a 1.0 Request to
+    /// an invitation offering 1.1 (and a 1.1 Request to one offering 1.0) is refused with
+    /// nothing stored; a 1.0 Request (ACA-Py's shape: an unqualified DID and a did_doc~attach) to
+    /// the 1.0 invitation is answered with a 1.0 Response from a new pairwise key carrying a
+    /// did_doc~attach signed by the invitation key.
+    @Test func aDIDExchangeRequestIsTakenOnlyInAVersionTheInvitationOffered() async throws {
+        let inbox = try await PeerInbox()
+        defer { Task { await inbox.stop() } }
+        try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+            let (alice, aliceID) = try await server.tenantClient(label: "alice")
+            defer { Task { await alice.close() } }
+            let port = server.didcommPort
+            func invitationKey(_ created: JSONValue) throws -> String {
+                let key = try #require(created["invitation"]?["services"]?.arrayValue?.first?["recipientKeys"]?.arrayValue?.first?.stringValue)
+                return Base58.encode(try DIDKey.verkey(from: key))
+            }
+            let invitee = InviterTests.Invitee(key: inbox.key, endpoint: inbox.url)
+            func request(version: String, invitationId: String) -> JSONValue {
+                let id = UUID().uuidString.lowercased()
+                let doc = invitee.request(invitationId: invitationId)["connection"]?["DIDDoc"] ?? .null
+                return [
+                    "@type": .string("https://didcomm.org/didexchange/\(version)/request"), "@id": .string(id), "label": "Hand-made",
+                    "did": .string(invitee.did),
+                    "did_doc~attach": ["@id": "doc", "mime-type": "application/json", "data": ["base64": .string(Base64.encode(doc.serialized()))]],
+                    "~thread": ["thid": .string(id), "pthid": .string(invitationId)],
+                ]
+            }
+            let v11 = try await alice.call("outOfBand.createInvitation")
+            let v10 = try await alice.call("outOfBand.createInvitation", params: ["handshakeProtocols": ["https://didcomm.org/didexchange/1.0"]])
+            let v11Id = try #require(v11["invitation"]?["@id"]?.stringValue)
+            let v10Id = try #require(v10["invitation"]?["@id"]?.stringValue)
+            let before = try await DIDCommEndpointTests.mailboxCount(server, tenant: aliceID)
+            #expect(try await DIDCommEndpointTests.post(
+                try invitee.pack(request(version: "1.0", invitationId: v11Id), to: try invitationKey(v11)), to: port) == 400)
+            #expect(try await DIDCommEndpointTests.post(
+                try invitee.pack(request(version: "1.1", invitationId: v10Id), to: try invitationKey(v10)), to: port) == 400)
+            #expect(try await DIDCommEndpointTests.mailboxCount(server, tenant: aliceID) == before)
+            for created in [v11, v10] {
+                #expect(try await alice.call("connections.get", params: ["connectionId": created["connectionId"]!])["state"] == 1)
+            }
+
+            let accepted = request(version: "1.0", invitationId: v10Id)
+            #expect(try await DIDCommEndpointTests.post(try invitee.pack(accepted, to: try invitationKey(v10)), to: port) == 202)
+            let response = try #require(
+                try await inbox.wait { $0["@type"]?.stringValue == "https://didcomm.org/didexchange/1.0/response" },
+                "no 1.0 Response reached the invitee")
+            #expect(response.message["~thread"] == ["thid": accepted["@id"]!, "pthid": .string(v10Id)])
+            #expect(response.message["did_rotate~attach"] == nil)
+            let attachment = try #require(response.message["did_doc~attach"])
+            #expect(attachment["data"]?["jws"]?["header"]?["kid"]?.stringValue
+                == (try DIDKey.did(verkey: try Base58.decode(try invitationKey(v10)))))
+            let doc = try JSONValue(parsing: String(decoding: try Base64.decode(try #require(attachment["data"]?["base64"]?.stringValue)), as: UTF8.self))
+            let did = try #require(response.message["did"]?.stringValue)
+            #expect(doc["id"]?.stringValue == "did:sov:\(did)")
+            #expect(doc["publicKey"]?.arrayValue?.first?["publicKeyBase58"]?.stringValue == response.senderVerkey)
+            #expect(response.senderVerkey != (try invitationKey(v10)))
+            let ours = try await InviterTests.waitForState(alice, try #require(v10["connectionId"]?.stringValue), 3)
+            #expect(ours["pwDid"]?.stringValue == did)
+            #expect(ours["theirDid"]?.stringValue == invitee.did)
+        }
     }
 
     /// Invitations naming the tenant's invitation DID: ACA-Py 1.7.0 connects through the first
@@ -161,7 +305,12 @@ import Testing
             let (alice, _) = try await server.tenantClient(label: "alice")
             defer { Task { await alice.close() } }
             await expectCode("invalid_params") {
-                try await alice.call("outOfBand.createInvitation", params: ["handshakeProtocols": ["https://didcomm.org/didexchange/1.0"]])
+                try await alice.call("outOfBand.createInvitation", params: ["handshakeProtocols": ["https://didcomm.org/didexchange/2.0"]])
+            }
+            await expectCode("invalid_params") {
+                try await alice.call(
+                    "outOfBand.createInvitation",
+                    params: ["handshakeProtocols": ["https://didcomm.org/didexchange/1.0", "https://didcomm.org/didexchange/1.0"]])
             }
             await expectCode("invalid_params") { try await alice.call("outOfBand.createInvitation", params: ["handshakeProtocols": []]) }
             await expectCode("invalid_params") { try await alice.call("outOfBand.createInvitation", params: ["attachments": ["not a message"]]) }

@@ -5,8 +5,8 @@ import Testing
 
 @testable import ConnectionsPlugin
 
-/// The didexchange 1.1 responder's pure parts: a did:peer:4 Request (what ACA-Py 1.7.0 sends) is
-/// resolved locally, a tampered or short-form one refused; the Response's `did_rotate~attach`
+/// The didexchange 1.0/1.1 responder's pure parts: a did:peer:4 Request (what ACA-Py 1.7.0 sends) is
+/// resolved locally, a tampered or short-form one refused; the Response's signed attachment (1.1 `did_rotate~attach`, 1.0 `did_doc~attach`)
 /// reads back, signed by the invitation key, as Aerie's own requester side (and ACA-Py) checks it.
 @Suite(.timeLimit(.minutes(10))) struct ResponderMessagesTests {
     /// Made by the `did_peer_4` package ACA-Py 1.7.0 uses (`did_peer_4.encode`), for the document
@@ -42,15 +42,50 @@ import Testing
     @Test func theResponseCarriesOurDIDSignedByTheInvitationKey() async throws {
         let invitationKey = Ed25519KeyPair.generate()
         let pairwise = Ed25519KeyPair.generate()
-        let did = try PeerDID2.make(verkey: pairwise.verkey, serviceEndpoint: "http://aerie.example")
-        let rotate = try await SignedAttachment.make(Array(did.utf8), mimeType: "text/string", verkey: invitationKey.verkeyBase58) {
-            invitationKey.sign($0)
-        }
-        let response = DIDExchangeMessages.response(threadId: "req-1", parentThreadId: "inv-1", did: did, rotate: rotate)
+        let (did, response) = try await DIDExchangeMessages.signedResponse(
+            version: "1.1", threadId: "req-1", parentThreadId: "inv-1", verkey: pairwise.verkeyBase58,
+            endpoint: "http://aerie.example", invitationKey: invitationKey.verkeyBase58
+        ) { invitationKey.sign($0) }
+        #expect(did.hasPrefix("did:peer:2."))
         #expect(response["@type"] == "https://didcomm.org/didexchange/1.1/response")
         #expect(response["~thread"] == ["thid": "req-1", "pthid": "inv-1"])
+        #expect(response["did_doc~attach"] == nil)
         let peer = try DIDExchangeMessages.readResponse(response, invitationKey: invitationKey.verkeyBase58)
         #expect(peer.verkey == pairwise.verkeyBase58 && peer.endpoint == "http://aerie.example")
         #expect(throws: CryptoError.self) { try DIDExchangeMessages.readResponse(response, invitationKey: pairwise.verkeyBase58) }
+    }
+
+    /// didexchange 1.0 as responder: an unqualified DID and its legacy DIDDoc as a did_doc~attach
+    /// signed by the invitation key, which Aerie's own invitee side reads (and refuses when
+    /// another key signed it or the document was changed).
+    @Test func theVersion10ResponseCarriesOurDIDDocSignedByTheInvitationKey() async throws {
+        let invitationKey = Ed25519KeyPair.generate()
+        let pairwise = Ed25519KeyPair.generate()
+        let (did, response) = try await DIDExchangeMessages.signedResponse(
+            version: "1.0", threadId: "req-1", parentThreadId: "inv-1", verkey: pairwise.verkeyBase58,
+            endpoint: "http://aerie.example", invitationKey: invitationKey.verkeyBase58
+        ) { invitationKey.sign($0) }
+        #expect(did == KeyReference.unqualifiedDID(verkey: pairwise.verkey))
+        #expect(response["@type"] == "https://didcomm.org/didexchange/1.0/response")
+        #expect(response["did"] == .string(did))
+        #expect(response["~thread"] == ["thid": "req-1", "pthid": "inv-1"])
+        #expect(response["did_rotate~attach"] == nil)
+        #expect(response["did_doc~attach"]?["mime-type"] == "application/json")
+        let peer = try DIDExchangeMessages.readResponse(response, invitationKey: invitationKey.verkeyBase58)
+        #expect(peer.did == did && peer.verkey == pairwise.verkeyBase58 && peer.endpoint == "http://aerie.example")
+        #expect(throws: CryptoError.self) { try DIDExchangeMessages.readResponse(response, invitationKey: pairwise.verkeyBase58) }
+
+        // The document swapped for another key's, the signature left: refused.
+        let other = Ed25519KeyPair.generate()
+        let forgedDoc = ConnectionMessages.didDoc(did: did, verkey: other.verkeyBase58, endpoint: "http://evil.example")
+        guard case .object(var fields) = response, case .object(var attach)? = fields["did_doc~attach"],
+            case .object(var data)? = attach["data"]
+        else { Issue.record("no did_doc~attach object"); return }
+        data["base64"] = .string(Base64.encode(forgedDoc.serialized()))
+        attach["data"] = .object(data)
+        fields["did_doc~attach"] = .object(attach)
+        #expect(throws: CryptoError.self) {
+            try DIDExchangeMessages.readResponse(.object(fields), invitationKey: invitationKey.verkeyBase58)
+        }
     }
 }
