@@ -17,14 +17,14 @@ extension ConnectionService {
         return ExistingConnection(record: found, match: match)
     }
 
-    /// `findExisting` in a transaction of its own.
+    /// `findExisting` as a read of its own (one statement, one round trip).
     public func findExisting(_ keys: InvitationMatchKeys, tenant: TenantContext) async throws -> ExistingConnection? {
-        try await tenant.database.transaction { try Self.findExisting(keys, in: $0) }
+        try await tenant.database.read { try Self.findExisting(keys, in: $0) }
     }
 
     /// `connections.list`: by id after `after`, optionally in one state.
     func list(after: UUID?, state: ConnectionRecord.State?, limit: Int, tenant: TenantContext) async throws -> [ConnectionRecord] {
-        try await tenant.database.transaction { try $0.connections.list(after: after, state: state, limit: limit) }
+        try await tenant.database.read { try $0.connections.list(after: after, state: state, limit: limit) }
     }
 
     /// `connections.deserialize`: stores an exported record whose pairwise key the tenant holds;
