@@ -47,6 +47,29 @@ import Testing
     }
 
     /// Polls `connections.get` (20 s at most) until the state is `state`.
+    /// Whether a basic message with `content` reaches `client`'s mailbox within 10 s.
+    static func receives(_ client: AerieClient, content: String) async throws -> Bool {
+        for _ in 0..<200 {
+            if try await SenderAuthenticationTests.downloaded(client).contains(where: { $0.content == content }) { return true }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return false
+    }
+
+    /// Basic messages both ways between `client`'s connection and ACA-Py's: ACA-Py's
+    /// `send-message` arrives in the mailbox, and `messages.sendText` is taken by ACA-Py (MS-102).
+    static func exchangeBasicMessages(
+        _ client: AerieClient, connectionId: String, agent: ACAPyAgent, acapyConnection: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        let inbound = "hello from ACA-Py \(UUID().uuidString.prefix(8))"
+        _ = try await agent.admin("POST", "/connections/\(acapyConnection)/send-message", body: ["content": .string(inbound)])
+        #expect(try await receives(client, content: inbound), "ACA-Py's basic message never arrived", sourceLocation: sourceLocation)
+        let sent = try await client.call("messages.sendText", params: ["connectionId": .string(connectionId), "content": "hi ACA-Py"])
+        let uid = try #require(sent["uid"]?.stringValue, sourceLocation: sourceLocation)
+        #expect(try await SendMessagesTests.waitForStatus(client, uid: uid, status: "MS-102") != nil, sourceLocation: sourceLocation)
+    }
+
     static func waitForState(_ client: AerieClient, _ connectionId: String, _ state: Int) async throws -> JSONValue {
         var last = JSONValue.null
         for _ in 0..<400 {
@@ -298,15 +321,8 @@ import Testing
 
             _ = try await alice.call("messages.sendText", params: ["connectionId": .string(aliceSide), "content": "hi Bob"])
             _ = try await bob.call("messages.sendText", params: ["connectionId": .string(bobSide), "content": "hi Alice"])
-            func received(_ client: AerieClient, _ content: String) async throws -> Bool {
-                for _ in 0..<200 {
-                    if try await SenderAuthenticationTests.downloaded(client).contains(where: { $0.content == content }) { return true }
-                    try await Task.sleep(for: .milliseconds(50))
-                }
-                return false
-            }
-            #expect(try await received(bob, "hi Bob"))
-            #expect(try await received(alice, "hi Alice"))
+            #expect(try await Self.receives(bob, content: "hi Bob"))
+            #expect(try await Self.receives(alice, content: "hi Alice"))
             #expect(try await SenderAuthenticationTests.downloaded(bob).first { $0.content == "hi Bob" }?.sender == aliceView["pwDid"]?.stringValue)
 
             // Carol: nothing of theirs, not even by id.
@@ -342,15 +358,7 @@ import Testing
             #expect(ours["pwDid"]?.stringValue == active["their_did"]?.stringValue)
 
             // Messages both ways over it.
-            _ = try await agent.admin("POST", "/connections/\(acapyConnection)/send-message", body: ["content": "hello inviter"])
-            var arrived = false
-            for _ in 0..<200 where !arrived {
-                arrived = try await SenderAuthenticationTests.downloaded(alice).contains { $0.content == "hello inviter" }
-                if !arrived { try await Task.sleep(for: .milliseconds(50)) }
-            }
-            #expect(arrived, "ACA-Py's basic message never arrived")
-            let sent = try await alice.call("messages.sendText", params: ["connectionId": .string(connectionId), "content": "hello invitee"])
-            #expect(try await SendMessagesTests.waitForStatus(alice, uid: try #require(sent["uid"]?.stringValue), status: "MS-102") != nil)
+            try await Self.exchangeBasicMessages(alice, connectionId: connectionId, agent: agent, acapyConnection: acapyConnection)
             #expect(try await bob.call("connections.list")["connections"]?.arrayValue?.isEmpty == true)
         }
     }

@@ -37,15 +37,7 @@ import Testing
 
                 // Messages over it, both ways.
                 let acapyConnection = try #require(theirs["connection_id"]?.stringValue)
-                _ = try await agent.admin("POST", "/connections/\(acapyConnection)/send-message", body: ["content": "hello oob inviter"])
-                var arrived = false
-                for _ in 0..<200 where !arrived {
-                    arrived = try await SenderAuthenticationTests.downloaded(alice).contains { $0.content == "hello oob inviter" }
-                    if !arrived { try await Task.sleep(for: .milliseconds(50)) }
-                }
-                #expect(arrived, "ACA-Py's basic message never arrived")
-                let sent = try await alice.call("messages.sendText", params: ["connectionId": .string(connectionId), "content": "hi ACA-Py"])
-                #expect(try await SendMessagesTests.waitForStatus(alice, uid: try #require(sent["uid"]?.stringValue), status: "MS-102") != nil)
+                try await InviterTests.exchangeBasicMessages(alice, connectionId: connectionId, agent: agent, acapyConnection: acapyConnection)
                 #expect(try await bob.call("connections.list")["connections"]?.arrayValue?.isEmpty == true)
             }
         } catch {
@@ -84,15 +76,7 @@ import Testing
                 #expect(ours["pwDid"]?.stringValue?.hasPrefix("did:") == false)
 
                 let acapyConnection = try #require(theirs["connection_id"]?.stringValue)
-                _ = try await agent.admin("POST", "/connections/\(acapyConnection)/send-message", body: ["content": "hello over 1.0"])
-                var arrived = false
-                for _ in 0..<200 where !arrived {
-                    arrived = try await SenderAuthenticationTests.downloaded(alice).contains { $0.content == "hello over 1.0" }
-                    if !arrived { try await Task.sleep(for: .milliseconds(50)) }
-                }
-                #expect(arrived, "ACA-Py's basic message never arrived")
-                let sent = try await alice.call("messages.sendText", params: ["connectionId": .string(connectionId), "content": "hi ACA-Py"])
-                #expect(try await SendMessagesTests.waitForStatus(alice, uid: try #require(sent["uid"]?.stringValue), status: "MS-102") != nil)
+                try await InviterTests.exchangeBasicMessages(alice, connectionId: connectionId, agent: agent, acapyConnection: acapyConnection)
             }
         } catch {
             print("ACA-Py 1.7.0 log:\n\(agent.log().suffix(4000))")
@@ -126,13 +110,8 @@ import Testing
 
             _ = try await alice.call("messages.sendText", params: ["connectionId": .string(aliceSide), "content": "hi Bob (1.0)"])
             _ = try await bob.call("messages.sendText", params: ["connectionId": .string(bobSide), "content": "hi Alice (1.0)"])
-            var arrived = (false, false)
-            for _ in 0..<200 where !(arrived.0 && arrived.1) {
-                arrived.0 = try await SenderAuthenticationTests.downloaded(bob).contains { $0.content == "hi Bob (1.0)" }
-                arrived.1 = try await SenderAuthenticationTests.downloaded(alice).contains { $0.content == "hi Alice (1.0)" }
-                if !(arrived.0 && arrived.1) { try await Task.sleep(for: .milliseconds(50)) }
-            }
-            #expect(arrived.0 && arrived.1, "\(arrived)")
+            #expect(try await InviterTests.receives(bob, content: "hi Bob (1.0)"))
+            #expect(try await InviterTests.receives(alice, content: "hi Alice (1.0)"))
             #expect(try await carol.call("connections.list")["connections"]?.arrayValue?.isEmpty == true)
             #expect(try await DIDCommEndpointTests.mailboxCount(server, tenant: carolID) == 0)
         }
@@ -269,12 +248,7 @@ import Testing
             #expect(try await alice.call("connections.get", params: ["connectionId": first["connectionId"]!])["state"] == 1)
 
             _ = try await alice.call("messages.sendText", params: ["connectionId": .string(aliceConnection), "content": "hi Bob (oob)"])
-            var arrived = false
-            for _ in 0..<200 where !arrived {
-                arrived = try await SenderAuthenticationTests.downloaded(bob).contains { $0.content == "hi Bob (oob)" }
-                if !arrived { try await Task.sleep(for: .milliseconds(50)) }
-            }
-            #expect(arrived)
+            #expect(try await InviterTests.receives(bob, content: "hi Bob (oob)"))
 
             // A second invitation of Alice's: Bob reuses the connection he has; Alice answers.
             let second = try await alice.call("outOfBand.createInvitation", params: ["label": "Alice"])
