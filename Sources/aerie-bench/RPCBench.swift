@@ -112,7 +112,7 @@ struct RPCBench {
     static let pingLine = #"{"jsonrpc":"2.0","id":1,"method":"system.ping"}"#
 
     /// Creates the tenant whose sessions read, with one setting and one connection to read.
-    private func benchTenant(_ server: LiveServer) async throws -> (token: String, connectionId: String) {
+    func benchTenant(_ server: LiveServer) async throws -> (token: String, connectionId: String) {
         let admin = try await server.adminClient()
         defer { Task { await admin.close() } }
         let created = try await admin.call("admin.tenants.create", params: ["label": "bench"])
@@ -139,7 +139,7 @@ struct RPCBench {
         return (token, connection["connectionId"]?.stringValue ?? "")
     }
 
-    private func measure(name: String, port: Int, setup: String?, line: String, interval: TimeAmount? = nil) async throws -> Outcome {
+    func measure(name: String, port: Int, setup: String?, line: String, interval: TimeAmount? = nil) async throws -> Outcome {
         let phase = LoadPhase()
         var channels: [any Channel] = []
         for _ in 0..<sessions {

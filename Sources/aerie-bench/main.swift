@@ -12,7 +12,7 @@ func option(_ name: String, default value: Double) -> Double {
 }
 
 let usage = """
-    USAGE: aerie-bench <rpc|crypto|connections|messages|oob|hostile|events|all> [options]
+    USAGE: aerie-bench <rpc|crypto|connections|messages|oob|hostile|events|scale|all> [options]
 
       rpc      JSON-RPC load: bare NIO echo ceiling, system.ping, authenticated settings.get and connections.get;
                closed loop (throughput) then paced (latency at a fixed offered load)
@@ -44,10 +44,16 @@ let usage = """
                (events/s written and streamed, stream lag); the same writes without the log's insert
                (its write cost); a replay from position 0. Needs PostgreSQL as rpc does.
 
+      scale    connections.get, connections.list and session.authenticate of one tenant, paced
+               (--sessions N (10) x --rate R (100) req/s, --seconds S (5) each), with 100 tenants
+               and again after seeding up to --tenants N (100000) tenants holding --connections N
+               (1000000) connections by SQL: p99 large / small (issue 16: <= 1.5). Needs PostgreSQL
+               as rpc does.
+
     Build with -c release for meaningful numbers: swift run -c release aerie-bench all
     """
 
-guard let command = arguments.first, ["rpc", "crypto", "connections", "messages", "oob", "hostile", "events", "all"].contains(command) else {
+guard let command = arguments.first, ["rpc", "crypto", "connections", "messages", "oob", "hostile", "events", "scale", "all"].contains(command) else {
     print(usage)
     exit(arguments.first == "--help" || arguments.first == "-h" ? 0 : 2)
 }
@@ -117,6 +123,18 @@ if command == "events" || command == "all" {
         print(try await bench.run())
     } catch {
         FileHandle.standardError.write(Data("aerie-bench events failed: \(error)\n".utf8))
+        exit(1)
+    }
+}
+if command == "scale" || command == "all" {
+    let bench = ScaleBench(
+        tenants: Int(option("--tenants", default: 100_000)), connections: Int(option("--connections", default: 1_000_000)),
+        sessions: Int(option("--sessions", default: 10)), seconds: option("--seconds", default: 5),
+        ratePerSession: option("--rate", default: 100))
+    do {
+        print(try await bench.run())
+    } catch {
+        FileHandle.standardError.write(Data("aerie-bench scale failed: \(error)\n".utf8))
         exit(1)
     }
 }
