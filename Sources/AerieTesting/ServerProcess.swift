@@ -200,3 +200,29 @@ public enum PostgresControl {
         throw ServerProcess.Unavailable(description: "no PostgreSQL server binaries under \(root)")
     }
 }
+
+extension ServerProcess {
+    /// A server process (not started) on a fresh database with `environment`, and a runtime-role
+    /// pool on that database, for `body`. Afterwards, whether `body` returned or threw (then with
+    /// the server's log printed), the server is stopped, the pool closed and the database dropped.
+    public static func onFreshDatabase<T>(
+        environment: [String: String] = [:], _ body: (ServerProcess, AerieDatabase) async throws -> T
+    ) async throws -> T {
+        let database = try await TestPostgres.shared.freshDatabase()
+        let server = try ServerProcess(database: database, environment: environment)
+        let runtime = database.runtime()
+        do {
+            let result = try await body(server, runtime)
+            await server.cleanUp()
+            await runtime.shutdown()
+            try? await database.drop()
+            return result
+        } catch {
+            print("server log:\n\(server.log().suffix(4000))")
+            await server.cleanUp()
+            await runtime.shutdown()
+            try? await database.drop()
+            throw error
+        }
+    }
+}

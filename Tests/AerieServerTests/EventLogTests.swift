@@ -230,10 +230,7 @@ import Testing
     /// the crash, with no server running for a while): the backend resumes from the last position
     /// it received and gets every event exactly once, in commit order.
     @Test func aBackendResumesAfterTheServerIsKilled() async throws {
-        let database = try await TestPostgres.shared.freshDatabase()
-        let server = try ServerProcess(database: database)
-        let runtime = database.runtime()
-        do {
+        try await ServerProcess.onFreshDatabase { server, runtime in
             try await server.start()
             let admin = try await server.client()
             try await admin.authenticate(token: try server.adminToken)
@@ -267,16 +264,7 @@ import Testing
             #expect(Self.connectionIds(before) + Self.connectionIds(after) == written)
             #expect(Self.isStrictlyIncreasing(Self.positions(before + after)))
             await session.close()
-        } catch {
-            print("server log:\n\(server.log().suffix(4000))")
-            await server.cleanUp()
-            await runtime.shutdown()
-            try? await database.drop()
-            throw error
         }
-        await server.cleanUp()
-        await runtime.shutdown()
-        try? await database.drop()
     }
 
     @Test func eachBackendSeesOnlyItsOwnTenantsEvents() async throws {

@@ -171,14 +171,11 @@ import Testing
     @Test func aServerProcessKilledMidStreamLosesNothing() async throws {
         let receiver = try WebhookReceiver.start()
         defer { receiver.stop() }
-        let database = try await TestPostgres.shared.freshDatabase()
         let environment = [
             "AERIE_WEBHOOK_ALLOW_HTTP": "1", "AERIE_WEBHOOK_BACKOFF_MS": "200", "AERIE_WEBHOOK_BATCH_SIZE": "5",
             "AERIE_ALLOWED_NETWORKS": "127.0.0.0/8",
         ]
-        let server = try ServerProcess(database: database, environment: environment)
-        let runtime = database.runtime()
-        do {
+        try await ServerProcess.onFreshDatabase(environment: environment) { server, runtime in
             try await server.start()
             let admin = try await server.client()
             try await admin.authenticate(token: try server.adminToken)
@@ -207,16 +204,7 @@ import Testing
             let events = try await Self.waitFor(receiver, path: "/k", events: total)
             #expect(EventLogTests.connectionIds(events) == written)
             #expect(try receiver.requests().allSatisfy { $0.verified })
-        } catch {
-            print("server log:\n\(server.log().suffix(4000))")
-            await server.cleanUp()
-            await runtime.shutdown()
-            try? await database.drop()
-            throw error
         }
-        await server.cleanUp()
-        await runtime.shutdown()
-        try? await database.drop()
     }
 
     @Test func twoBackendsEachGetOnlyTheirOwnEventsSignedWithTheirOwnSecret() async throws {
