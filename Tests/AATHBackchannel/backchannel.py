@@ -304,22 +304,10 @@ class AerieAgent:
         """Aerie answers a Request on its own: wait until it has (state 3 on) and say so. A second
         accept-request on the same connection finds no Request waiting: 406, as the harness
         expects of an inviter that refuses a second Request to a single-use invitation."""
-        with self.lock:
-            if record_id in self.requests_accepted:
-                view = self.connection(record_id)
-                raise HTTPAnswer(406, json.dumps({
-                    "error": "request_not_accepted",
-                    "description": "no Request is waiting on this connection: Aerie answered its only Request and "
-                                   "refuses any other to a single-use invitation",
-                    "state": self.state_name(view, "connection"),
-                }))
-        view = self.wait_for(record_id, lambda v: v.get("state") in (0, 3, 4, 5))
-        if view.get("state") not in (3, 4, 5):
-            raise HTTPAnswer(400, f"no Request answered on {record_id}: state {view.get('stateName')} "
-                                  f"{view.get('failureReason') or ''}".strip())
-        with self.lock:
-            self.requests_accepted.add(record_id)
-        return 200, self.info(view, "connection")
+        return self.automatic_step(
+            record_id, self.requests_accepted, topic="connection", what="Request answered",
+            repeated=(406, "request_not_accepted", "no Request is waiting on this connection: Aerie answered its only "
+                      "Request and refuses any other to a single-use invitation"))
 
     def connection_send_ping(self, record_id, data):
         view = self.wait_for(record_id, lambda v: v.get("state") in ESTABLISHED + (0,))
@@ -401,21 +389,28 @@ class AerieAgent:
     def didexchange_send_response(self, record_id, data):
         """Aerie sends the Response when the Request arrives: wait until it has. A second
         send-response is an attempt to continue a finished exchange: 400 (problem report)."""
+        return self.automatic_step(
+            record_id, self.responses_sent, topic="did-exchange", what="Response sent",
+            repeated=(400, "problem_report", "the exchange already has its response; Aerie does not send another"))
+
+    def automatic_step(self, record_id, done, topic, what, repeated):
+        """A step of the handshake Aerie takes on its own (answering the Request): wait until it
+        has (state 3 on) and answer the record. Asked a second time for the same record, the
+        step has nothing left to do: `repeated` is the (status, error, description) to answer."""
         with self.lock:
-            if record_id in self.responses_sent:
+            if record_id in done:
+                status, error, description = repeated
                 view = self.connection(record_id)
-                raise HTTPAnswer(400, json.dumps({
-                    "error": "problem_report",
-                    "description": "the exchange already has its response; Aerie does not send another",
-                    "state": self.state_name(view, "did-exchange"),
+                raise HTTPAnswer(status, json.dumps({
+                    "error": error, "description": description, "state": self.state_name(view, topic),
                 }))
         view = self.wait_for(record_id, lambda v: v.get("state") in (0, 3, 4, 5))
         if view.get("state") not in (3, 4, 5):
-            raise HTTPAnswer(400, f"no Response sent on {record_id}: state {view.get('stateName')} "
+            raise HTTPAnswer(400, f"no {what} on {record_id}: state {view.get('stateName')} "
                                   f"{view.get('failureReason') or ''}".strip())
         with self.lock:
-            self.responses_sent.add(record_id)
-        return 200, self.info(view, "did-exchange")
+            done.add(record_id)
+        return 200, self.info(view, topic)
 
 
 class Handler(BaseHTTPRequestHandler):
