@@ -72,8 +72,12 @@ public final class LiveServer: Sendable {
         rpc.authTimeoutSeconds = 120
         configure(&rpc)
         var configuration = AerieConfiguration(
-            home: home, databaseURL: database.runtimeConninfo, ownerDatabaseURL: database.ownerConninfo,
-            databasePoolSize: 4, rpc: rpc, plugins: plugins, logLevel: .warning, didcommPort: 0)
+            home: home, databaseURL: database.runtimeConninfo, ownerDatabaseURL: database.ownerConninfo)
+        configuration.databasePoolSize = 4
+        configuration.rpc = rpc
+        configuration.plugins = plugins
+        configuration.logLevel = .warning
+        configuration.didcommPort = 0
         // Every test peer (ACA-Py, hand-made invitations) listens on loopback; tests of the
         // address policy set their own (`allowedNetworks = []`).
         configuration.allowedNetworks = Self.loopbackNetworks

@@ -36,13 +36,73 @@ import Testing
     @Test func theExampleEnvironmentFileListsEveryVariable() throws {
         let example = try String(
             contentsOf: ACAPyAgent.packageRoot.appendingPathComponent("deploy/aerie.env.example"), encoding: .utf8)
-        let listed = AerieConfiguration.environmentHelp.split(separator: "\n").compactMap { line -> String? in
-            let name = line.trimmingCharacters(in: .whitespaces).prefix(while: { $0.isUppercase || $0 == "_" || $0.isNumber })
-            return name.hasPrefix("AERIE_") ? String(name) : nil
-        }
-        #expect(listed.count > 30)
+        let listed = AerieConfiguration.environmentVariableNames
+        #expect(listed.count > 40)
         for variable in listed {
             #expect(example.contains("\(variable)="), "deploy/aerie.env.example does not mention \(variable)")
+            #expect(AerieConfiguration.environmentHelp.contains("  \(variable) "), "--help does not list \(variable)")
+        }
+    }
+
+    /// `--help` shows the defaults a configuration actually starts with: they are read from the
+    /// properties, so the help cannot drift from the code (the webhook variables were once read
+    /// but missing from it).
+    @Test func helpShowsTheDefaultsInForce() throws {
+        let help = AerieConfiguration.environmentHelp
+        let defaults = try AerieConfiguration.fromEnvironment([:])
+        func line(_ variable: String) -> String? {
+            help.split(separator: "\n").first { $0.hasPrefix("  \(variable) ") }.map(String.init)
+        }
+        #expect(line("AERIE_DB_POOL_SIZE")?.hasSuffix("(\(defaults.databasePoolSize))") == true)
+        #expect(line("AERIE_RPC_LISTEN")?.hasSuffix("(127.0.0.1:\(defaults.rpc.port))") == true)
+        #expect(line("AERIE_RPC_MAX_LINE_BYTES")?.hasSuffix("(\(defaults.rpc.maxLineBytes))") == true)
+        #expect(line("AERIE_DIDCOMM_HEADER_TIMEOUT")?.hasSuffix("(\(defaults.didcommLimits.headerTimeout.components.seconds))") == true)
+        #expect(line("AERIE_WEBHOOK_BACKOFF_MS")?.hasSuffix("(2000)") == true)
+        #expect(line("AERIE_METRICS_LISTEN")?.hasSuffix("(127.0.0.1:7402)") == true)
+        #expect(line("AERIE_HOME")?.hasSuffix("(./.aerie)") == true)
+        #expect(line("AERIE_MESSAGE_RETENTION_DAYS")?.hasSuffix("(unlimited)") == true)
+        #expect(line("AERIE_DATABASE_URL")?.hasSuffix(")") == false)
+
+        // Every numeric variable (its default a number) refuses a value out of range, naming itself.
+        var numeric = 0
+        for variable in AerieConfiguration.environmentVariableNames {
+            guard let helpLine = line(variable), helpLine.hasSuffix(")"),
+                let open = helpLine.lastIndex(of: "("), Int(helpLine[helpLine.index(after: open)...].dropLast()) != nil
+            else { continue }
+            numeric += 1
+            #expect {
+                _ = try AerieConfiguration.fromEnvironment([variable: "-99999999999999999999"])
+            } throws: { error in
+                "\(error)".contains(variable)
+            }
+        }
+        #expect(numeric > 30)
+    }
+
+    @Test func everyVariableSetsWhatItNames() throws {
+        let set = try AerieConfiguration.fromEnvironment([
+            "AERIE_WEBHOOK_BACKOFF_MS": "250", "AERIE_WEBHOOK_ALLOW_HTTP": "1", "AERIE_DIDCOMM_BODY_TIMEOUT": "7",
+            "AERIE_RPC_MAX_BATCH": "5", "AERIE_MAILBOX_MAX_BYTES": "0", "AERIE_SEALING_SWEEP_SECONDS": "0",
+            "AERIE_DB_POOL_TENANT_SHARE": "3", "AERIE_PLUGINS": "connections, delete", "AERIE_HOME": "/var/lib/aerie",
+        ])
+        #expect(set.webhookBackoff == .milliseconds(250))
+        #expect(set.webhookAllowHTTP)
+        #expect(set.didcommLimits.bodyTimeout == .seconds(7))
+        #expect(set.rpc.maxBatchEntries == 5)
+        #expect(set.quotas.mailboxBytes == 0)
+        #expect(set.sealingSweepInterval == nil)
+        #expect(set.databaseTenantShare == 3)
+        #expect(set.plugins == ["connections", "delete"])
+        #expect(set.home.path == "/var/lib/aerie")
+        #expect {
+            _ = try AerieConfiguration.fromEnvironment(["AERIE_OWNER_DATABASE_URL": "host=/tmp"])
+        } throws: { error in
+            "\(error)".contains("AERIE_OWNER_DATABASE_URL is set but AERIE_DATABASE_URL is not")
+        }
+        #expect {
+            _ = try AerieConfiguration.fromEnvironment(["AERIE_WEBHOOK_ALLOW_HTTP": "yes"])
+        } throws: { error in
+            "\(error)".contains("AERIE_WEBHOOK_ALLOW_HTTP must be 0 or 1")
         }
     }
 }

@@ -54,9 +54,10 @@ import Testing
     }
 
     static func configuration(_ fixture: WalletFixture, home: URL, masterKey: String? = nil) -> AerieConfiguration {
-        AerieConfiguration(
-            home: home, databaseURL: fixture.database.runtimeConninfo, ownerDatabaseURL: fixture.database.ownerConninfo,
-            masterKeyBase64: masterKey)
+        var configuration = AerieConfiguration(
+            home: home, databaseURL: fixture.database.runtimeConninfo, ownerDatabaseURL: fixture.database.ownerConninfo)
+        configuration.masterKeyBase64 = masterKey
+        return configuration
     }
 
     static func fingerprints(_ fixture: WalletFixture) async throws -> [String: Int] {
@@ -254,9 +255,9 @@ import Testing
             // Rotated with a key this server is never given (as with AERIE_MASTER_KEY).
             try await withTemporaryDirectory { elsewhere in
                 let current = try readKeyFile(server.home.appendingPathComponent("master-key"))
-                let configuration = AerieConfiguration(
-                    home: elsewhere, databaseURL: server.database.runtimeConninfo,
-                    ownerDatabaseURL: server.database.ownerConninfo, masterKeyBase64: current.base64)
+                var configuration = AerieConfiguration(
+                    home: elsewhere, databaseURL: server.database.runtimeConninfo, ownerDatabaseURL: server.database.ownerConninfo)
+                configuration.masterKeyBase64 = current.base64
                 _ = try await AerieApplication.rotateMasterKey(
                     configuration: configuration, writeNewKeyTo: elsewhere.appendingPathComponent("new"),
                     logger: Self.logger)
