@@ -38,10 +38,20 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
+        // The TCP listening both servers share (bind, accept, stop accepting on shutdown).
+        .target(
+            name: "AerieListener",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .target(
             name: "AerieTransport",
             dependencies: [
-                "AerieCore", "CCurl",
+                "AerieCore", "AerieListener", "CCurl",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -53,7 +63,7 @@ let package = Package(
         .target(
             name: "AerieRPC",
             dependencies: [
-                "AerieCore",
+                "AerieCore", "AerieListener",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),

@@ -1,4 +1,5 @@
 import AerieCore
+import AerieListener
 import Logging
 import NIOCore
 import NIOPosix
@@ -14,9 +15,8 @@ import Synchronization
 public final class RPCServer: Service, Sendable {
     private let configuration: RPCServerConfiguration
     private let dispatcher: RPCDispatcher
-    private let group: any EventLoopGroup
     private let logger: Logger
-    private let bound: EventLoopPromise<Int>
+    private let listener: TCPListener<LineFrame, ByteBuffer>
     private let sessions = Mutex<SessionRegistry>(SessionRegistry())
 
     private struct SessionRegistry {
@@ -37,65 +37,38 @@ public final class RPCServer: Service, Sendable {
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) {
         self.configuration = configuration
-        self.group = eventLoopGroup
         self.logger = logger
         self.dispatcher = RPCDispatcher(
             router: router, authenticator: authenticator, configuration: configuration, logger: logger,
             serverVersion: serverVersion)
-        self.bound = eventLoopGroup.any().makePromise(of: Int.self)
+        var options = TCPListener<LineFrame, ByteBuffer>.Options(host: configuration.host, port: configuration.port)
+        options.noDelay = true
+        options.allowRemoteHalfClosure = true
+        self.listener = TCPListener(name: "JSON-RPC", options: options, group: eventLoopGroup, logger: logger) { channel in
+            let ops = channel.pipeline.syncOperations
+            try ops.addHandler(ByteToMessageHandler(LineFrameDecoder(maxLength: configuration.maxLineBytes)))
+            try ops.addHandler(
+                SessionTimeoutHandler(
+                    idleTimeout: .seconds(Int64(configuration.idleTimeoutSeconds)),
+                    authTimeout: .seconds(Int64(configuration.authTimeoutSeconds))))
+            return try NIOAsyncChannel<LineFrame, ByteBuffer>(wrappingChannelSynchronously: channel)
+        }
     }
 
     /// The port actually bound (useful with port 0); fails if binding failed.
     public func listeningPort() async throws -> Int {
-        try await bound.futureResult.get()
+        try await listener.listeningPort()
     }
 
     public func run() async throws {
-        let configuration = self.configuration
-        let serverChannel: NIOAsyncChannel<NIOAsyncChannel<LineFrame, ByteBuffer>, Never>
-        do {
-            serverChannel = try await ServerBootstrap(group: group)
-                .serverChannelOption(.backlog, value: 256)
-                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-                .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-                .childChannelOption(.allowRemoteHalfClosure, value: true)
-                .bind(host: configuration.host, port: configuration.port) { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        let ops = channel.pipeline.syncOperations
-                        try ops.addHandler(ByteToMessageHandler(LineFrameDecoder(maxLength: configuration.maxLineBytes)))
-                        try ops.addHandler(
-                            SessionTimeoutHandler(
-                                idleTimeout: .seconds(Int64(configuration.idleTimeoutSeconds)),
-                                authTimeout: .seconds(Int64(configuration.authTimeoutSeconds))))
-                        return try NIOAsyncChannel<LineFrame, ByteBuffer>(wrappingChannelSynchronously: channel)
-                    }
-                }
-        } catch {
-            bound.fail(error)
-            throw error
-        }
-        let port = serverChannel.channel.localAddress?.port ?? configuration.port
-        bound.succeed(port)
-        logger.info("JSON-RPC listening", metadata: ["address": "\(configuration.host):\(port)"])
-
-        try await withGracefulShutdownHandler {
-            try await withThrowingDiscardingTaskGroup { group in
-                try await serverChannel.executeThenClose { inbound in
-                    for try await connection in inbound {
-                        group.addTask { await self.serve(connection) }
-                    }
-                }
-            }
-        } onGracefulShutdown: {
-            self.logger.info("JSON-RPC draining: no new sessions, running calls finish")
-            serverChannel.channel.close(promise: nil)
+        try await listener.run(serve: { await self.serve($0) }) {
             let open = self.sessions.withLock { registry in
                 registry.draining = true
                 return Array(registry.open.values)
             }
+            // Running calls finish and write their answers; the sessions read nothing more.
             for channel in open { channel.close(mode: .input, promise: nil) }
         }
-        logger.info("JSON-RPC stopped")
     }
 
     /// Open sessions now, authenticated and not (the operator's metrics read it at each scrape).

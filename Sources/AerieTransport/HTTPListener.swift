@@ -1,3 +1,4 @@
+import AerieListener
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -48,8 +49,7 @@ public final class HTTPListener: Service, Sendable {
     private let name: String
     private let handler: Handler
     private let logger: Logger
-    private let group: any EventLoopGroup
-    private let bound: EventLoopPromise<Int>
+    private let listener: TCPListener<HTTPServerRequestPart, HTTPServerResponsePart>
     private let onBound: @Sendable (Int) -> Void
     /// Open connections, closed on shutdown; nil once draining.
     private let open = Mutex<[ObjectIdentifier: any Channel]?>([:])
@@ -65,8 +65,14 @@ public final class HTTPListener: Service, Sendable {
         self.name = name
         self.handler = handler
         self.logger = logger
-        self.group = eventLoopGroup
-        self.bound = eventLoopGroup.any().makePromise(of: Int.self)
+        let limits = configuration.limits
+        self.listener = TCPListener(
+            name: name, options: .init(host: configuration.host, port: configuration.port), group: eventLoopGroup, logger: logger
+        ) { channel in
+            try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+            try channel.pipeline.syncOperations.addHandler(HTTPDeadlineHandler(limits: limits))
+            return try NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>(wrappingChannelSynchronously: channel)
+        }
     }
 
     /// The inbound DIDComm endpoint: POSTs only (others answer 405); a reply body is sent as
@@ -86,57 +92,27 @@ public final class HTTPListener: Service, Sendable {
 
     /// The port actually bound (useful with port 0).
     public func listeningPort() async throws -> Int {
-        try await bound.futureResult.get()
+        try await listener.listeningPort()
     }
 
     public func run() async throws {
-        let serverChannel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, Never>
         let limits = configuration.limits
-        do {
-            serverChannel = try await ServerBootstrap(group: group)
-                .serverChannelOption(.backlog, value: 256)
-                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-                .bind(host: configuration.host, port: configuration.port) { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.configureHTTPServerPipeline()
-                        try channel.pipeline.syncOperations.addHandler(HTTPDeadlineHandler(limits: limits))
-                        return try NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>(
-                            wrappingChannelSynchronously: channel)
-                    }
-                }
-        } catch {
-            bound.fail(error)
-            throw error
-        }
-        let port = serverChannel.channel.localAddress?.port ?? configuration.port
-        onBound(port)
-        bound.succeed(port)
-        logger.info("\(name) listening", metadata: ["address": "\(configuration.host):\(port)"])
-        try await withGracefulShutdownHandler {
-            try await withThrowingDiscardingTaskGroup { group in
-                try await serverChannel.executeThenClose { inbound in
-                    for try await connection in inbound {
-                        let channel = connection.channel
-                        let key = ObjectIdentifier(channel)
-                        let admitted = open.withLock { registry in
-                            guard registry != nil, registry!.count < limits.maxConnections else { return false }
-                            registry![key] = channel
-                            return true
-                        }
-                        guard admitted else {
-                            // Draining or full: end it through its async wrapper, which must be finished.
-                            group.addTask { try? await connection.executeThenClose { _, _ in } }
-                            continue
-                        }
-                        group.addTask {
-                            await self.serve(connection)
-                            _ = self.open.withLock { $0?.removeValue(forKey: key) }
-                        }
-                    }
-                }
+        try await listener.run(onBound: onBound) { connection in
+            let channel = connection.channel
+            let key = ObjectIdentifier(channel)
+            let admitted = self.open.withLock { registry in
+                guard registry != nil, registry!.count < limits.maxConnections else { return false }
+                registry![key] = channel
+                return true
             }
-        } onGracefulShutdown: {
-            serverChannel.channel.close(promise: nil)
+            guard admitted else {
+                // Draining or full: end it through its async wrapper, which must be finished.
+                try? await connection.executeThenClose { _, _ in }
+                return
+            }
+            await self.serve(connection)
+            _ = self.open.withLock { $0?.removeValue(forKey: key) }
+        } drain: {
             let channels = self.open.withLock { registry in
                 let channels = registry.map { Array($0.values) } ?? []
                 registry = nil
