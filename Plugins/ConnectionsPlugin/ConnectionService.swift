@@ -234,6 +234,7 @@ public struct ConnectionService: Sendable {
                 guard let sending else { throw AerieError.internalError(details: "\(action) without a packed message") }
                 try sending.enqueue(for: next.id, in: tx)
             case .recordFailure: break
+            case .removeRecord: _ = try tx.connections.delete(next.id)
             }
         }
         if let mailboxUid { try tx.mailbox.updateStatusQueued(mailboxUid, to: MailboxMessage.reviewed) }

@@ -2,7 +2,7 @@ import AerieCore
 
 /// Both sides of RFC 0160 and the requester side of RFC 0023 (didexchange) as a pure function: an event and the current state in, the new state and the actions to take out. It
 /// owns every state a connection takes (connect, responses, problem reports, delivery failures,
-/// handshake reuse, connectionless out-of-band); the driver (`ConnectionService.commit`) does
+/// handshake reuse, connectionless out-of-band, delete); the driver (`ConnectionService.commit`) does
 /// the I/O: it writes the new state, enqueues what the actions send, marks the mailbox row that
 /// caused the event reviewed, and after the commit wakes this process's waiters.
 public enum ConnectionStateMachine {
@@ -28,6 +28,8 @@ public enum ConnectionStateMachine {
         case requestReceived
         /// Inviter: the invitee's first authenticated message after our Response.
         case peerConfirmed
+        /// `connections.delete`, in any state.
+        case delete
     }
 
     public enum Action: Sendable, Hashable {
@@ -39,6 +41,8 @@ public enum ConnectionStateMachine {
         /// A connections/1.0 Response whose `connection~sig` the invitation key made.
         case sendResponse
         case recordFailure(reason: String)
+        /// Removes the connection's row once its last state is written.
+        case removeRecord
     }
 
     public struct Transition: Sendable, Hashable {
@@ -78,6 +82,8 @@ public enum ConnectionStateMachine {
             return Transition(state: .responded, actions: [.sendResponse])
         case (.responded, .peerConfirmed):
             return Transition(state: .accepted, actions: [])
+        case (_, .delete):
+            return Transition(state: .deleted, actions: [.removeRecord])
         case (.initialized, .problem(let reason)), (.requested, .problem(let reason)), (.responded, .problem(let reason)),
             (.initialized, .deliveryFailed(let reason)), (.requested, .deliveryFailed(let reason)),
             (.responded, .deliveryFailed(let reason)):
@@ -99,6 +105,7 @@ public enum ConnectionStateMachine {
         case .connectionless: "a connectionless invitation"
         case .requestReceived: "a connection request"
         case .peerConfirmed: "the invitee's first message"
+        case .delete: "deleting"
         }
     }
 }

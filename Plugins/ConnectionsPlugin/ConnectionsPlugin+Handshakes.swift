@@ -76,6 +76,8 @@ extension ConnectionsPlugin {
                 try ConnectionService.commit(.reuseAccepted, to: connection, reviewed: mailboxUid, in: tx)
             case .connectionless:
                 try ConnectionService.commit(.connectionless, to: connection, inserting: true, reviewed: mailboxUid, in: tx)
+            case .delete:
+                try ConnectionService.commit(.delete, to: connection, reviewed: mailboxUid, in: tx)
             }
         }
 

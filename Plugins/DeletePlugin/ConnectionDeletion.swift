@@ -2,14 +2,18 @@ import AerieCore
 import AerieCrypto
 import Foundation
 
-/// Deletes a connection completely: its row and every `ConnectionData` kind, in one transaction.
+/// Deletes a connection completely: every `ConnectionData` kind, then the connection itself through
+/// the connections plugin's state machine (`ConnectionMove.delete`: state `deleted`, whose event
+/// reaches subscribers, the event log and waiters, then the row removed), in one transaction.
 /// With `notify`, a notice to the peer is packed with the pairwise key while it still exists and
 /// enqueued in the same transaction as an outbox row linked to no connection, so delivery (and
 /// its retries) outlives the connection and a failed delivery has no connection to fail.
 public struct ConnectionDeletion: Sendable {
+    public var handshakes: any ConnectionHandshakes
     public var data: [ConnectionData]
 
-    public init(data: [ConnectionData] = ConnectionData.all) {
+    public init(handshakes: any ConnectionHandshakes, data: [ConnectionData] = ConnectionData.all) {
+        self.handshakes = handshakes
         self.data = data
     }
 
@@ -23,21 +27,23 @@ public struct ConnectionDeletion: Sendable {
         } else {
             notice = nil
         }
-        let data = self.data
-        let (removed, queued) = try await tenant.database.transaction { tx -> ([String: Int], Bool) in
+        let (data, handshakes) = (self.data, self.handshakes)
+        let (deleted, removed, queued) = try await tenant.database.transaction { tx -> (ConnectionRecord, [String: Int], Bool) in
             guard let record = try tx.connections.getForUpdate(id) else { throw Self.notFound(id) }
             var removed: [String: Int] = [:]
             for kind in data { removed[kind.kind, default: 0] += try kind.remove(tx, record) }
-            removed["connections"] = try tx.connections.delete(id) ? 1 : 0
+            let deleted = try handshakes.move(.delete, record, reviewed: nil, in: tx)
+            removed["connections"] = 1
             // Only a notice packed with the key the connection still had (not one raced by a connect).
             var queued = false
             if let notice, notice.senderVerkey == record.myVerkey {
                 try notice.enqueue(for: nil, in: tx)
                 queued = true
             }
-            return (removed, queued)
+            return (deleted, removed, queued)
         }
         if queued { Outbound.committed(tenant) }
+        handshakes.committed(deleted, tenant: tenant)
         tenant.logger.info(
             "connection deleted", metadata: ["connection": "\(id)", "removed": "\(removed)", "notified": "\(queued)"])
         return DeletedConnection(connectionId: id.uuidString.lowercased(), removed: removed, notified: queued)

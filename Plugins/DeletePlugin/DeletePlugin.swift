@@ -2,13 +2,18 @@ import AerieCore
 import Foundation
 
 /// `connections.delete`: removes a connection and everything of the tenant's that belongs to it,
-/// in one transaction; optionally tells the peer first.
+/// in one transaction; optionally tells the peer first. Built on the connections plugin, whose
+/// state machine takes the connection to `deleted`.
 public struct DeletePlugin: AeriePlugin {
     public static let name = "delete"
 
     public let deletion: ConnectionDeletion
 
-    public init(deletion: ConnectionDeletion = ConnectionDeletion()) {
+    public init(handshakes: any ConnectionHandshakes) {
+        self.init(deletion: ConnectionDeletion(handshakes: handshakes))
+    }
+
+    public init(deletion: ConnectionDeletion) {
         self.deletion = deletion
     }
 

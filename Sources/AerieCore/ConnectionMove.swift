@@ -6,4 +6,9 @@ public enum ConnectionMove: Sendable, Hashable {
     /// A new connection from an out-of-band invitation without handshake, established at once
     /// (stored by the move).
     case connectionless
+    /// `connections.delete`: the connection takes state `deleted` (so its event, state 6, reaches
+    /// subscribers, the event log and waiters) and its row is removed, in the caller's
+    /// transaction. What belongs to the connection (keys, mailbox, outbox...) is the caller's to
+    /// remove first.
+    case delete
 }

@@ -27,6 +27,14 @@ struct PluginRegistry: Sendable {
         func plugin<P: AeriePlugin>(_ type: P.Type) -> P? {
             plugins.lazy.compactMap { $0 as? P }.first
         }
+
+        /// The connections plugin's services, for a plugin built on it.
+        func connections(for dependent: String) throws -> any ConnectionHandshakes {
+            guard let connections = plugin(ConnectionsPlugin.self) else {
+                throw AerieConfiguration.Invalid(description: "the \(dependent) plugin needs the connections plugin")
+            }
+            return connections.handshakes
+        }
     }
 
     struct Entry: Sendable {
@@ -49,12 +57,11 @@ struct PluginRegistry: Sendable {
             ConnectionsPlugin(fetcher: services.fetcher, endpoint: services.endpoint)
         },
         Entry(OutOfBandPlugin.self, requires: [ConnectionsPlugin.name]) { services, built in
-            guard let connections = built.plugin(ConnectionsPlugin.self) else {
-                throw AerieConfiguration.Invalid(description: "the out-of-band plugin needs the connections plugin")
-            }
-            return OutOfBandPlugin(handshakes: connections.handshakes, defaultTimeout: services.outOfBandTimeout)
+            OutOfBandPlugin(handshakes: try built.connections(for: OutOfBandPlugin.name), defaultTimeout: services.outOfBandTimeout)
         },
-        Entry(DeletePlugin.self) { _, _ in DeletePlugin() },
+        Entry(DeletePlugin.self, requires: [ConnectionsPlugin.name]) { _, built in
+            DeletePlugin(handshakes: try built.connections(for: DeletePlugin.name))
+        },
         Entry(MessagesPlugin.self) { services, _ in MessagesPlugin(events: services.events) },
     ])
 

@@ -56,20 +56,20 @@ import Testing
 /// selection that cannot work is refused at start with the fix named.
 @Suite(.timeLimit(.minutes(2))) struct PluginSelectionTests {
     @Test func onlySelectedPluginsServeMethods() async throws {
-        try await LiveServer.with(plugins: ["delete"]) { server in
+        try await LiveServer.with(plugins: ["messages"]) { server in
             let (tenant, _) = try await server.tenantClient(label: "alice")
             defer { Task { await tenant.close() } }
             let discovered = try await tenant.call("rpc.discover")
             let methods = Set(discovered["methods"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? [])
-            #expect(methods.contains("connections.delete"))
-            #expect(!methods.contains { $0.hasPrefix("outOfBand.") || $0.hasPrefix("messages.") })
-            #expect(!methods.contains("connections.accept"))
+            #expect(methods.contains("messages.download"))
+            #expect(!methods.contains { $0.hasPrefix("outOfBand.") || $0.hasPrefix("connections.") })
         }
     }
 
     @Test func selectionsThatCannotWorkAreRefusedAtStart() async throws {
         for (plugins, expected) in [
             (["out-of-band"], "'out-of-band', which is built on 'connections': add 'connections'"),
+            (["delete", "messages"], "'delete', which is built on 'connections': add 'connections'"),
             (["connections", "mailbox"], "unknown plugin 'mailbox'; available: connections, out-of-band, delete, messages"),
         ] {
             do {

@@ -3,8 +3,11 @@ import AerieCore
 import AerieCrypto
 import AerieStore
 import AerieTesting
+import AerieTransport
+import ConnectionsPlugin
 import DeletePlugin
 import Foundation
+import Logging
 import Testing
 
 /// `connections.delete` (the delete plugin) and tenant deletion, against real PostgreSQL and,
@@ -281,6 +284,41 @@ import Testing
         }
     }
 
+    /// The delete is the state machine's last move: the connection's event with state 6
+    /// (deleted) reaches the tenant's push subscription, and a `connections.accept` waiting on
+    /// the handshake ends at once with it instead of running to its timeout. Another tenant sees
+    /// nothing of it: its first event is its own, made after the delete.
+    @Test func deleteIsTheConnectionsLastStateChange() async throws {
+        try await LiveServer.with(server: { $0.allowPrivateURLs = true; $0.deliveryEnabled = false }) { server in
+            let (alice, _) = try await server.tenantClient(label: "alice")
+            let (bob, _) = try await server.tenantClient(label: "bob")
+            defer { Task { await alice.close(); await bob.close() } }
+            let aliceSeen = MessagesPushTests.Collector(alice)
+            let bobSeen = MessagesPushTests.Collector(bob)
+            _ = try await alice.call("messages.subscribe")
+            _ = try await bob.call("messages.subscribe")
+
+            let invitation = try DIDCommEndpointTests.deadInvitation()
+            async let accepted = alice.call(
+                "connections.accept", params: ["invitation": invitation, "wait": true, "timeoutSeconds": 120])
+            let requested = try await aliceSeen.wait(for: "connections.stateChanged", count: 2)
+            #expect(requested.map { $0.params["state"] } == [1, 2])
+            let id = try #require(requested.last?.params["connectionId"]?.stringValue)
+            _ = try await alice.call("connections.delete", params: ["connectionId": .string(id)])
+
+            let answer = try await accepted
+            #expect(answer["connectionId"] == .string(id))
+            #expect(answer["state"] == 6 && answer["stateName"] == "deleted", "\(answer)")
+            let changes = try await aliceSeen.wait(for: "connections.stateChanged", count: 3)
+            #expect(changes.last?.params == ["connectionId": .string(id), "state": 6, "stateName": "deleted"])
+            await expectCode("not_found") { try await alice.call("connections.get", params: ["connectionId": .string(id)]) }
+
+            let bobsOwn = try await bob.call("connections.createWithInvite", params: ["invitation": invitation])
+            let bobFirst = try #require(try await bobSeen.wait(for: "connections.stateChanged").first)
+            #expect(bobFirst.params["connectionId"] == bobsOwn["connectionId"], "\(bobSeen.all().map(\.params))")
+        }
+    }
+
     @Test func disabledDeletePluginLeavesTheMethodUnknown() async throws {
         try await LiveServer.with(plugins: ["connections"]) { server in
             let (alice, _) = try await server.tenantClient(label: "alice")
@@ -302,7 +340,10 @@ import Testing
         let linked = ConnectionData(kind: "linked_settings") { tx, record in
             try tx.settings.remove("link:\(record.id.uuidString.lowercased())") ? 1 : 0
         }
-        let plugin = DeletePlugin(deletion: ConnectionDeletion(data: ConnectionData.all + [linked]))
+        // The connections plugin's state machine, from an instance of its own (the server's is
+        // not reachable from here; the moves are the same).
+        let connections = ConnectionsPlugin(fetcher: URLResolver(configuration: .init(), logger: Logger(label: "test")))
+        let plugin = DeletePlugin(deletion: ConnectionDeletion(handshakes: connections.handshakes, data: ConnectionData.all + [linked]))
         try await LiveServer.with(extraPlugins: [plugin], plugins: ["connections"], server: { $0.deliveryEnabled = false }) { server in
             let (alice, _) = try await server.tenantClient(label: "alice")
             defer { Task { await alice.close() } }

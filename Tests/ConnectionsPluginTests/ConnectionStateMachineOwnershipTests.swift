@@ -4,7 +4,7 @@ import Testing
 @testable import ConnectionsPlugin
 
 /// Every state a connection takes comes from the state machine, without any I/O: the moves the
-/// out-of-band plugin asks for (reuse, connectionless) and the checks the driver runs first.
+/// out-of-band and delete plugins ask for (reuse, connectionless, delete) and the checks the driver runs first.
 @Suite struct ConnectionStateMachineOwnershipTests {
     typealias Machine = ConnectionStateMachine
 
@@ -33,6 +33,13 @@ import Testing
             #expect(!Machine.accepts(.problem(reason: "x"), in: state))
             #expect(!Machine.accepts(.connect, in: state))
         }
+    }
+
+    /// `connections.delete` is a move too: from any state to `deleted`, whose one action removes
+    /// the row once that last state is written (so its event is logged and waiters see it).
+    @Test(arguments: [ConnectionRecord.State.initialized, .requested, .responded, .accepted, .reused, .failed])
+    func deleteEndsEveryState(state: ConnectionRecord.State) throws {
+        #expect(try Machine.apply(.delete, in: state) == .init(state: .deleted, actions: [.removeRecord]))
     }
 
     @Test func everySendIsAnAction() throws {
