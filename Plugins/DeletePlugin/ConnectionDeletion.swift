@@ -2,15 +2,18 @@ import AerieCore
 import AerieCrypto
 import Foundation
 
-/// Deletes a connection completely: its row and every `ConnectionData` kind, in one transaction.
+/// Deletes a connection completely: its row and every `ConnectionData` kind (the core's and every
+/// plugin's, `TenantTransaction.connectionData`), in one transaction.
 /// With `notify`, a notice to the peer is packed with the pairwise key while it still exists and
 /// enqueued in the same transaction as an outbox row linked to no connection, so delivery (and
 /// its retries) outlives the connection and a failed delivery has no connection to fail.
 public struct ConnectionDeletion: Sendable {
-    public var data: [ConnectionData]
+    /// Kinds removed after the store's own (for tests and embedders; plugins declare theirs in
+    /// `PluginStorage.connectionData`).
+    public var extraData: [ConnectionData]
 
-    public init(data: [ConnectionData] = ConnectionData.all) {
-        self.data = data
+    public init(extraData: [ConnectionData] = []) {
+        self.extraData = extraData
     }
 
     public func delete(_ id: UUID, notify: Bool, tenant: TenantContext) async throws -> DeletedConnection {
@@ -23,11 +26,11 @@ public struct ConnectionDeletion: Sendable {
         } else {
             notice = nil
         }
-        let data = self.data
+        let extraData = self.extraData
         let (removed, queued) = try await tenant.database.transaction { tx -> ([String: Int], Bool) in
             guard let record = try tx.connections.getForUpdate(id) else { throw Self.notFound(id) }
             var removed: [String: Int] = [:]
-            for kind in data { removed[kind.kind, default: 0] += try kind.remove(tx, record) }
+            for kind in tx.connectionData + extraData { removed[kind.kind, default: 0] += try kind.remove(tx, record) }
             removed["connections"] = try tx.connections.delete(id) ? 1 : 0
             // Only a notice packed with the key the connection still had (not one raced by a connect).
             var queued = false

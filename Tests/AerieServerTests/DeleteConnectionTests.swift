@@ -302,7 +302,7 @@ import Testing
         let linked = ConnectionData(kind: "linked_settings") { tx, record in
             try tx.settings.remove("link:\(record.id.uuidString.lowercased())") ? 1 : 0
         }
-        let plugin = DeletePlugin(deletion: ConnectionDeletion(data: ConnectionData.all + [linked]))
+        let plugin = DeletePlugin(deletion: ConnectionDeletion(extraData: [linked]))
         try await LiveServer.with(extraPlugins: [plugin], plugins: ["connections"], server: { $0.deliveryEnabled = false }) { server in
             let (alice, _) = try await server.tenantClient(label: "alice")
             defer { Task { await alice.close() } }
