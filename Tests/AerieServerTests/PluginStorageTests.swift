@@ -142,9 +142,8 @@ import Testing
     /// included, applies nothing, the version stays recorded once, and the rows read through the
     /// plugin's repository.
     @Test func aDatabaseThatRanTheFileUpgradesWithoutRunningItAgain() async throws {
-        let database = try await TestPostgres.shared.freshDatabase(migrate: false)
-        let runtime = database.runtime()
-        do {
+        try await WalletFixture.with(migrate: false) { fixture in
+            let database = fixture.database
             let source = SchemaLocator.defaultDirectory()
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aerie-schema-\(UUID())")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -160,7 +159,6 @@ import Testing
             let versions = try await previous.migrate()
             #expect(versions.contains(6) && versions.contains(18))
 
-            let fixture = WalletFixture(database: database, runtime: runtime, masterKey: .generate())
             let alice = try await fixture.createTenant("alice")
             let bob = try await fixture.createTenant("bob")
             for (tenant, secret) in [(alice, "Alice before"), (bob, "Bob before")] {
@@ -180,13 +178,7 @@ import Testing
                 }
                 #expect(found?.invitation["label"] == .string(secret))
             }
-        } catch {
-            await runtime.shutdown()
-            try? await database.drop()
-            throw error
         }
-        await runtime.shutdown()
-        try await database.drop()
     }
 }
 

@@ -262,27 +262,16 @@ import Testing
     /// the background re-encryption seals them in batches (resuming where a first batch stopped)
     /// and clears the clear columns; a second sweep has nothing to do.
     @Test func previousReleaseRowsReadThenSealedInTheBackground() async throws {
-        let database = try await TestPostgres.shared.freshDatabase(migrate: false)
-        let runtime = database.runtime()
-        do {
-            try await Self.upgrade(database, runtime)
-        } catch {
-            await runtime.shutdown()
-            try? await database.drop()
-            throw error
-        }
-        await runtime.shutdown()
-        try await database.drop()
+        try await WalletFixture.with(migrate: false) { try await Self.upgrade($0) }
     }
 
-    static func upgrade(_ database: TestDatabase, _ runtime: AerieDatabase) async throws {
+    static func upgrade(_ fixture: WalletFixture) async throws {
+        let (database, runtime, master) = (fixture.database, fixture.runtime, fixture.masterKey)
         var quiet = Logger(label: "test")
         quiet.logLevel = .warning
         // The schema before 0018, the out-of-band plugin's table (version 6) included.
         #expect(try await database.migrator().migrate(through: 17).contains(6))
 
-        let master = MasterKey.generate()
-        let fixture = WalletFixture(database: database, runtime: runtime, masterKey: master)
         let alice = try await fixture.createTenant("alice")
         let bob = try await fixture.createTenant("bob")
         let connection = UUID()
