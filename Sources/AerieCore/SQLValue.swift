@@ -13,8 +13,6 @@ public enum SQLValue: Sendable, Hashable {
     /// A uuid in its canonical lower-case text form, for `$n::uuid`.
     public static func uuid(_ value: UUID) -> SQLValue { .text(value.uuidString.lowercased()) }
     public static func optionalUUID(_ value: UUID?) -> SQLValue { value.map(SQLValue.uuid) ?? .null }
-    /// `true` / `false`, for `$n::bool`.
-    public static func bool(_ value: Bool) -> SQLValue { .text(value ? "true" : "false") }
 
     /// A text array literal (`{"a","b"}`), every element quoted and escaped, for `$n::text[]`.
     public static func textArray(_ values: [String]) -> SQLValue {
