@@ -92,10 +92,15 @@ public struct PluginStores: Sendable {
     }
 
     /// `plugins`: every plugin the server knows, by name, with its storage and whether it runs.
-    /// A repository type provided twice is a start-up error.
+    /// A repository type provided twice, or a kind of connection data named twice (the deletion
+    /// counts rows by kind), is a start-up error.
     public init(_ plugins: [(name: String, storage: PluginStorage, enabled: Bool)]) throws {
         var repositories: [ObjectIdentifier: Entry] = [:]
+        var kinds = Set(ConnectionData.all(plugins: []).map(\.kind) + ["connections"])
         for plugin in plugins {
+            for data in plugin.storage.connectionData where !kinds.insert(data.kind).inserted {
+                throw RouterError(message: "connection data '\(data.kind)' is named twice (the second by '\(plugin.name)')")
+            }
             for provider in plugin.storage.repositories {
                 if let existing = repositories[provider.type] {
                     throw RouterError(
