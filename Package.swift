@@ -169,6 +169,7 @@ let package = Package(
             name: "AerieServerTests",
             dependencies: [
                 "AerieTesting", "AerieClient", "AerieServer", "AerieCrypto", "AerieStore", "AerieCore", "AerieTransport", "DeletePlugin",
+                "OutOfBandPlugin",
             ]
         ),
     ]

@@ -2,19 +2,22 @@ import AerieCore
 import AerieCrypto
 import Foundation
 
-/// Deletes a connection completely: every `ConnectionData` kind, then the connection itself through
-/// the connections plugin's state machine (`ConnectionMove.delete`: state `deleted`, whose event
-/// reaches subscribers, the event log and waiters, then the row removed), in one transaction.
+/// Deletes a connection completely: every `ConnectionData` kind (the core's and every plugin's,
+/// `TenantTransaction.connectionData`), then the connection itself through the connections
+/// plugin's state machine (`ConnectionMove.delete`: state `deleted`, whose event reaches
+/// subscribers, the event log and waiters, then the row removed), in one transaction.
 /// With `notify`, a notice to the peer is packed with the pairwise key while it still exists and
 /// enqueued in the same transaction as an outbox row linked to no connection, so delivery (and
 /// its retries) outlives the connection and a failed delivery has no connection to fail.
 public struct ConnectionDeletion: Sendable {
     public var handshakes: any ConnectionHandshakes
-    public var data: [ConnectionData]
+    /// Kinds removed after the store's own (for tests and embedders; plugins declare theirs in
+    /// `PluginStorage.connectionData`).
+    public var extraData: [ConnectionData]
 
-    public init(handshakes: any ConnectionHandshakes, data: [ConnectionData] = ConnectionData.all) {
+    public init(handshakes: any ConnectionHandshakes, extraData: [ConnectionData] = []) {
         self.handshakes = handshakes
-        self.data = data
+        self.extraData = extraData
     }
 
     public func delete(_ id: UUID, notify: Bool, tenant: TenantContext) async throws -> DeletedConnection {
@@ -27,11 +30,11 @@ public struct ConnectionDeletion: Sendable {
         } else {
             notice = nil
         }
-        let (data, handshakes) = (self.data, self.handshakes)
+        let (extraData, handshakes) = (self.extraData, self.handshakes)
         let (deleted, removed, queued) = try await tenant.database.transaction { tx -> (ConnectionRecord, [String: Int], Bool) in
             guard let record = try tx.connections.getForUpdate(id) else { throw Self.notFound(id) }
             var removed: [String: Int] = [:]
-            for kind in data { removed[kind.kind, default: 0] += try kind.remove(tx, record) }
+            for kind in tx.connectionData + extraData { removed[kind.kind, default: 0] += try kind.remove(tx, record) }
             let deleted = try handshakes.move(.delete, record, reviewed: nil, in: tx)
             removed["connections"] = 1
             // Only a notice packed with the key the connection still had (not one raced by a connect).

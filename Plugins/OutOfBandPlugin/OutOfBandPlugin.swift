@@ -5,6 +5,8 @@ import Foundation
 /// connections plugin's handshakes (reached through `ConnectionHandshakes`).
 public struct OutOfBandPlugin: AeriePlugin {
     public static let name = "out-of-band"
+    /// `aerie.oob_invitations`: its migration, repository and upkeep.
+    public static var storage: PluginStorage { OutOfBandSchema.storage }
 
     public let service: OutOfBandService
 

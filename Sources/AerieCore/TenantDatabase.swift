@@ -24,18 +24,45 @@ extension TenantDatabase {
     }
 }
 
-/// The repositories available inside one tenant transaction.
+/// The repositories available inside one tenant transaction: the core's tables by name (they are
+/// shared by several plugins and the server), any plugin's by type (`repository(_:)`), and the SQL
+/// seam plugins write those against.
 public protocol TenantTransaction {
+    var tenantID: TenantID { get }
     var settings: any TenantSettingsRepository { get }
     /// Sealed private keys; use the key wallet (`tenant.keys`, AerieCrypto) instead.
     var keys: any TenantKeyRepository { get }
     var connections: any ConnectionRepository { get }
     var mailbox: any MailboxRepository { get }
     var outbox: any OutboxRepository { get }
-    var outOfBand: any OutOfBandRepository { get }
+    /// Statements on this transaction's connection, for plugins' repositories.
+    var sql: any TenantSQL { get }
+    /// What this transaction seals with (nil: a database built without the tenant's keyring).
+    var sealer: (any ValueSealer)? { get }
+    /// The plugins' repositories and upkeep hooks.
+    var stores: PluginStores { get }
     /// Rewrites up to `limit` rows per table still in the previous release's clear form sealed
-    /// (the upgrade's background re-encryption); answers how many rows it rewrote (0: done).
+    /// (the upgrade's background re-encryption), plugins' tables included; answers how many rows
+    /// it rewrote (0: done).
     func sealClearRows(limit: Int) throws -> Int
+}
+
+extension TenantTransaction {
+    /// The repository of type `R` a plugin provides (`PluginStorage.repositories`), over this
+    /// transaction. Throws `unavailable` when that plugin is not enabled.
+    public func repository<R>(_ type: R.Type) throws -> R {
+        try stores.repository(type, in: self)
+    }
+
+    /// How rows of `aerie.<table>` are sealed in this transaction.
+    public func rowSealing(_ table: String) -> RowSealing {
+        RowSealing(tenantID: tenantID, sealer: sealer, table: table)
+    }
+
+    /// Every kind of data that goes with a deleted connection: the core's and every plugin's.
+    public var connectionData: [ConnectionData] {
+        ConnectionData.all(plugins: stores.connectionData)
+    }
 }
 
 /// Free-form per-tenant settings: the first tenant-owned table, and the one the isolation tests

@@ -52,14 +52,23 @@ public enum AerieApplication {
         }
 
         do {
+            let registry = PluginRegistry.standard
+            let selected = try registry.select(configuration.plugins)
             let schema = configuration.schemaDirectory ?? SchemaLocator.defaultDirectory()
-            let applied = try await Migrator(ownerConninfo: ownerURL, schemaDirectory: schema, logger: logger).migrate()
+            let applied = try await Migrator(
+                ownerConninfo: ownerURL, schemaDirectory: schema,
+                pluginMigrations: registry.migrations
+                    + extraPlugins.flatMap { plugin in type(of: plugin).storage.migrations.map { Migration($0, plugin: type(of: plugin).name) } },
+                logger: logger
+            ).migrate()
             if !applied.isEmpty { logger.info("migrations applied", metadata: ["versions": "\(applied)"]) }
 
             var databaseConfiguration = DatabaseConfiguration(
                 conninfo: runtimeURL, maxConnections: configuration.databasePoolSize, tenantShare: configuration.databaseTenantShare)
             databaseConfiguration.quotas = configuration.quotas
-            let database = AerieDatabase(configuration: databaseConfiguration, logger: logger)
+            let database = AerieDatabase(
+                configuration: databaseConfiguration, logger: logger,
+                stores: try registry.stores(selected: selected, extra: extraPlugins))
             try await database.verifyRuntimeRole()
             let unsafe = try await database.durabilitySettingsOff()
             if !unsafe.isEmpty {
@@ -125,9 +134,8 @@ public enum AerieApplication {
                 webhooks: WebhookAdministration(
                     masterKeys: masterKeys, destinations: resolver, allowHTTP: configuration.webhookAllowHTTP, delivery: webhookDelivery)))
             try router.install(EventMethods(streams: eventStreams))
-            let registry = PluginRegistry.standard
             let plugins = try registry.build(
-                registry.select(configuration.plugins),
+                selected,
                 services: PluginRegistry.Services(
                     fetcher: resolver, endpoint: { endpoint.value }, events: events,
                     outOfBandTimeout: configuration.outOfBandTimeout))
@@ -206,18 +214,33 @@ public enum AerieApplication {
         }
     }
 
+    /// Every plugin's migrations (enabled or not), applied with `schema/` by `prepare` and `migrate`.
+    public static var pluginMigrations: [Migration] { PluginRegistry.standard.migrations }
+
+    /// The plugins' storage with the repositories of the plugins `AERIE_PLUGINS` would enable
+    /// (`plugins`, nil: all) available, for a database used outside `prepare` (tests, tools).
+    public static func pluginStores(plugins: [String]? = nil) throws -> PluginStores {
+        let registry = PluginRegistry.standard
+        return try registry.stores(selected: registry.select(plugins))
+    }
+
     /// `aerie-admin migrate`: applies pending migrations to the configured database, or to the
     /// embedded cluster (started for the purpose and stopped again if it was not running).
     public static func migrate(configuration: AerieConfiguration, schemaDirectory: URL, logger: Logger) async throws -> [Int] {
         if let databaseURL = configuration.databaseURL {
             let owner = configuration.ownerDatabaseURL ?? databaseURL
-            return try await Migrator(ownerConninfo: owner, schemaDirectory: schemaDirectory, logger: logger).migrate()
+            return try await Migrator(
+                ownerConninfo: owner, schemaDirectory: schemaDirectory, pluginMigrations: pluginMigrations, logger: logger
+            ).migrate()
         }
         let cluster = EmbeddedPostgres(home: configuration.home, logger: logger)
         let wasRunning = try await cluster.isRunning()
         let urls = try await cluster.start()
         do {
-            let applied = try await Migrator(ownerConninfo: urls.ownerConninfo, schemaDirectory: schemaDirectory, logger: logger).migrate()
+            let applied = try await Migrator(
+                ownerConninfo: urls.ownerConninfo, schemaDirectory: schemaDirectory, pluginMigrations: pluginMigrations,
+                logger: logger
+            ).migrate()
             if !wasRunning { try await cluster.stop() }
             return applied
         } catch {

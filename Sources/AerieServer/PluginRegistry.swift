@@ -1,4 +1,5 @@
 import AerieCore
+import AerieStore
 import ConnectionsPlugin
 import DeletePlugin
 import MessagesPlugin
@@ -40,6 +41,8 @@ struct PluginRegistry: Sendable {
     struct Entry: Sendable {
         let name: String
         let requires: [String]
+        /// The plugin's tables: known without building it.
+        let storage: PluginStorage
         let build: @Sendable (Services, Built) throws -> any AeriePlugin
 
         init<P: AeriePlugin>(
@@ -47,6 +50,7 @@ struct PluginRegistry: Sendable {
         ) {
             self.name = P.name
             self.requires = requires
+            self.storage = P.storage
             self.build = { try build($0, $1) }
         }
     }
@@ -68,6 +72,19 @@ struct PluginRegistry: Sendable {
     let entries: [Entry]
 
     var names: [String] { entries.map(\.name) }
+
+    /// Every plugin's migrations, enabled or not: the schema does not depend on `AERIE_PLUGINS`.
+    var migrations: [Migration] {
+        entries.flatMap { entry in entry.storage.migrations.map { Migration($0, plugin: entry.name) } }
+    }
+
+    /// Every plugin's storage, with the repositories of the `selected` ones available; `extra`
+    /// plugins (tests') are enabled.
+    func stores(selected: [String], extra: [any AeriePlugin] = []) throws -> PluginStores {
+        try PluginStores(
+            entries.map { (name: $0.name, storage: $0.storage, enabled: selected.contains($0.name)) }
+                + extra.map { (name: type(of: $0).name, storage: type(of: $0).storage, enabled: true) })
+    }
 
     /// The names `requested` selects, in build order (nil: every plugin). Unknown names and a
     /// plugin selected without one it requires are configuration errors naming the fix.

@@ -7,6 +7,8 @@ import Logging
 /// connection pool, which `shutdown()` closes.
 public struct AerieDatabase: Sendable {
     package let pool: ConnectionPool
+    /// Plugins' repositories and upkeep hooks, for every tenant transaction.
+    public let stores: PluginStores
 
     /// Global tenant table and admin credential.
     public var tenants: TenantDirectory { TenantDirectory(pool: pool) }
@@ -20,16 +22,18 @@ public struct AerieDatabase: Sendable {
     /// Backends' webhooks: settings, cursors and delivery leases.
     public var webhooks: BackendWebhooks { BackendWebhooks(pool: pool) }
 
-    /// Starts the pool's threads; connections open lazily, on first use.
-    public init(configuration: DatabaseConfiguration, logger: Logger) {
+    /// Starts the pool's threads; connections open lazily, on first use. `stores`: the plugins'
+    /// storage (none for a database the core alone uses).
+    public init(configuration: DatabaseConfiguration, logger: Logger, stores: PluginStores = PluginStores()) {
         self.pool = ConnectionPool(configuration: configuration, logger: logger)
+        self.stores = stores
     }
 
     /// A database whose every transaction is confined to `id` by row-level security. It has no
     /// data key: `TenantContext` gives it the tenant's keyring (`sealing(with:)`), without which it
     /// reads only rows of the previous clear form and cannot write sealed columns.
     public func tenant(_ id: TenantID) -> any TenantDatabase {
-        PostgresTenantDatabase(tenantID: id, pool: pool)
+        PostgresTenantDatabase(tenantID: id, pool: pool, stores: stores)
     }
 
     /// Leases the outbox row `id` of `tenant` for `leaseSeconds` if it is pending and due, like

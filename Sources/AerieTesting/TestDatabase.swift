@@ -1,3 +1,5 @@
+import AerieCore
+import AerieServer
 import AerieStore
 import Foundation
 import Logging
@@ -25,19 +27,35 @@ public struct TestDatabase: Sendable {
         superuserConninfo = try ConnectionString.overriding(cluster.superuserConninfo, with: ["dbname": name])
     }
 
-    /// A runtime-role database handle on this database (shut it down when done).
-    public func runtime(maxConnections: Int = 4, acquireTimeout: Duration = .seconds(10)) -> AerieDatabase {
+    /// A runtime-role database handle on this database (shut it down when done), with every
+    /// plugin's repositories (`stores`: the server's, all plugins enabled, by default).
+    public func runtime(
+        maxConnections: Int = 4, acquireTimeout: Duration = .seconds(10), stores: PluginStores = TestDatabase.allPluginStores
+    ) -> AerieDatabase {
         AerieDatabase(
             configuration: DatabaseConfiguration(
                 conninfo: runtimeConninfo, maxConnections: maxConnections, acquireTimeout: acquireTimeout),
-            logger: quietLogger("aerie.test.database"))
+            logger: quietLogger("aerie.test.database"), stores: stores)
     }
 
-    /// A migrator for this database, as the owner role.
+    /// The server's plugin storage with every plugin enabled.
+    public static let allPluginStores: PluginStores = {
+        do {
+            return try AerieApplication.pluginStores()
+        } catch {
+            preconditionFailure("the standard plugins' storage does not build: \(error)")
+        }
+    }()
+
+    /// Every plugin's migrations, as the server applies them with `schema/`.
+    public static var pluginMigrations: [Migration] { AerieApplication.pluginMigrations }
+
+    /// A migrator for this database, as the owner role: `schema/` and every plugin's migrations,
+    /// as the server applies them.
     public func migrator() -> Migrator {
         Migrator(
             ownerConninfo: ownerConninfo, schemaDirectory: SchemaLocator.defaultDirectory(),
-            logger: quietLogger("aerie.test.migrator"))
+            pluginMigrations: Self.pluginMigrations, logger: quietLogger("aerie.test.migrator"))
     }
 
     /// Drops the database, disconnecting anyone still on it.

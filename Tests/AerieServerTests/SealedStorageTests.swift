@@ -4,6 +4,7 @@ import AerieStore
 import AerieTesting
 import Foundation
 import Logging
+import OutOfBandPlugin
 import Testing
 
 @testable import AerieServer
@@ -44,7 +45,7 @@ import Testing
             try tx.settings.set("profile", to: ["name": "Secret Setting Value"])
             try tx.connections.insert(connection)
             _ = try tx.mailbox.insert(message)
-            try tx.outOfBand.insert(oob)
+            try tx.repository(OutOfBandRepository.self).insert(oob)
         }
         return (connection.id, message.uid)
     }
@@ -121,7 +122,7 @@ import Testing
             let (setting, connection, message, oob, byId, byDid, byKey) = try await alice.database.transaction { tx in
                 (
                     try tx.settings.get("profile"), try tx.connections.get(aliceConnection), try tx.mailbox.get(aliceMessage),
-                    try tx.outOfBand.find(invitationId: "oob-secret-id", forUpdate: false),
+                    try tx.repository(OutOfBandRepository.self).find(invitationId: "oob-secret-id", forUpdate: false),
                     try tx.connections.findMatching(invitationId: "inv-secret-id", publicDid: nil, firstRecipientKey: nil),
                     try tx.connections.findMatching(invitationId: nil, publicDid: "did:sov:SecretPublicDid", firstRecipientKey: nil),
                     try tx.connections.findMatching(invitationId: nil, publicDid: nil, firstRecipientKey: "SecretFirstRecipientKey")
@@ -261,34 +262,16 @@ import Testing
     /// the background re-encryption seals them in batches (resuming where a first batch stopped)
     /// and clears the clear columns; a second sweep has nothing to do.
     @Test func previousReleaseRowsReadThenSealedInTheBackground() async throws {
-        let database = try await TestPostgres.shared.freshDatabase(migrate: false)
-        let runtime = database.runtime()
-        do {
-            try await Self.upgrade(database, runtime)
-        } catch {
-            await runtime.shutdown()
-            try? await database.drop()
-            throw error
-        }
-        await runtime.shutdown()
-        try await database.drop()
+        try await WalletFixture.with(migrate: false) { try await Self.upgrade($0) }
     }
 
-    static func upgrade(_ database: TestDatabase, _ runtime: AerieDatabase) async throws {
-        let source = SchemaLocator.defaultDirectory()
-        let before = try Migration.all(in: source).filter { $0.version < 18 }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aerie-schema-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        for migration in before {
-            try FileManager.default.copyItem(at: migration.file, to: directory.appendingPathComponent(migration.file.lastPathComponent))
-        }
+    static func upgrade(_ fixture: WalletFixture) async throws {
+        let (database, runtime, master) = (fixture.database, fixture.runtime, fixture.masterKey)
         var quiet = Logger(label: "test")
         quiet.logLevel = .warning
-        _ = try await Migrator(ownerConninfo: database.ownerConninfo, schemaDirectory: directory, logger: quiet).migrate()
+        // The schema before 0018, the out-of-band plugin's table (version 6) included.
+        #expect(try await database.migrator().migrate(through: 17).contains(6))
 
-        let master = MasterKey.generate()
-        let fixture = WalletFixture(database: database, runtime: runtime, masterKey: master)
         let alice = try await fixture.createTenant("alice")
         let bob = try await fixture.createTenant("bob")
         let connection = UUID()
@@ -346,7 +329,7 @@ import Testing
                     try tx.connections.findMatching(invitationId: nil, publicDid: "did:sov:SecretPublicDid", firstRecipientKey: nil),
                     try tx.mailbox.download(
                         MailboxQuery(statuses: [MailboxMessage.received], uids: nil, pairwiseDids: ["MyDid"], after: nil, limit: 10)),
-                    try tx.outOfBand.find(invitationId: "oob-secret-id", forUpdate: false)
+                    try tx.repository(OutOfBandRepository.self).find(invitationId: "oob-secret-id", forUpdate: false)
                 )
             }
             #expect(setting == ["name": "Secret Setting Value"])

@@ -18,8 +18,9 @@ struct WalletFixture {
     let runtime: AerieDatabase
     let masterKey: MasterKey
 
-    static func with(_ body: (WalletFixture) async throws -> Void) async throws {
-        let database = try await TestPostgres.shared.freshDatabase()
+    /// `migrate: false`: the database has no schema yet (upgrade tests migrate it themselves).
+    static func with(migrate: Bool = true, _ body: (WalletFixture) async throws -> Void) async throws {
+        let database = try await TestPostgres.shared.freshDatabase(migrate: migrate)
         let fixture = WalletFixture(database: database, runtime: database.runtime(), masterKey: .generate())
         do {
             try await body(fixture)

@@ -7,7 +7,7 @@ import Testing
 
 @Suite(.timeLimit(.minutes(10))) struct MigrationTests {
     private var expectedVersions: [Int] {
-        get throws { try Migration.all(in: SchemaLocator.defaultDirectory()).map(\.version) }
+        get throws { try Migration.all(in: SchemaLocator.defaultDirectory(), plugins: TestDatabase.pluginMigrations).map(\.version) }
     }
 
     @Test func freshDatabaseReachesLatestVersionAndSecondRunIsNoOp() async throws {
@@ -40,15 +40,9 @@ import Testing
     /// schema/0020 starts each tenant's quota counts from what is already stored.
     @Test func quotaCountsStartFromStoredRows() async throws {
         try await StoreFixture.withDatabase(migrate: false) { database in
-            let source = SchemaLocator.defaultDirectory()
-            let files = try FileManager.default.contentsOfDirectory(atPath: source.path).filter { $0.hasSuffix(".sql") && $0 < "0020" }
-            var before: [String: String] = [:]
-            for name in files { before[name] = try String(contentsOf: source.appendingPathComponent(name), encoding: .utf8) }
-            let directory = try temporarySchema(before)
-            defer { try? FileManager.default.removeItem(at: directory) }
             var quiet = Logger(label: "test")
             quiet.logLevel = .warning
-            _ = try await Migrator(ownerConninfo: database.ownerConninfo, schemaDirectory: directory, logger: quiet).migrate()
+            _ = try await database.migrator().migrate(through: 19)
 
             let superuser = AerieDatabase(configuration: DatabaseConfiguration(conninfo: database.superuserConninfo, maxConnections: 1), logger: quiet)
             let (a, b) = (TenantID.random(), TenantID.random())
@@ -89,18 +83,7 @@ import Testing
         try await StoreFixture.withDatabase(migrate: false) { database in
             let versions = try expectedVersions
             try #require(versions.count >= 2)
-            let source = SchemaLocator.defaultDirectory()
-            let files = try FileManager.default.contentsOfDirectory(atPath: source.path).filter { $0.hasSuffix(".sql") }.sorted()
-            var previous: [String: String] = [:]
-            for name in files.dropLast() {
-                previous[name] = try String(contentsOf: source.appendingPathComponent(name), encoding: .utf8)
-            }
-            let directory = try temporarySchema(previous)
-            defer { try? FileManager.default.removeItem(at: directory) }
-            var quiet = Logger(label: "test")
-            quiet.logLevel = .warning
-            let upToPrevious = Migrator(ownerConninfo: database.ownerConninfo, schemaDirectory: directory, logger: quiet)
-            #expect(try await upToPrevious.migrate() == Array(versions.dropLast()))
+            #expect(try await database.migrator().migrate(through: versions[versions.count - 2]) == Array(versions.dropLast()))
 
             let first = database.runtime()
             // Tenants as the previous release wrote them: its columns only (today's code writes
@@ -208,6 +191,30 @@ import Testing
         let duplicate = try temporarySchema(["0001_a.sql": "", "01_b.sql": ""])
         defer { try? FileManager.default.removeItem(at: duplicate) }
         #expect(throws: DatabaseSetupError.self) { try Migration.all(in: duplicate) }
+    }
+
+    /// Plugins' migrations join `schema/`'s in one version order; a version used twice, by a
+    /// file and a plugin or by two plugins, stops the migrator with both named.
+    @Test func pluginMigrationsMergeWithTheSchemaInVersionOrder() throws {
+        let directory = try temporarySchema(["0001_first.sql": "", "0003_third.sql": ""])
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let second = Migration(SchemaMigration(version: 2, name: "plugin_table", sql: "SELECT 1"), plugin: "example")
+        let merged = try Migration.all(in: directory, plugins: [second])
+        #expect(merged.map(\.version) == [1, 2, 3])
+        #expect(try merged[1].sql() == "SELECT 1" && merged[1].origin == "0002_plugin_table of plugin example")
+
+        let clash = Migration(SchemaMigration(version: 3, name: "other", sql: ""), plugin: "example")
+        #expect {
+            try Migration.all(in: directory, plugins: [clash])
+        } throws: { error in
+            let text = "\(error)"
+            return text.contains("0003_third.sql") && text.contains("0003_other of plugin example")
+        }
+        #expect(throws: DatabaseSetupError.self) { try Migration.all(in: directory, plugins: [second, second]) }
+        // The shipped ones: the out-of-band plugin's table keeps the version its file had.
+        let shipped = try Migration.all(in: SchemaLocator.defaultDirectory(), plugins: TestDatabase.pluginMigrations)
+        #expect(shipped.first { $0.version == 6 }?.name == "out_of_band")
+        #expect(!FileManager.default.fileExists(atPath: SchemaLocator.defaultDirectory().appendingPathComponent("0006_out_of_band.sql").path))
     }
 
     @Test func schemaLocatorPrefersEnvironment() throws {

@@ -59,7 +59,7 @@ import Testing
             #expect(connection.runtimeConninfo.contains(home.path))
             let applied = try await Migrator(
                 ownerConninfo: connection.ownerConninfo, schemaDirectory: SchemaLocator.defaultDirectory(),
-                logger: logger
+                pluginMigrations: TestDatabase.pluginMigrations, logger: logger
             ).migrate()
             #expect(!applied.isEmpty)
 
@@ -92,7 +92,7 @@ import Testing
             try await runtime.sealed(id).transaction { try $0.settings.set("k", to: true) }
             #expect(try await Migrator(
                 ownerConninfo: connection.ownerConninfo, schemaDirectory: SchemaLocator.defaultDirectory(),
-                logger: logger
+                pluginMigrations: TestDatabase.pluginMigrations, logger: logger
             ).migrate() == [])
             await runtime.shutdown()
         } catch {

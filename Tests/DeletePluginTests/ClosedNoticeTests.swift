@@ -14,8 +14,9 @@ import Testing
     }
 
     @Test func everyKindOfConnectionDataIsRemovedOnce() {
-        let kinds = ConnectionData.all.map(\.kind)
-        #expect(kinds == ["outbox", "mailbox", "oob_invitations", "tenant_keys"])
+        let plugin = ConnectionData(kind: "plugin_table") { _, _ in 0 }
+        let kinds = ConnectionData.all(plugins: [plugin]).map(\.kind)
+        #expect(kinds == ["outbox", "mailbox", "plugin_table", "tenant_keys"])
         #expect(Set(kinds).count == kinds.count)
     }
 }

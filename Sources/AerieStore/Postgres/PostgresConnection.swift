@@ -1,3 +1,4 @@
+import AerieCore
 import CLibPQ
 import Foundation
 import Metrics

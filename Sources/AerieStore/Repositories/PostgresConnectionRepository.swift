@@ -233,11 +233,7 @@ enum JSONColumn {
     }
 
     static func decode(_ text: String) throws -> JSONValue {
-        do {
-            return try JSONValue(parsing: text)
-        } catch {
-            throw AerieError.internalError(details: "unreadable jsonb column: \(error)")
-        }
+        try JSONValue(storedText: text)
     }
 
     /// Lowercase hex (the store has no crypto module to borrow it from).

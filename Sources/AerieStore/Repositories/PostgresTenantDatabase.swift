@@ -7,28 +7,29 @@ import AerieCore
 struct PostgresTenantDatabase: TenantDatabase {
     let tenantID: TenantID
     let pool: ConnectionPool
+    let stores: PluginStores
     var keyring: (any TenantKeyring)? = nil
 
     func sealing(with keyring: any TenantKeyring) -> any TenantDatabase {
         precondition(keyring.tenantID == tenantID, "a tenant database seals with its own tenant's keyring")
-        return PostgresTenantDatabase(tenantID: tenantID, pool: pool, keyring: keyring)
+        return PostgresTenantDatabase(tenantID: tenantID, pool: pool, stores: stores, keyring: keyring)
     }
 
     /// The body runs on a store thread and may be run a second time on a new connection if the
     /// first one died before `COMMIT`: keep it to database work.
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any TenantTransaction) throws -> T) async throws -> T {
-        let tenantID = tenantID
+        let (tenantID, stores) = (tenantID, stores)
         let sealer = try await self.sealer()
         return try await pool.transaction(tenant: tenantID) { session in
-            try body(PostgresTenantTransaction(tenantID: tenantID, session: session, sealer: sealer))
+            try body(PostgresTenantTransaction(tenantID: tenantID, session: session, sealer: sealer, stores: stores))
         }
     }
 
     func read<T: Sendable>(_ body: @escaping @Sendable (any TenantTransaction) throws -> T) async throws -> T {
-        let tenantID = tenantID
+        let (tenantID, stores) = (tenantID, stores)
         let sealer = try await self.sealer()
         return try await pool.tenantReads(tenant: tenantID) { session in
-            try body(PostgresTenantTransaction(tenantID: tenantID, session: session, sealer: sealer))
+            try body(PostgresTenantTransaction(tenantID: tenantID, session: session, sealer: sealer, stores: stores))
         }
     }
 
@@ -38,18 +39,16 @@ struct PostgresTenantDatabase: TenantDatabase {
     }
 }
 
-/// The repositories of one tenant transaction, all sharing its session and sealer.
+/// The repositories of one tenant transaction, all sharing its session and sealer; plugins'
+/// repositories reach the same session through `sql`.
 struct PostgresTenantTransaction: TenantTransaction {
     let tenantID: TenantID
     let session: DatabaseSession
     let sealer: (any ValueSealer)?
-
-    private func sealing(_ table: String) -> RowSealing {
-        RowSealing(tenantID: tenantID, sealer: sealer, table: table)
-    }
+    let stores: PluginStores
 
     var settings: any TenantSettingsRepository {
-        PostgresSettingsRepository(tenantID: tenantID, session: session, sealing: sealing("tenant_settings"))
+        PostgresSettingsRepository(tenantID: tenantID, session: session, sealing: rowSealing("tenant_settings"))
     }
 
     var keys: any TenantKeyRepository {
@@ -57,30 +56,42 @@ struct PostgresTenantTransaction: TenantTransaction {
     }
 
     var connections: any ConnectionRepository {
-        PostgresConnectionRepository(tenantID: tenantID, session: session, sealing: sealing("connections"))
+        PostgresConnectionRepository(tenantID: tenantID, session: session, sealing: rowSealing("connections"))
     }
 
     var mailbox: any MailboxRepository {
-        PostgresMailboxRepository(tenantID: tenantID, session: session, sealing: sealing("mailbox"))
+        PostgresMailboxRepository(tenantID: tenantID, session: session, sealing: rowSealing("mailbox"))
     }
 
     var outbox: any OutboxRepository {
         PostgresOutboxRepository(tenantID: tenantID, session: session)
     }
 
-    var outOfBand: any OutOfBandRepository {
-        PostgresOutOfBandRepository(tenantID: tenantID, session: session, sealing: sealing("oob_invitations"))
-    }
+    var sql: any TenantSQL { SessionSQL(session: session) }
 
-    /// Every sealed table: a table given a `sealed` column adds its repository here.
+    /// Every sealed table: the core's here, plugins' through their `PluginStorage.sealClearRows`.
     func sealClearRows(limit: Int) throws -> Int {
-        try PostgresSettingsRepository(tenantID: tenantID, session: session, sealing: sealing("tenant_settings"))
+        try PostgresSettingsRepository(tenantID: tenantID, session: session, sealing: rowSealing("tenant_settings"))
             .sealClearRows(limit: limit)
-            + PostgresConnectionRepository(tenantID: tenantID, session: session, sealing: sealing("connections"))
+            + PostgresConnectionRepository(tenantID: tenantID, session: session, sealing: rowSealing("connections"))
             .sealClearRows(limit: limit)
-            + PostgresMailboxRepository(tenantID: tenantID, session: session, sealing: sealing("mailbox"))
+            + PostgresMailboxRepository(tenantID: tenantID, session: session, sealing: rowSealing("mailbox"))
             .sealClearRows(limit: limit)
-            + PostgresOutOfBandRepository(tenantID: tenantID, session: session, sealing: sealing("oob_invitations"))
-            .sealClearRows(limit: limit)
+            + stores.sealClearRows(in: self, limit: limit)
     }
 }
+
+/// `TenantSQL` over the transaction's session.
+struct SessionSQL: TenantSQL {
+    let session: DatabaseSession
+
+    func query(_ sql: String, _ parameters: [SQLValue]) throws -> any SQLRows {
+        try session.query(sql, parameters)
+    }
+
+    func execute(_ sql: String, _ parameters: [SQLValue]) throws -> Int {
+        try session.execute(sql, parameters)
+    }
+}
+
+extension PostgresResult: SQLRows {}

@@ -1,3 +1,4 @@
+import AerieCore
 import Foundation
 import NIOPosix
 

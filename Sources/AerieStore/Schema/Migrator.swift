@@ -1,9 +1,11 @@
+import AerieCore
 import Foundation
 import Logging
 import NIOPosix
 
-/// Applies the numbered SQL files of `schema/` as the owner role: each exactly once, in version
-/// order, each in its own transaction, recorded in `aerie.schema_migrations`.
+/// Applies the numbered SQL files of `schema/` and the plugins' migrations as the owner role:
+/// each exactly once, in one version order (a plugin's table may come before a core file that
+/// alters it), each in its own transaction, recorded in `aerie.schema_migrations`.
 ///
 /// A session-level advisory lock serialises migrators, so several servers starting at once
 /// against one database neither race nor fail: the first applies, the others find nothing left.
@@ -12,33 +14,38 @@ import NIOPosix
 public struct Migrator: Sendable {
     public var ownerConninfo: String
     public var schemaDirectory: URL
+    /// Every plugin's migrations, enabled or not (`PluginStorage.migrations`).
+    public var pluginMigrations: [Migration]
     public var logger: Logger
 
     /// Arbitrary but fixed: "aerie_mg" in ASCII. Advisory locks are per database.
     static let advisoryLockKey: Int64 = 0x6165_7269_655F_6D67
 
-    public init(ownerConninfo: String, schemaDirectory: URL, logger: Logger) {
+    public init(ownerConninfo: String, schemaDirectory: URL, pluginMigrations: [Migration] = [], logger: Logger) {
         self.ownerConninfo = ownerConninfo
         self.schemaDirectory = schemaDirectory
+        self.pluginMigrations = pluginMigrations
         self.logger = logger
     }
 
-    /// Applies what is missing and returns the versions applied now (empty when up to date).
+    /// Every migration this migrator knows, in version order.
+    public func migrations() throws -> [Migration] {
+        try Migration.all(in: schemaDirectory, plugins: pluginMigrations)
+    }
+
+    /// Applies what is missing (up to version `last`, when given: a database as an earlier
+    /// release left it, for upgrade tests) and returns the versions applied now (empty when up
+    /// to date).
     @discardableResult
-    public func migrate() async throws -> [Int] {
-        let migrations = try Migration.all(in: schemaDirectory)
-        let scripts = try migrations.map { migration in
-            do {
-                return try String(contentsOf: migration.file, encoding: .utf8)
-            } catch {
-                throw DatabaseSetupError("cannot read migration \(migration.file.path): \(error)")
-            }
-        }
+    public func migrate(through last: Int? = nil) async throws -> [Int] {
+        let all = try migrations()
+        let migrations = last.map { last in all.filter { $0.version <= last } } ?? all
+        let scripts = try migrations.map { try $0.sql() }
         let pending = zip(migrations, scripts).map { (migration: $0, sql: $1) }
         return try await NIOThreadPool.singleton.runIfActive { [self] in
             try withLockedConnection { connection in
                 let applied = try Self.appliedVersions(connection)
-                if let newest = applied.max(), let known = migrations.last?.version, newest > known {
+                if let newest = applied.max(), let known = all.last?.version, newest > known {
                     logger.warning(
                         "database schema is newer than this build's migrations",
                         metadata: ["database": "\(newest)", "build": "\(known)"])
@@ -105,7 +112,7 @@ public struct Migrator: Sendable {
             try connection.script("COMMIT")
         } catch {
             _ = try? connection.script("ROLLBACK")
-            throw DatabaseSetupError("migration \(migration.file.lastPathComponent) failed: \(error)")
+            throw DatabaseSetupError("migration \(migration.origin) failed: \(error)")
         }
         logger.info(
             "applied database migration",

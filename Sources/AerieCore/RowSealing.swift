@@ -1,23 +1,29 @@
-import AerieCore
-
-/// How one table's repository seals its rows: the one place a repository turns the fields it
-/// keeps private into the row's `sealed` column and back, and its lookup keys into keyed hashes.
+/// How one table's repository seals its rows: the one place a repository (the store's own, or a
+/// plugin's written against `TenantSQL`) turns the fields it keeps private into the row's
+/// `sealed` column and back, and its lookup keys into keyed hashes. A transaction hands one out
+/// per table (`TenantTransaction.rowSealing(_:)`).
 ///
 /// Every sealed table has one `sealed bytea` column holding a JSON object of the row's private
 /// fields, sealed by the transaction's `ValueSealer` for (tenant, table, `sealed`, row id). A
 /// field added later goes into that object: no new column, nothing else to seal. A row whose
 /// `sealed` is NULL is in the previous release's clear form (until `TenantTransaction.sealClearRows`
 /// converts it); readers take both.
-struct RowSealing {
-    let tenantID: TenantID
-    let sealer: (any ValueSealer)?
-    let table: String
+public struct RowSealing {
+    public let tenantID: TenantID
+    public let sealer: (any ValueSealer)?
+    public let table: String
 
-    static let column = "sealed"
+    public static let column = "sealed"
+
+    public init(tenantID: TenantID, sealer: (any ValueSealer)?, table: String) {
+        self.tenantID = tenantID
+        self.sealer = sealer
+        self.table = table
+    }
 
     /// The private fields of row `row`, sealed. Null fields and empty lists are left out (they
     /// read back the same): every key costs when a listing opens many rows.
-    func seal(_ fields: [String: JSONValue], row: String) throws -> [UInt8] {
+    public func seal(_ fields: [String: JSONValue], row: String) throws -> [UInt8] {
         let present = fields.filter { _, value in
             switch value {
             case .null: false
@@ -29,16 +35,16 @@ struct RowSealing {
     }
 
     /// The private fields of row `row`, opened.
-    func open(_ sealed: [UInt8], row: String) throws -> SealedFields {
+    public func open(_ sealed: [UInt8], row: String) throws -> SealedFields {
         let plain = try required().open(sealed, table: table, column: Self.column, row: row)
-        guard case .object(let fields) = try JSONColumn.decode(String(decoding: plain, as: UTF8.self)) else {
+        guard case .object(let fields) = try JSONValue(storedText: String(decoding: plain, as: UTF8.self)) else {
             throw AerieError.internalError(details: "the sealed value of aerie.\(table) row \(row) is not an object")
         }
         return SealedFields(table: table, fields: fields)
     }
 
     /// The keyed hash of `value` for lookups in `column` (nil for nil).
-    func hash(_ value: String?, column: String) throws -> [UInt8]? {
+    public func hash(_ value: String?, column: String) throws -> [UInt8]? {
         guard let value else { return nil }
         return try required().lookupHash(value, table: table, column: column)
     }
@@ -54,22 +60,22 @@ struct RowSealing {
 }
 
 /// The opened private fields of one row, read by name.
-struct SealedFields {
-    let table: String
-    let fields: [String: JSONValue]
+public struct SealedFields {
+    public let table: String
+    public let fields: [String: JSONValue]
 
-    func string(_ name: String) -> String? {
+    public func string(_ name: String) -> String? {
         if case .string(let value)? = fields[name] { value } else { nil }
     }
 
-    func json(_ name: String) -> JSONValue? {
+    public func json(_ name: String) -> JSONValue? {
         switch fields[name] {
         case nil, .null?: nil
         case let value?: value
         }
     }
 
-    func strings(_ name: String) throws -> [String] {
+    public func strings(_ name: String) throws -> [String] {
         guard let value = fields[name] else { return [] }
         guard case .array(let items) = value else {
             throw AerieError.internalError(details: "sealed field \(name) of aerie.\(table) is not an array")
@@ -85,5 +91,15 @@ struct SealedFields {
 
 extension JSONValue {
     /// A string field of a sealed object: JSON null for nil.
-    static func optional(_ string: String?) -> JSONValue { string.map(JSONValue.string) ?? .null }
+    public static func optional(_ string: String?) -> JSONValue { string.map(JSONValue.string) ?? .null }
+
+    /// A value the store kept as JSON text (a `jsonb` column, a sealed object); unreadable text
+    /// is an `internal_error` (the database, not the caller, is at fault).
+    public init(storedText text: String) throws {
+        do {
+            self = try JSONValue(parsing: text)
+        } catch {
+            throw AerieError.internalError(details: "unreadable stored JSON: \(error)")
+        }
+    }
 }

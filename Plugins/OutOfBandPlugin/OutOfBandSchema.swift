@@ -1,3 +1,15 @@
+import AerieCore
+
+/// The out-of-band plugin's table, `aerie.oob_invitations`, and what the store needs to know of it.
+/// Its first migration is version 6, as when it was `schema/0006_out_of_band.sql`: databases that
+/// applied that file record version 6 and do not run it again. (schema/0018, a core migration
+/// written before the plugin owned its table, adds the table's `sealed` column and keyed hash and
+/// lists it in `aerie.tenants_with_clear_rows`; it runs after version 6 in the merged order.)
+enum OutOfBandSchema {
+    static let migrations = [
+        SchemaMigration(
+            version: 6, name: "out_of_band",
+            sql: #"""
 -- Out-of-band invitations a tenant accepted (RFC 0434, invitee role): one row per invitation
 -- @id, so the same invitation scanned twice is recognised, and a handshake-reuse-accepted is
 -- matched to its invitation by ~thread.pthid. Tenant-owned: tenant_id leads the key, row-level
@@ -34,3 +46,17 @@ CREATE POLICY tenant_isolation ON aerie.oob_invitations
     USING (tenant_id = NULLIF(current_setting('aerie.tenant_id', true), '')::uuid)
     WITH CHECK (tenant_id = NULLIF(current_setting('aerie.tenant_id', true), '')::uuid);
 GRANT SELECT, INSERT, UPDATE, DELETE ON aerie.oob_invitations TO aerie_runtime;
+"""#),
+    ]
+
+    static let storage = PluginStorage(
+        migrations: migrations,
+        repositories: [RepositoryProvider(OutOfBandRepository.self) { OutOfBandStore($0) }],
+        connectionData: [
+            // The out-of-band invitations accepted with the connection.
+            ConnectionData(kind: OutOfBandStore.table) { tx, record in
+                try OutOfBandStore(tx).deleteAll(connectionId: record.id)
+            }
+        ],
+        sealClearRows: { tx, limit in try OutOfBandStore(tx).sealClearRows(limit: limit) })
+}

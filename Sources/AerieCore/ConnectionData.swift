@@ -1,8 +1,9 @@
-import AerieCore
+import Foundation
 
-/// One kind of tenant data that belongs to a connection and goes with it. A new table that points
-/// at connections (out-of-band records, credentials...) adds an entry to `ConnectionData.all`,
-/// backed by a `deleteAll(connectionId:)` on its repository.
+/// One kind of tenant data that belongs to a connection and goes with it when the connection is
+/// deleted. The core's kinds are below; a plugin whose table points at connections (out-of-band
+/// records, credentials...) declares its kind in `PluginStorage.connectionData`, and the deleting
+/// transaction finds them all in `TenantTransaction.connectionData`.
 public struct ConnectionData: Sendable {
     /// The name counts are reported under (the table's name).
     public var kind: String
@@ -22,11 +23,6 @@ public struct ConnectionData: Sendable {
         try tx.mailbox.deleteAll(connectionId: record.id, recipientVerkey: record.myVerkey)
     }
 
-    /// The out-of-band invitations accepted with the connection.
-    public static let outOfBand = ConnectionData(kind: "oob_invitations") { tx, record in
-        try tx.outOfBand.deleteAll(connectionId: record.id)
-    }
-
     /// The sealed pairwise key: once gone, nothing addressed to it is accepted any more (the
     /// inbound endpoint finds no owner).
     public static let pairwiseKey = ConnectionData(kind: "tenant_keys") { tx, record in
@@ -34,6 +30,9 @@ public struct ConnectionData: Sendable {
         return try tx.keys.remove(verkey: verkey) ? 1 : 0
     }
 
-    /// Everything that goes with a connection, removed in this order before the connection row.
-    public static let all: [ConnectionData] = [.outbox, .mailbox, .outOfBand, .pairwiseKey]
+    /// Everything that goes with a connection, removed in this order before the connection row:
+    /// the core's kinds, then `plugins`' (in registration order), the pairwise key last.
+    public static func all(plugins: [ConnectionData]) -> [ConnectionData] {
+        [.outbox, .mailbox] + plugins + [.pairwiseKey]
+    }
 }

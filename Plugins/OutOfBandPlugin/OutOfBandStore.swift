@@ -1,14 +1,23 @@
 import AerieCore
 import Foundation
 
-/// `aerie.oob_invitations`: the out-of-band invitations a tenant accepted. Sealed
-/// (`RowSealing`): the invitation, its `@id`, the attachment, the handshake-reuse `@id`, the
-/// failure reason; the `@id` is found through its keyed hash (unique per tenant). Clear: ids,
-/// connection, decision row, state, attachment's mailbox uid, times.
-struct PostgresOutOfBandRepository: OutOfBandRepository {
+/// `aerie.oob_invitations` (the plugin's table, `OutOfBandSchema`) over the transaction's SQL
+/// seam: the out-of-band invitations a tenant accepted. Sealed (`RowSealing`): the invitation, its
+/// `@id`, the attachment, the handshake-reuse `@id`, the failure reason; the `@id` is found
+/// through its keyed hash (unique per tenant). Clear: ids, connection, decision row, state,
+/// attachment's mailbox uid, times.
+struct OutOfBandStore: OutOfBandRepository {
+    static let table = "oob_invitations"
+
     let tenantID: TenantID
-    let session: DatabaseSession
+    let sql: any TenantSQL
     let sealing: RowSealing
+
+    init(_ transaction: any TenantTransaction) {
+        tenantID = transaction.tenantID
+        sql = transaction.sql
+        sealing = transaction.rowSealing(Self.table)
+    }
 
     /// Columns 0...11 as in the previous release (its rows are read from them), 12 `sealed`.
     private static let columns = """
@@ -18,7 +27,7 @@ struct PostgresOutOfBandRepository: OutOfBandRepository {
         """
 
     func insert(_ r: OutOfBandRecord) throws {
-        try session.execute(
+        try sql.execute(
             """
             INSERT INTO aerie.oob_invitations (tenant_id, id, invitation_id_hash, connection_id, decision_row, state,
                 attached_message_uid, sealed)
@@ -33,7 +42,7 @@ struct PostgresOutOfBandRepository: OutOfBandRepository {
 
     /// `touching`: sets `updated_at` (a change), or keeps it (only the storage form changes).
     private func write(_ r: OutOfBandRecord, touching: Bool) throws -> Bool {
-        try session.execute(
+        try sql.execute(
             """
             UPDATE aerie.oob_invitations SET invitation_id_hash = $3, connection_id = $4::uuid, decision_row = $5::int4,
                 state = $6, attached_message_uid = $7::uuid, sealed = $8, invitation_id = NULL, invitation = NULL,
@@ -44,7 +53,7 @@ struct PostgresOutOfBandRepository: OutOfBandRepository {
     }
 
     func find(invitationId: String, forUpdate: Bool) throws -> OutOfBandRecord? {
-        let result = try session.query(
+        let result = try sql.query(
             """
             SELECT \(Self.columns) FROM aerie.oob_invitations
             WHERE tenant_id = $1::uuid AND (invitation_id_hash = $2 OR invitation_id = $3)
@@ -55,14 +64,15 @@ struct PostgresOutOfBandRepository: OutOfBandRepository {
     }
 
     func deleteAll(connectionId: UUID) throws -> Int {
-        try session.execute(
+        try sql.execute(
             "DELETE FROM aerie.oob_invitations WHERE tenant_id = $1::uuid AND connection_id = $2::uuid",
-            [.text(tenantID.rawValue), .text(connectionId.uuidString.lowercased())])
+            [.text(tenantID.rawValue), .uuid(connectionId)])
     }
 
-    /// Rewrites up to `limit` rows of the previous (clear) form sealed; answers how many.
+    /// Rewrites up to `limit` rows of the previous (clear) form sealed; answers how many. (The
+    /// table had clear rows before schema/0018; the plugin's `sealClearRows` hook runs this.)
     func sealClearRows(limit: Int) throws -> Int {
-        let result = try session.query(
+        let result = try sql.query(
             """
             SELECT \(Self.columns) FROM aerie.oob_invitations
             WHERE tenant_id = $1::uuid AND sealed IS NULL LIMIT $2 FOR UPDATE SKIP LOCKED
@@ -86,18 +96,18 @@ struct PostgresOutOfBandRepository: OutOfBandRepository {
         ]
         return [
             .text(tenantID.rawValue), .text(id), .bytes(try hash(r.invitationId)),
-            .optionalText(r.connectionId?.uuidString.lowercased()), .int(r.decisionRow), .text(r.state.rawValue),
-            .optionalText(r.attachedMessageUid?.uuidString.lowercased()), .bytes(try sealing.seal(sealed, row: id)),
+            .optionalUUID(r.connectionId), .int(r.decisionRow), .text(r.state.rawValue),
+            .optionalUUID(r.attachedMessageUid), .bytes(try sealing.seal(sealed, row: id)),
         ]
     }
 
-    private func record(_ r: PostgresResult, _ row: Int) throws -> OutOfBandRecord {
+    private func record(_ r: any SQLRows, _ row: Int) throws -> OutOfBandRecord {
         guard let idText = r.string(row, 0), let id = UUID(uuidString: idText), let decisionRow = r.int(row, 3),
             let state = r.string(row, 4).flatMap(OutOfBandRecord.State.init(rawValue:)),
             let createdAt = r.date(microseconds: row, 10), let updatedAt = r.date(microseconds: row, 11)
         else { throw AerieError.internalError(details: "malformed row in aerie.oob_invitations") }
-        let connectionId = r.string(row, 2).flatMap(UUID.init(uuidString:))
-        let attachedMessageUid = r.string(row, 7).flatMap(UUID.init(uuidString:))
+        let connectionId = r.uuid(row, 2)
+        let attachedMessageUid = r.uuid(row, 7)
         if let sealed = r.bytes(row, 12) {
             let f = try sealing.open(sealed, row: idText)
             guard let invitationId = f.string("invitationId") else {
@@ -114,8 +124,8 @@ struct PostgresOutOfBandRepository: OutOfBandRepository {
         }
         return OutOfBandRecord(
             id: id, invitationId: invitationId, connectionId: connectionId, decisionRow: decisionRow, state: state,
-            reuseMessageId: r.string(row, 5), attachedMessage: try r.string(row, 6).map { try JSONColumn.decode($0) },
+            reuseMessageId: r.string(row, 5), attachedMessage: try r.string(row, 6).map { try JSONValue(storedText: $0) },
             attachedMessageUid: attachedMessageUid, failureReason: r.string(row, 8),
-            invitation: try JSONColumn.decode(r.string(row, 9) ?? "null"), createdAt: createdAt, updatedAt: updatedAt)
+            invitation: try JSONValue(storedText: r.string(row, 9) ?? "null"), createdAt: createdAt, updatedAt: updatedAt)
     }
 }

@@ -1,3 +1,4 @@
+import AerieCore
 import Foundation
 
 /// An out-of-band invitation a tenant accepted: which decision-table row it took, the connection
@@ -54,7 +55,8 @@ public struct OutOfBandRecord: Sendable, Hashable {
     }
 }
 
-/// `aerie.oob_invitations` inside one tenant transaction.
+/// `aerie.oob_invitations` inside one tenant transaction: `tx.repository(OutOfBandRepository.self)`
+/// (provided by this plugin's `storage`, `OutOfBandStore`).
 public protocol OutOfBandRepository {
     /// Stores the record; throws `conflict` when the tenant already has one for its invitation `@id`.
     func insert(_ record: OutOfBandRecord) throws
@@ -65,4 +67,11 @@ public protocol OutOfBandRepository {
     func find(invitationId: String, forUpdate: Bool) throws -> OutOfBandRecord?
     /// Removes every record of a connection. Returns how many.
     func deleteAll(connectionId: UUID) throws -> Int
+}
+
+extension TenantTransaction {
+    /// This plugin's repository, looked up by type (`unavailable` while the plugin is off).
+    var outOfBand: any OutOfBandRepository {
+        get throws { try repository(OutOfBandRepository.self) }
+    }
 }
