@@ -22,6 +22,8 @@ extension AerieConfiguration {
         if config.ownerDatabaseURL != nil, config.databaseURL == nil {
             throw Invalid(description: "AERIE_OWNER_DATABASE_URL is set but AERIE_DATABASE_URL is not")
         }
+        // A selection that cannot work is refused here, before a database is started for it.
+        _ = try PluginRegistry.standard.select(config.plugins)
         return config
     }
 

@@ -99,6 +99,12 @@ import Testing
         } throws: { error in
             "\(error)".contains("AERIE_OWNER_DATABASE_URL is set but AERIE_DATABASE_URL is not")
         }
+        // Refused while reading the environment, before the server starts a database for it.
+        #expect {
+            _ = try AerieConfiguration.fromEnvironment(["AERIE_PLUGINS": "delete"])
+        } throws: { error in
+            "\(error)".contains("'delete', which is built on 'connections': add 'connections'")
+        }
         #expect {
             _ = try AerieConfiguration.fromEnvironment(["AERIE_WEBHOOK_ALLOW_HTTP": "yes"])
         } throws: { error in
