@@ -37,7 +37,6 @@ public struct ConnectionDeletion: Sendable {
             }
             return (removed, queued)
         }
-        if queued { Outbound.committed(tenant) }
         tenant.logger.info(
             "connection deleted", metadata: ["connection": "\(id)", "removed": "\(removed)", "notified": "\(queued)"])
         return DeletedConnection(connectionId: id.uuidString.lowercased(), removed: removed, notified: queued)

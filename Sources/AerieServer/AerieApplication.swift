@@ -78,7 +78,9 @@ public enum AerieApplication {
             let adminTokenFile = configuration.home.appendingPathComponent("admin-token")
             try await initializeAdminToken(database: database, file: adminTokenFile, logger: logger)
 
-            let wakeup = OutboxWakeup()
+            let wakeup = OutboxWakeup(
+                lease: configuration.deliveryEnabled
+                    ? OutboxLease(instance: configuration.instanceName, seconds: configuration.deliveryLeaseSeconds) : nil)
             var contexts = TenantContexts(database: database, masterKeys: masterKeys)
             contexts.outboxSignal = wakeup
             let endpoint = PublicEndpoint(configuration.publicEndpoint)

@@ -7,10 +7,12 @@ import Metrics
 import NIOPosix
 import ServiceLifecycle
 
-/// Turns a packed inbound DIDComm message into a handled one: finds the tenant by recipient
-/// key, unpacks with that tenant's wallet (once more for a `forward` addressed to us) and hands
-/// it to the plugin that registered its type, which stores it in the mailbox (once per recipient
-/// key and `@id`) in the transaction that handles it (`handle`, `InboundReceipt`).
+/// Turns a packed inbound DIDComm message into a handled one, reading each thing once: parses
+/// the envelope, finds the tenant by recipient key (one read), then the recipient's sealed key and
+/// its connection (one read, `ConnectionRepository.inboundRecipient`), opens it (once more for a
+/// `forward` addressed to us), checks the sender against that connection and hands all of it to
+/// the plugin that registered the type, which stores the message in the mailbox (once per
+/// recipient key and `@id`) in the transaction that handles it (`handle`, `InboundReceipt`).
 struct InboundProcessor: Sendable {
     let database: AerieDatabase
     let contexts: TenantContexts
@@ -97,9 +99,11 @@ struct InboundProcessor: Sendable {
         } catch {
             return .rejected(status: 400, reason: "not a DIDComm v1 envelope")
         }
+        // Only canonical base58 verkeys are looked up: the recipient list is the sender's to write.
+        let kids = Self.candidateRecipients(parsed.recipientKids)
         // The first recipient key held here names the tenant, which must be active.
         var owner: (tenant: TenantID, activeWrappedDataKey: [UInt8]?)?
-        for kid in parsed.recipientKids.prefix(Self.maxRecipients) where (try? KeyReference.verkeyBase58(from: kid)) == kid {
+        for kid in kids {
             if let found = try await database.tenants.owner(ofVerkey: kid) {
                 owner = found
                 break
@@ -109,9 +113,13 @@ struct InboundProcessor: Sendable {
             return .rejected(status: 400, reason: "no recipient of this message is known here")
         }
         let tenant = contexts.context(for: owner.tenant, wrappedDataKey: wrapped, logger: logger)
+        // The tenant's first recipient key, its sealed secret and its connection, in one read.
+        guard let recipient = try await tenant.database.read({ tx in try tx.connections.inboundRecipient(verkeys: kids) }) else {
+            return .rejected(status: 400, reason: "no recipient of this message is known here")
+        }
         let unpacked: UnpackedMessage
         do {
-            unpacked = try await tenant.keys.unpack(envelope)
+            unpacked = try await tenant.keys.unpack(parsed, as: recipient.verkey, sealedSecret: recipient.sealedSecret)
         } catch let error as CryptoError {
             return .rejected(status: 400, reason: "the message does not open: \(error.code)")
         }
@@ -134,7 +142,7 @@ struct InboundProcessor: Sendable {
             return .rejected(status: 400, reason: "the message has no usable @id")
         }
         guard let (connection, sender) = try await authenticate(
-            sender: unpacked.senderVerkey, recipient: unpacked.recipientVerkey, route: route, tenant: tenant)
+            sender: unpacked.senderVerkey, connection: recipient.connection, route: route, tenant: tenant)
         else { return .rejected(status: 400, reason: "no recipient of this message is known here") }
         let threadId = message["~thread"]?["thid"]?.stringValue.map { String($0.prefix(256)) }
         let uid = UUID()
@@ -145,21 +153,26 @@ struct InboundProcessor: Sendable {
         let inbound = InboundMessage(
             type: type, id: messageId, body: message, senderVerkey: unpacked.senderVerkey,
             recipientVerkey: unpacked.recipientVerkey, uid: uid.uuidString.lowercased(), receipt: receipt,
-            connection: connection, sender: sender)
+            connection: connection, sender: sender, recipientSealedSecret: recipient.sealedSecret)
         return await handle(inbound, route: route, tenant: tenant)
     }
 
-    /// Sender authentication, the one place it happens: resolves the connection of the
-    /// recipient key (one read) and checks that the sender is a key that connection takes this
-    /// type from (`InboundSender.authenticate`). Nil (the message is refused, nothing stored)
-    /// for anoncrypt, a stranger's key, or a key with no connection; the answer is the same
-    /// as for an unknown recipient, so it reveals nothing about which keys are hosted. A peer's
-    /// message to a connection waiting for it is first passed to `MethodRouter.peerConfirmed`.
+    /// Canonical base58 verkeys among an envelope's recipients, at most `maxRecipients`: the
+    /// only ones looked up.
+    static func candidateRecipients(_ kids: [String]) -> [String] {
+        Array(kids.prefix(maxRecipients).filter { (try? KeyReference.verkeyBase58(from: $0)) == $0 })
+    }
+
+    /// Sender authentication, the one place it happens: checks that the sender is a key the
+    /// connection of the recipient key (read with it) takes this type from
+    /// (`InboundSender.authenticate`). Nil (the message is refused, nothing stored) for
+    /// anoncrypt, a stranger's key, or a key with no connection; the answer is the same as for an
+    /// unknown recipient, so it reveals nothing about which keys are hosted. A peer's message to a
+    /// connection waiting for it is first passed to `MethodRouter.peerConfirmed`.
     func authenticate(
-        sender: String?, recipient: String, route: MethodRouter.InboundRoute, tenant: TenantContext
+        sender: String?, connection: ConnectionRecord?, route: MethodRouter.InboundRoute, tenant: TenantContext
     ) async throws -> (ConnectionRecord, InboundSender)? {
-        guard sender != nil,
-            var connection = try await tenant.database.read({ tx in try tx.connections.findByMyVerkey(recipient, lock: false) }),
+        guard sender != nil, var connection,
             let authenticated = InboundSender.authenticate(senderVerkey: sender, connection: connection, accepted: route.senders)
         else { return nil }
         // The peer's first message to an inviter-side connection accepts it, whatever the message

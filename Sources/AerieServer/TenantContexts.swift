@@ -9,7 +9,8 @@ import Logging
 struct TenantContexts: Sendable {
     let database: AerieDatabase
     let masterKeys: MasterKeyring
-    var outboxSignal: any OutboxSignal = NoOutboxSignal()
+    /// Hears of the outbox rows the tenants' transactions enqueue (the delivery service's wake-up).
+    var outboxSignal: (any OutboxSignal)? = nil
 
     /// Nil when the tenant is missing or suspended, or its token is no longer `tokenHash`.
     func context(for id: TenantID, tokenHash: [UInt8]?, logger: Logger) async throws -> TenantContext? {
@@ -24,8 +25,8 @@ struct TenantContexts: Sendable {
         var tenantLogger = logger
         tenantLogger[metadataKey: "tenant"] = "\(id)"
         return TenantContext(
-            tenantID: id, database: database.tenant(id),
+            tenantID: id, database: database.tenant(id, outbox: outboxSignal),
             keyring: ServerTenantKeyring(tenantID: id, wrappedDataKey: wrapped, masterKeys: masterKeys),
-            logger: tenantLogger, outboxSignal: outboxSignal)
+            logger: tenantLogger)
     }
 }

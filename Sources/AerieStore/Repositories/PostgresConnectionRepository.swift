@@ -112,6 +112,32 @@ struct PostgresConnectionRepository: ConnectionRepository {
         try one("WHERE tenant_id = $1::uuid AND my_verkey = $2\(lock ? " FOR UPDATE" : "")", [.text(verkey)])
     }
 
+    /// The keys and the connections of the recipients in one statement: the connection's columns
+    /// first (0...25, NULL for a key of no connection), then the key's verkey and sealed secret.
+    func inboundRecipient(verkeys: [String]) throws -> InboundRecipient? {
+        guard !verkeys.isEmpty else { return nil }
+        guard verkeys.count <= PostgresKeyRepository.maxLookup else {
+            throw AerieError.invalidParams(
+                "too many keys to look up at once (at most \(PostgresKeyRepository.maxLookup))", field: "verkeys")
+        }
+        let result = try session.query(
+            """
+            SELECT c.*, k.verkey, k.sealed_secret FROM aerie.tenant_keys k
+            LEFT JOIN LATERAL (
+                SELECT \(Self.columns) FROM aerie.connections WHERE tenant_id = k.tenant_id AND my_verkey = k.verkey
+            ) c ON true
+            WHERE k.tenant_id = $1::uuid AND k.verkey = ANY($2::text[])
+            """,
+            [.text(tenantID.rawValue), .textArray(verkeys)])
+        var found: [String: InboundRecipient] = [:]
+        for row in 0..<result.rowCount {
+            guard let verkey = result.string(row, 26), let sealed = result.bytes(row, 27) else { continue }
+            found[verkey] = InboundRecipient(
+                verkey: verkey, sealedSecret: sealed, connection: result.string(row, 0) == nil ? nil : try record(result, row))
+        }
+        return verkeys.lazy.compactMap { found[$0] }.first
+    }
+
     func findByMyDid(_ did: String) throws -> ConnectionRecord? {
         try one("WHERE tenant_id = $1::uuid AND my_did = $2", [.text(did)])
     }

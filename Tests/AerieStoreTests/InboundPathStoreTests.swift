@@ -1,0 +1,135 @@
+import AerieCore
+import AerieStore
+import AerieTesting
+import Foundation
+import Synchronization
+import Testing
+
+/// What the inbound pipeline and the delivery hand-off ask of the store (issue 11 item 3, issue
+/// 16): the recipient's key and connection in one read, and outbox rows handed to the delivery
+/// service only once committed, under a lease that keeps every scan off them.
+@Suite(.timeLimit(.minutes(10))) struct InboundPathStoreTests {
+    static let verkeyA = "4koTsSeuhTvYcnNUCpzeazsjzGEh143q1WEDaWKNe8TT"
+    static let verkeyB = "BQmpqZg6EAy7ytEaKEEyefAPqSDSKjxvUkXFdV451fYV"
+    static let verkeyC = "HZEwrF5NWokpVPaega4bHYjpVvRSuhR2cqNk2T94E4WH"
+
+    static func connection(myVerkey: String, thread: String) -> ConnectionRecord {
+        var record = ConnectionRecord(
+            invitation: ["@id": .string("inv-\(thread)")], invitationKind: "aries", invitationId: "inv-\(thread)",
+            firstRecipientKey: "INVKEY", invitationEndpoint: "http://peer.example/in", label: "Faber")
+        record.state = .requested
+        record.myDid = "DID-\(thread)"
+        record.myVerkey = myVerkey
+        record.threadId = thread
+        return record
+    }
+
+    @Test func inboundRecipientReadsTheFirstHeldKeyWithItsConnection() async throws {
+        try await StoreFixture.with { fixture in
+            let a = fixture.runtime.sealed(try await fixture.createTenant("A").id)
+            let b = fixture.runtime.sealed(try await fixture.createTenant("B").id)
+            let connectionA = Self.connection(myVerkey: Self.verkeyA, thread: "a")
+            try await a.transaction { tx in
+                try tx.keys.insert(verkey: Self.verkeyA, sealedSecret: [1, 2, 3])
+                try tx.keys.insert(verkey: Self.verkeyC, sealedSecret: [7])
+                try tx.connections.insert(connectionA)
+            }
+            try await b.transaction { tx in
+                try tx.keys.insert(verkey: Self.verkeyB, sealedSecret: [4, 5])
+                try tx.connections.insert(Self.connection(myVerkey: Self.verkeyB, thread: "b"))
+            }
+
+            // The first of the keys asked for that A holds, in their order; B's key is not A's.
+            let withConnection = try #require(
+                try await a.read { try $0.connections.inboundRecipient(verkeys: [Self.verkeyB, Self.verkeyA, Self.verkeyC]) })
+            #expect(withConnection.verkey == Self.verkeyA)
+            #expect(withConnection.sealedSecret == [1, 2, 3])
+            #expect(withConnection.connection?.id == connectionA.id)
+            // Its sealed columns are opened like any read of the connection.
+            #expect(withConnection.connection?.threadId == "a")
+            #expect(withConnection.connection?.firstRecipientKey == "INVKEY")
+
+            let keyOnly = try #require(try await a.read { try $0.connections.inboundRecipient(verkeys: [Self.verkeyC, Self.verkeyA]) })
+            #expect(keyOnly.verkey == Self.verkeyC && keyOnly.sealedSecret == [7] && keyOnly.connection == nil)
+
+            // Another tenant's key reads as unknown; so does text that is no verkey at all.
+            #expect(try await b.read { try $0.connections.inboundRecipient(verkeys: [Self.verkeyA, Self.verkeyC]) } == nil)
+            #expect(try await a.read { try $0.connections.inboundRecipient(verkeys: ["x\"y\\z,{}", "NULL", ""]) } == nil)
+            #expect(try await a.read { try $0.connections.inboundRecipient(verkeys: []) } == nil)
+            await #expect(throws: AerieError.self) {
+                try await a.read { try $0.connections.inboundRecipient(verkeys: Array(repeating: Self.verkeyA, count: 101)) }
+            }
+        }
+    }
+
+    /// Records what the store hands over.
+    final class RecordingSignal: OutboxSignal {
+        let lease: OutboxLease?
+        let handed = Mutex<[(TenantID, [OutboxItem])]>([])
+
+        init(lease: OutboxLease?) { self.lease = lease }
+
+        var enqueueLease: OutboxLease? { lease }
+
+        func committed(_ items: [OutboxItem], tenant: TenantID) {
+            handed.withLock { $0.append((tenant, items)) }
+        }
+    }
+
+    struct Refused: Error {}
+
+    @Test func enqueuedRowsAreHandedOverOnlyOnceCommittedAndLeasedUntilThen() async throws {
+        try await StoreFixture.with { fixture in
+            let aID = try await fixture.createTenant("A").id
+            let bID = try await fixture.createTenant("B").id
+            let signal = RecordingSignal(lease: OutboxLease(instance: "handoff-test", seconds: 600))
+            let a = fixture.runtime.tenant(aID, outbox: signal).sealing(with: TestKeys.keyring(aID))
+            let b = fixture.runtime.sealed(bID)
+            let first = OutboxItem(connectionId: nil, endpoint: "http://peer.example/a", envelope: [1])
+            let second = OutboxItem(connectionId: nil, endpoint: "http://peer.example/b", envelope: [2])
+            try await a.transaction { tx in
+                try tx.outbox.enqueue(first)
+                try tx.outbox.enqueue(second)
+            }
+            let handed = signal.handed.withLock { $0 }
+            #expect(handed.count == 1)
+            #expect(handed.first?.0 == aID)
+            #expect(handed.first?.1.map(\.id) == [first.id, second.id])
+            #expect(handed.first?.1.allSatisfy { $0.leasedBy == "handoff-test" } == true)
+
+            // A rolled-back transaction hands nothing over (and stores nothing).
+            let lost = OutboxItem(connectionId: nil, endpoint: "http://peer.example/c", envelope: [3])
+            await #expect(throws: Refused.self) {
+                try await a.transaction { tx in
+                    try tx.outbox.enqueue(lost)
+                    _ = try tx.connections.get(UUID())  // sends the queued insert
+                    throw Refused()
+                }
+            }
+            #expect(signal.handed.withLock { $0.count } == 1)
+            #expect(try await a.transaction { try $0.outbox.pendingForUpdate(lost.id) } == nil)
+
+            // Leased rows are no scan's, whoever scans: only their holder delivers them, and no
+            // claim takes them. A database without the signal still inserts due rows.
+            let unleased = OutboxItem(connectionId: nil, endpoint: "http://peer.example/d", envelope: [4])
+            try await b.transaction { try $0.outbox.enqueue(unleased) }
+            #expect(try await fixture.runtime.dueOutbox(limit: 10).map(\.id) == [unleased.id])
+            #expect(try await a.transaction { try $0.outbox.claim(first.id, leaseSeconds: 60) } == nil)
+
+            // The holder died before delivering: its restart takes the leases back and the rows
+            // are due for the scan (another server's scan finds them once the lease ends).
+            #expect(try await fixture.runtime.releaseOutboxLeases(instance: "handoff-test") == 2)
+            #expect(Set(try await fixture.runtime.dueOutbox(limit: 10).map(\.id)) == [first.id, second.id, unleased.id])
+            #expect(try await a.transaction { try $0.outbox.claim(first.id, leaseSeconds: 60) }?.envelope == [1])
+
+            // No lease offered (no delivery service, or its backlog is full): due rows, still handed over.
+            let dueSignal = RecordingSignal(lease: nil)
+            let unleasedA = OutboxItem(connectionId: nil, endpoint: "http://peer.example/e", envelope: [5])
+            try await fixture.runtime.tenant(aID, outbox: dueSignal).sealing(with: TestKeys.keyring(aID)).transaction {
+                try $0.outbox.enqueue(unleasedA)
+            }
+            #expect(dueSignal.handed.withLock { $0.first?.1.first?.leasedBy } == .some(nil))
+            #expect(try await fixture.runtime.dueOutbox(limit: 10).map(\.id).contains(unleasedA.id))
+        }
+    }
+}
