@@ -389,12 +389,13 @@ public struct ConnectionService: Sendable {
         let outbound = try await Outbound.pack(
             reply, from: sealedKey.map { .sealed(verkey: myVerkey, sealedSecret: $0) } ?? .stored(verkey: myVerkey),
             to: Outbound.Route(recipientKey: peer.verkey, routingKeys: peer.routingKeys, endpoint: peer.endpoint), tenant: tenant)
-        let (updated, changed) = try await tenant.database.transaction { tx -> (ConnectionRecord, Bool) in
+        // Stored and applied together: a copy handled before changes nothing.
+        let (updated, changed) = try await tenant.database.transaction(storing: receipt, linkedTo: record.id) {
+            tx, claim -> (ConnectionRecord, Bool) in
             guard let current = try tx.connections.getForUpdate(record.id) else {
                 throw AerieError.notFound("no connection \(record.id)")
             }
-            // Stored and applied together: a copy handled before changes nothing.
-            if let receipt, try !receipt.claim(in: tx, connection: current.id) { return (current, false) }
+            if try !claim() { return (current, false) }
             FaultPoint.reach("inbound.beforeCommit")
             let next = try Self.commit(event, to: current, sending: outbound, reviewed: receipt?.claimed?.uid ?? mailboxUid, in: tx) {
                 next in
@@ -416,12 +417,13 @@ public struct ConnectionService: Sendable {
     @discardableResult
     public func fail(_ id: UUID, event: ConnectionStateMachine.Event, report: JSONValue?, mailboxUid: UUID?,
                      receipt: InboundReceipt? = nil, tenant: TenantContext) async throws -> ConnectionRecord {
-        let (failed, changed) = try await tenant.database.transaction { tx -> (ConnectionRecord, Bool) in
+        let (failed, changed) = try await tenant.database.transaction(storing: receipt, linkedTo: id) {
+            tx, claim -> (ConnectionRecord, Bool) in
             guard let current = try tx.connections.getForUpdate(id) else { throw AerieError.notFound("no connection \(id)") }
             // A Request the server gave up handling fails no open invitation of ours: the
             // invitation (multi-use, or still unused) stays for the next Request.
             if case .deliveryFailed = event, current.isOpenInvitation { return (current, false) }
-            if let receipt, try !receipt.claim(in: tx, connection: current.id) { return (current, false) }
+            if try !claim() { return (current, false) }
             let next = try Self.commit(event, to: current, reviewed: receipt?.claimed?.uid ?? mailboxUid, in: tx) { next in
                 if let report { next.problemReport = report }
             }

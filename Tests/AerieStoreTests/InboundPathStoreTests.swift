@@ -78,6 +78,10 @@ import Testing
 
     struct Refused: Error {}
 
+    final class Count: Sendable {
+        let value = Mutex(0)
+    }
+
     @Test func enqueuedRowsAreHandedOverOnlyOnceCommittedAndLeasedUntilThen() async throws {
         try await StoreFixture.with { fixture in
             let aID = try await fixture.createTenant("A").id
@@ -130,6 +134,72 @@ import Testing
             }
             #expect(dueSignal.handed.withLock { $0.first?.1.first?.leasedBy } == .some(nil))
             #expect(try await fixture.runtime.dueOutbox(limit: 10).map(\.id).contains(unleasedA.id))
+        }
+    }
+
+    /// A Response's transaction stores its message ahead of the connection's lock; a copy stored
+    /// before voids that try and the body runs again with the real claim.
+    @Test func storingAheadHandlesEachCopyOnce() async throws {
+        try await StoreFixture.with { fixture in
+            let a = fixture.runtime.sealed(try await fixture.createTenant("A").id)
+            let connection = Self.connection(myVerkey: Self.verkeyA, thread: "a")
+            try await a.transaction { try $0.connections.insert(connection) }
+            func copy() -> InboundReceipt {
+                InboundReceipt(
+                    message: MailboxMessage(
+                        uid: UUID(), connectionId: connection.id, recipientVerkey: Self.verkeyA, senderVerkey: "THEIRS",
+                        messageId: "response-1", type: "https://didcomm.org/connections/1.0/response", threadId: "a",
+                        payload: ["@id": "response-1"]))
+            }
+            let runs = Count()
+            @Sendable func handle(_ receipt: InboundReceipt) async throws -> Bool {
+                try await a.transaction(storing: receipt, linkedTo: connection.id) { tx, claim in
+                    runs.value.withLock { $0 += 1 }
+                    guard try tx.connections.getForUpdate(connection.id) != nil else { throw Refused() }
+                    guard try claim() else { return false }
+                    try tx.settings.set("handled", to: .int((try tx.settings.get("handled")?.intValue ?? 0) + 1))
+                    return true
+                }
+            }
+
+            // The first copy: one run, stored linked and handled, with the body's writes.
+            let first = copy()
+            #expect(try await handle(first))
+            #expect(runs.value.withLock { $0 } == 1)
+            #expect(first.claimed == .new(first.message.uid))
+            let stored = try #require(try await a.transaction { try $0.mailbox.get(first.message.uid) })
+            #expect(stored.connectionId == connection.id)
+
+            // A second copy: the queued store fails, the body runs again and is told not to handle.
+            let second = copy()
+            #expect(try await handle(second) == false)
+            #expect(runs.value.withLock { $0 } == 3)
+            #expect(second.claimed == .alreadyHandled(first.message.uid))
+            #expect(try await a.transaction { try $0.mailbox.get(second.message.uid) } == nil)
+            #expect(try await a.transaction { try $0.settings.get("handled") } == .int(1))
+
+            // A body that fails after the store stores nothing: the message is not lost as handled.
+            let failing = InboundReceipt(
+                message: MailboxMessage(
+                    uid: UUID(), connectionId: connection.id, recipientVerkey: Self.verkeyA, senderVerkey: "THEIRS",
+                    messageId: "response-2", type: "https://didcomm.org/connections/1.0/response", threadId: "a",
+                    payload: ["@id": "response-2"]))
+            await #expect(throws: Refused.self) {
+                try await a.transaction(storing: failing, linkedTo: connection.id) { tx, claim in
+                    _ = try tx.connections.getForUpdate(connection.id)
+                    _ = try claim()
+                    throw Refused()
+                }
+            }
+            #expect(try await a.transaction { try $0.mailbox.get(failing.message.uid) } == nil)
+            // Stored unhandled by a failed attempt, a copy resumes it (the store ahead conflicts).
+            _ = try await a.transaction { tx in
+                try tx.mailbox.recordHandlingFailure(failing.message, error: "down", maxAttempts: 3, backoffSeconds: 1)
+            }
+            let retry = InboundReceipt(message: failing.message)
+            #expect(try await handle(retry))
+            #expect(retry.claimed == .resumed(failing.message.uid))
+            #expect(try await a.transaction { try $0.settings.get("handled") } == .int(2))
         }
     }
 }
