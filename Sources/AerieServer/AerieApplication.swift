@@ -104,7 +104,8 @@ public enum AerieApplication {
                 logger: logger, presenters: presenters)
             let eventStreams = EventStreams(
                 log: database.events, retention: configuration.eventRetention, pruneInterval: configuration.eventPruneInterval,
-                onPositionsAdvanced: { [webhookDelivery] in webhookDelivery.positionsAdvanced() }, logger: logger,
+                onPositionsAdvanced: { [webhookDelivery] in webhookDelivery.positionsAdvanced() },
+                positionsAwaited: { [webhookDelivery] in webhookDelivery.hasWebhooks }, logger: logger,
                 presenters: presenters)
             let events = EventHub(
                 conninfo: runtimeURL, logger: logger, credentials: credentials,
