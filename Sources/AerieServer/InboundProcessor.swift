@@ -101,22 +101,14 @@ struct InboundProcessor: Sendable {
         }
         // Only canonical base58 verkeys are looked up: the recipient list is the sender's to write.
         let kids = Self.candidateRecipients(parsed.recipientKids)
-        // The first recipient key held here names the tenant, which must be active.
-        var owner: (tenant: TenantID, activeWrappedDataKey: [UInt8]?)?
-        for kid in kids {
-            if let found = try await database.tenants.owner(ofVerkey: kid) {
-                owner = found
-                break
-            }
-        }
-        guard let owner, let wrapped = owner.activeWrappedDataKey else {
-            return .rejected(status: 400, reason: "no recipient of this message is known here")
-        }
+        // The first recipient key held here names the tenant, which must be active; its key, the
+        // key's sealed secret and its connection come in the same round trip.
+        let contexts = self.contexts
+        guard let owner = try await database.tenants.inboundRecipient(
+                verkeys: kids, sealer: { id, wrapped in try contexts.sealer(for: id, wrappedDataKey: wrapped) }),
+            let wrapped = owner.activeWrappedDataKey, let recipient = owner.recipient
+        else { return .rejected(status: 400, reason: "no recipient of this message is known here") }
         let tenant = contexts.context(for: owner.tenant, wrappedDataKey: wrapped, logger: logger)
-        // The tenant's first recipient key, its sealed secret and its connection, in one read.
-        guard let recipient = try await tenant.database.read({ tx in try tx.connections.inboundRecipient(verkeys: kids) }) else {
-            return .rejected(status: 400, reason: "no recipient of this message is known here")
-        }
         let unpacked: UnpackedMessage
         do {
             unpacked = try await tenant.keys.unpack(parsed, as: recipient.verkey, sealedSecret: recipient.sealedSecret)

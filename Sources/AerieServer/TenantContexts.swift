@@ -5,7 +5,8 @@ import Logging
 /// Builds the `TenantContext` a handler gets: the tenant's database and keyring, after checking
 /// in one primary-key lookup that the tenant exists, is active and (for a session) still has
 /// the session's token. Sessions use it per call; the inbound DIDComm endpoint builds its context
-/// from `TenantDirectory.owner(ofVerkey:)`, which finds the tenant and its key in one query.
+/// from `TenantDirectory.inboundRecipient`, which finds the tenant and its key (and the
+/// recipient's key and connection, opened with `sealer`) in one round trip.
 struct TenantContexts: Sendable {
     let database: AerieDatabase
     let masterKeys: MasterKeyring
@@ -18,6 +19,12 @@ struct TenantContexts: Sendable {
             return nil
         }
         return context(for: id, wrappedDataKey: wrapped, logger: logger)
+    }
+
+    /// What opens the sealed values of an active tenant whose wrapped data key the caller has
+    /// just read.
+    func sealer(for id: TenantID, wrappedDataKey wrapped: [UInt8]) throws -> any ValueSealer {
+        try ServerTenantKeyring(tenantID: id, wrappedDataKey: wrapped, masterKeys: masterKeys).unwrapped().sealer(for: id)
     }
 
     /// The context of an active tenant whose wrapped data key the caller has just read.

@@ -26,8 +26,10 @@ import Testing
 
     @Test func inboundRecipientReadsTheFirstHeldKeyWithItsConnection() async throws {
         try await StoreFixture.with { fixture in
-            let a = fixture.runtime.sealed(try await fixture.createTenant("A").id)
-            let b = fixture.runtime.sealed(try await fixture.createTenant("B").id)
+            let aID = try await fixture.createTenant("A").id
+            let bID = try await fixture.createTenant("B").id
+            let a = fixture.runtime.sealed(aID)
+            let b = fixture.runtime.sealed(bID)
             let connectionA = Self.connection(myVerkey: Self.verkeyA, thread: "a")
             try await a.transaction { tx in
                 try tx.keys.insert(verkey: Self.verkeyA, sealedSecret: [1, 2, 3])
@@ -59,7 +61,39 @@ import Testing
             await #expect(throws: AerieError.self) {
                 try await a.read { try $0.connections.inboundRecipient(verkeys: Array(repeating: Self.verkeyA, count: 101)) }
             }
+
+            // The endpoint's one round trip before any tenant is known: the owner of the first
+            // held key (any tenant's), its wrapped key, and that key with its connection, opened
+            // with the owner's sealer (asked for the owner only).
+            let directory = fixture.runtime.tenants
+            let unknown = Ed25519Like.unknownVerkey
+            let asked = Count()
+            let sealer: @Sendable (TenantID, [UInt8]) throws -> any ValueSealer = { id, _ in
+                asked.value.withLock { $0 += 1 }
+                #expect(id == aID)
+                return TestKeys.sealer(id)
+            }
+            let found = try #require(try await directory.inboundRecipient(verkeys: [unknown, Self.verkeyA, Self.verkeyB], sealer: sealer))
+            #expect(found.tenant == aID)
+            #expect(found.activeWrappedDataKey != nil)
+            #expect(found.recipient?.verkey == Self.verkeyA && found.recipient?.sealedSecret == [1, 2, 3])
+            #expect(found.recipient?.connection?.id == connectionA.id && found.recipient?.connection?.threadId == "a")
+            #expect(asked.value.withLock { $0 } == 1)
+            // The first key held by anyone names the tenant; its rows are the only ones read.
+            let ofB = try #require(try await directory.inboundRecipient(verkeys: [Self.verkeyB, Self.verkeyA], sealer: { id, _ in TestKeys.sealer(id) }))
+            #expect(ofB.tenant == bID && ofB.recipient?.verkey == Self.verkeyB && ofB.recipient?.connection?.threadId == "b")
+            #expect(try await directory.inboundRecipient(verkeys: [unknown, "'; DROP TABLE aerie.tenant_keys; --"], sealer: sealer) == nil)
+            // A suspended tenant is named without its key, and nothing of it is read or opened.
+            #expect(try await directory.setStatus(aID, .suspended))
+            let suspended = try #require(try await directory.inboundRecipient(verkeys: [Self.verkeyA], sealer: sealer))
+            #expect(suspended.tenant == aID && suspended.activeWrappedDataKey == nil && suspended.recipient == nil)
+            #expect(asked.value.withLock { $0 } == 1)
         }
+    }
+
+    enum Ed25519Like {
+        /// Verkey-shaped, held by nobody.
+        static let unknownVerkey = "6QSduYdf8Bi6t8PfNm5vNomGWDtXhmMmTRzaciudBXYJ"
     }
 
     /// Records what the store hands over.
