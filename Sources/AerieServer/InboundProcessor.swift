@@ -116,27 +116,23 @@ struct InboundProcessor: Sendable {
             return .rejected(status: 400, reason: "the message does not open: \(error.code)")
         }
         let plaintext = unpacked.plaintext
-        guard let message = try? await parsing.parse({ try JSONValue(parsing: plaintext) }), case .object = message,
-            let rawType = message["@type"]?.stringValue
-        else { return .rejected(status: 400, reason: "the message is not a JSON object with @type") }
-        let type = InboundMessage.normalizedType(rawType)
-
-        if type == Forward.messageType {
-            guard depth == 0, let inner = try? Forward.unwrap(unpacked.plaintext) else {
-                return .rejected(status: 400, reason: "unusable forward message")
-            }
-            return try await process(inner.packed, depth: depth + 1)
-        }
-        guard let route = router.inboundRoute(for: type) else {
-            return .rejected(status: 400, reason: "unsupported message type \(type.prefix(200))")
-        }
-        guard let messageId = message["@id"]?.stringValue, !messageId.isEmpty, messageId.utf8.count <= 256 else {
-            return .rejected(status: 400, reason: "the message has no usable @id")
+        let parsedMessage = try? await parsing.parse({ try JSONValue(parsing: plaintext) })
+        let message: JSONValue
+        let type: String
+        let messageId: String
+        let threadId: String?
+        let route: MethodRouter.InboundRoute
+        switch Self.read(parsedMessage, plaintext: plaintext, depth: depth, router: router) {
+        case .refuse(let reason):
+            return .rejected(status: 400, reason: reason)
+        case .forward(let inner):
+            return try await process(inner, depth: depth + 1)
+        case .handle(let body, let t, let id, let thread, let r):
+            (message, type, messageId, threadId, route) = (body, t, id, thread, r)
         }
         guard let (connection, sender) = try await authenticate(
             sender: unpacked.senderVerkey, connection: recipient.connection, route: route, tenant: tenant)
         else { return .rejected(status: 400, reason: "no recipient of this message is known here") }
-        let threadId = message["~thread"]?["thid"]?.stringValue.map { String($0.prefix(256)) }
         let uid = UUID()
         let receipt = InboundReceipt(
             message: MailboxMessage(
@@ -147,6 +143,37 @@ struct InboundProcessor: Sendable {
             recipientVerkey: unpacked.recipientVerkey, uid: uid.uuidString.lowercased(), receipt: receipt,
             connection: connection, sender: sender, recipientSealedSecret: recipient.sealedSecret)
         return await handle(inbound, route: route, tenant: tenant)
+    }
+
+    /// What the pipeline does with an opened message, decided without I/O (`read`).
+    enum Step {
+        /// Refused with this reason (400), nothing stored.
+        case refuse(String)
+        /// A `forward` addressed to us: process the packed message it carries (one layer only).
+        case forward([UInt8])
+        /// Handed to `route` once its sender is authenticated: the message, its normalised type,
+        /// `@id` and `~thread.thid` (at most 256 bytes).
+        case handle(message: JSONValue, type: String, messageId: String, threadId: String?, route: MethodRouter.InboundRoute)
+    }
+
+    /// Reads an opened message (`message`: its plaintext parsed, nil when it is not JSON) at
+    /// `depth` forwards down: a JSON object with `@type` (either prefix), a forward only at the
+    /// top, a type some plugin registered, an `@id` of 1-256 bytes.
+    static func read(_ message: JSONValue?, plaintext: [UInt8], depth: Int, router: MethodRouter) -> Step {
+        guard let message, case .object = message, let rawType = message["@type"]?.stringValue else {
+            return .refuse("the message is not a JSON object with @type")
+        }
+        let type = InboundMessage.normalizedType(rawType)
+        if type == Forward.messageType {
+            guard depth == 0, let inner = try? Forward.unwrap(plaintext) else { return .refuse("unusable forward message") }
+            return .forward(inner.packed)
+        }
+        guard let route = router.inboundRoute(for: type) else { return .refuse("unsupported message type \(type.prefix(200))") }
+        guard let messageId = message["@id"]?.stringValue, !messageId.isEmpty, messageId.utf8.count <= 256 else {
+            return .refuse("the message has no usable @id")
+        }
+        let threadId = message["~thread"]?["thid"]?.stringValue.map { String($0.prefix(256)) }
+        return .handle(message: message, type: type, messageId: messageId, threadId: threadId, route: route)
     }
 
     /// Canonical base58 verkeys among an envelope's recipients, at most `maxRecipients`: the

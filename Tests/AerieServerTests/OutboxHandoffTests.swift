@@ -98,3 +98,66 @@ import Testing
         #expect(InboundProcessor.candidateRecipients(Array(repeating: "junk", count: InboundProcessor.maxRecipients) + [verkey]).isEmpty)
     }
 }
+
+/// The inbound pipeline's reading of an opened message, without I/O (`InboundProcessor.read`).
+@Suite struct InboundReadingTests {
+    static let response = "https://didcomm.org/connections/1.0/response"
+
+    func router() throws -> MethodRouter {
+        var router = MethodRouter()
+        try router.registerInbound(Self.response, from: .handshakeResponse) { _, _ in }
+        return router
+    }
+
+    func read(_ text: String, depth: Int = 0) throws -> InboundProcessor.Step {
+        let bytes = Array(text.utf8)
+        return InboundProcessor.read(try? JSONValue(parsing: bytes), plaintext: bytes, depth: depth, router: try router())
+    }
+
+    func refusal(_ step: InboundProcessor.Step) -> String? {
+        if case .refuse(let reason) = step { return reason }
+        return nil
+    }
+
+    @Test func aRegisteredTypeWithAnIdIsHandedOnNormalised() throws {
+        let legacy = #"{"@type":"did:sov:BzCbsNYhMrjHiqZDTUASHg;spec/connections/1.0/response","@id":"r-1","~thread":{"thid":"t-1"}}"#
+        guard case .handle(let message, let type, let id, let thread, let route) = try read(legacy) else {
+            Issue.record("not handed on")
+            return
+        }
+        #expect(type == Self.response && route.type == Self.response && route.senders == .handshakeResponse)
+        #expect(id == "r-1" && thread == "t-1" && message["@id"] == "r-1")
+        let longThread = String(repeating: "t", count: 300)
+        guard case .handle(_, _, _, let cut?, _) = try read(#"{"@type":"\#(Self.response)","@id":"r","~thread":{"thid":"\#(longThread)"}}"#)
+        else {
+            Issue.record("not handed on")
+            return
+        }
+        #expect(cut.utf8.count == 256)
+    }
+
+    @Test func whatIsNotAUsableMessageIsRefusedBeforeAnyLookup() throws {
+        #expect(refusal(try read("not json")) == "the message is not a JSON object with @type")
+        #expect(refusal(try read(#"["@type"]"#)) == "the message is not a JSON object with @type")
+        #expect(refusal(try read(#"{"@id":"x"}"#)) == "the message is not a JSON object with @type")
+        #expect(refusal(try read(#"{"@type":"https://didcomm.org/basicmessage/1.0/message","@id":"x"}"#))
+            == "unsupported message type https://didcomm.org/basicmessage/1.0/message")
+        #expect(refusal(try read(#"{"@type":"\#(Self.response)"}"#)) == "the message has no usable @id")
+        #expect(refusal(try read(#"{"@type":"\#(Self.response)","@id":""}"#)) == "the message has no usable @id")
+        let longId = String(repeating: "i", count: 257)
+        #expect(refusal(try read(#"{"@type":"\#(Self.response)","@id":"\#(longId)"}"#)) == "the message has no usable @id")
+    }
+
+    @Test func aForwardIsUnwrappedOnceOnly() throws {
+        let inner = #"{"protected":"p","iv":"i","ciphertext":"c","tag":"t"}"#
+        let forward = #"{"@type":"https://didcomm.org/routing/1.0/forward","@id":"f","to":"KEY","msg":\#(inner)}"#
+        guard case .forward(let packed) = try read(forward) else {
+            Issue.record("not unwrapped")
+            return
+        }
+        #expect(try JSONValue(parsing: packed) == JSONValue(parsing: Array(inner.utf8)))
+        #expect(refusal(try read(forward, depth: 1)) == "unusable forward message")
+        #expect(refusal(try read(#"{"@type":"https://didcomm.org/routing/1.0/forward","@id":"f","to":"KEY"}"#))
+            == "unusable forward message")
+    }
+}
