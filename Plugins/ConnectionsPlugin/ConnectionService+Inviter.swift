@@ -217,7 +217,7 @@ extension ConnectionService {
             FaultPoint.reach("inbound.beforeCommit")
             return made
         }
-        if let made { committed(made, sent: true, tenant: tenant) }
+        if let made { committed(made, tenant: tenant) }
     }
 
     /// The invitee's first authenticated message to an inviter-side connection that answered its
@@ -232,7 +232,7 @@ extension ConnectionService {
             guard current.awaitsPeerConfirmation else { return (current, false) }
             return (try Self.commit(.peerConfirmed, to: current, in: tx), true)
         }
-        if changed { committed(updated, sent: false, tenant: tenant) }
+        if changed { committed(updated, tenant: tenant) }
         return updated
     }
 }

@@ -14,6 +14,9 @@ public struct ConnectionService: Sendable {
     let waits = ConnectionStateWaits()
     /// How often a wait reads the store when nothing in this process woke it.
     static let waitPollInterval: Duration = .milliseconds(100)
+    /// `waitWhilePending` doubles its interval up to this: a peer that answers in a few hundred
+    /// milliseconds wakes it before its second read (an answer to this process always wakes it).
+    static let maxWaitPollInterval: Duration = .milliseconds(400)
 
     /// Judges peers' endpoints against the server's outbound address policy before anything is
     /// stored (`URLFetcher.checkDestination`).
@@ -67,7 +70,7 @@ public struct ConnectionService: Sendable {
             guard let current = try tx.connections.getForUpdate(id) else { throw AerieError.notFound("no connection \(id)") }
             return try Self.commitConnect(prepared, to: current, inserting: false, in: tx)
         }
-        committed(updated, sent: true, tenant: tenant)
+        committed(updated, tenant: tenant)
         return updated
     }
 
@@ -123,7 +126,7 @@ public struct ConnectionService: Sendable {
             try alsoStore?(connected, tx)
             return (connected, false)
         }
-        if !result.existing { committed(result.record, sent: true, tenant: tenant) }
+        if !result.existing { committed(result.record, tenant: tenant) }
         return result
     }
 
@@ -241,10 +244,9 @@ public struct ConnectionService: Sendable {
         return next
     }
 
-    /// After the driver's transaction committed: wakes the delivery service when something was
-    /// enqueued and this process's waiters on the connection.
-    func committed(_ record: ConnectionRecord, sent: Bool, tenant: TenantContext) {
-        if sent { Outbound.committed(tenant) }
+    /// After the driver's transaction committed: wakes this process's waiters on the connection
+    /// (what it enqueued the store hands to the delivery service itself).
+    func committed(_ record: ConnectionRecord, tenant: TenantContext) {
         waits.changed(record, tenant: tenant.tenantID)
     }
 
@@ -267,29 +269,23 @@ public struct ConnectionService: Sendable {
     /// (the inbound pipeline's) stores the message in the transaction that applies it.
     @discardableResult
     public func apply(_ message: JSONValue, recipientVerkey: String?, connectionId: UUID?, mailboxUid: UUID?,
-                      receipt: InboundReceipt? = nil, inbound: (connection: ConnectionRecord, sender: InboundSender)? = nil,
+                      receipt: InboundReceipt? = nil,
+                      inbound: (connection: ConnectionRecord, sender: InboundSender, sealedKey: [UInt8]?)? = nil,
                       tenant: TenantContext) async throws -> ConnectionRecord? {
         guard let type = message["@type"]?.stringValue.map(InboundMessage.normalizedType) else {
             throw AerieError.invalidParams("the message has no @type", field: "message")
         }
         // A Response is answered with our pairwise key: its sealed secret comes with the record.
         let isResponse = type == ConnectionMessages.responseType || DIDExchangeMessages.responseTypes.contains(type)
-        // Reads only (the record and our key, each one round trip): the transaction that applies
-        // the message locks the row again.
-        let found: (record: ConnectionRecord, sealedKey: [UInt8]?)? = try await tenant.database.read { tx in
-            let record: ConnectionRecord?
-            if let inbound {
-                record = inbound.connection  // resolved by the inbound pipeline with its sender
-            } else if let connectionId {
-                record = try tx.connections.get(connectionId)
-            } else if let recipientVerkey {
-                record = try tx.connections.findByMyVerkey(recipientVerkey, lock: false)
-            } else {
-                record = nil
-            }
-            guard let record else { return nil }
-            let sealedKey = try isResponse ? record.myVerkey.flatMap { try tx.keys.sealedSecret(verkey: $0) } : nil
-            return (record, sealedKey)
+        // The inbound pipeline read the record and our key (the recipient's) with its sender:
+        // nothing to read here. Else reads only (the record and our key, each one round trip):
+        // the transaction that applies the message locks the row again.
+        let found: (record: ConnectionRecord, sealedKey: [UInt8]?)?
+        if let inbound, !isResponse || inbound.sealedKey != nil {
+            found = (inbound.connection, isResponse ? inbound.sealedKey : nil)
+        } else {
+            found = try await read(isResponse: isResponse, connectionId: connectionId, recipientVerkey: recipientVerkey,
+                                   connection: inbound?.connection, tenant: tenant)
         }
         guard let (record, sealedKey) = found else { return nil }
         // Responses answer our Requests: an inviter-side connection sent none (its problem
@@ -356,6 +352,27 @@ public struct ConnectionService: Sendable {
         }
     }
 
+    /// The connection a message applies to (`connection` when the caller holds it, else by id or
+    /// by our verkey) and, for a Response, our key's sealed secret: reads only, one round trip each.
+    private func read(isResponse: Bool, connectionId: UUID?, recipientVerkey: String?, connection: ConnectionRecord?,
+                      tenant: TenantContext) async throws -> (record: ConnectionRecord, sealedKey: [UInt8]?)? {
+        try await tenant.database.read { tx in
+            let record: ConnectionRecord?
+            if let connection {
+                record = connection
+            } else if let connectionId {
+                record = try tx.connections.get(connectionId)
+            } else if let recipientVerkey {
+                record = try tx.connections.findByMyVerkey(recipientVerkey, lock: false)
+            } else {
+                record = nil
+            }
+            guard let record else { return nil }
+            let sealedKey = try isResponse ? record.myVerkey.flatMap { try tx.keys.sealedSecret(verkey: $0) } : nil
+            return (record, sealedKey)
+        }
+    }
+
     /// A Response packed by a key not known before it must be packed by the key its signed
     /// connection names: anyone who saw our pairwise key could otherwise replay the inviter's
     /// signed payload from a key of their own.
@@ -373,12 +390,13 @@ public struct ConnectionService: Sendable {
         let outbound = try await Outbound.pack(
             reply, from: sealedKey.map { .sealed(verkey: myVerkey, sealedSecret: $0) } ?? .stored(verkey: myVerkey),
             to: Outbound.Route(recipientKey: peer.verkey, routingKeys: peer.routingKeys, endpoint: peer.endpoint), tenant: tenant)
-        let (updated, changed) = try await tenant.database.transaction { tx -> (ConnectionRecord, Bool) in
+        // Stored and applied together: a copy handled before changes nothing.
+        let (updated, changed) = try await tenant.database.transaction(storing: receipt, linkedTo: record.id) {
+            tx, claim -> (ConnectionRecord, Bool) in
             guard let current = try tx.connections.getForUpdate(record.id) else {
                 throw AerieError.notFound("no connection \(record.id)")
             }
-            // Stored and applied together: a copy handled before changes nothing.
-            if let receipt, try !receipt.claim(in: tx, connection: current.id) { return (current, false) }
+            if try !claim() { return (current, false) }
             FaultPoint.reach("inbound.beforeCommit")
             let next = try Self.commit(event, to: current, sending: outbound, reviewed: receipt?.claimed?.uid ?? mailboxUid, in: tx) {
                 next in
@@ -392,7 +410,7 @@ public struct ConnectionService: Sendable {
             return (next, true)
         }
         guard changed else { return updated }
-        committed(updated, sent: true, tenant: tenant)
+        committed(updated, tenant: tenant)
         return updated
     }
 
@@ -400,18 +418,19 @@ public struct ConnectionService: Sendable {
     @discardableResult
     public func fail(_ id: UUID, event: ConnectionStateMachine.Event, report: JSONValue?, mailboxUid: UUID?,
                      receipt: InboundReceipt? = nil, tenant: TenantContext) async throws -> ConnectionRecord {
-        let (failed, changed) = try await tenant.database.transaction { tx -> (ConnectionRecord, Bool) in
+        let (failed, changed) = try await tenant.database.transaction(storing: receipt, linkedTo: id) {
+            tx, claim -> (ConnectionRecord, Bool) in
             guard let current = try tx.connections.getForUpdate(id) else { throw AerieError.notFound("no connection \(id)") }
             // A Request the server gave up handling fails no open invitation of ours: the
             // invitation (multi-use, or still unused) stays for the next Request.
             if case .deliveryFailed = event, current.isOpenInvitation { return (current, false) }
-            if let receipt, try !receipt.claim(in: tx, connection: current.id) { return (current, false) }
+            if try !claim() { return (current, false) }
             let next = try Self.commit(event, to: current, reviewed: receipt?.claimed?.uid ?? mailboxUid, in: tx) { next in
                 if let report { next.problemReport = report }
             }
             return (next, true)
         }
-        if changed { committed(failed, sent: false, tenant: tenant) }
+        if changed { committed(failed, tenant: tenant) }
         return failed
     }
 
@@ -440,12 +459,14 @@ public struct ConnectionService: Sendable {
     /// Waits while the connection is `requested` or `responded`, at most `timeout` (then
     /// `timeout`, the connection left as it is). Woken by this process's commit of the next state
     /// through `watch` (registered before that commit could happen); the store is read every
-    /// `waitPollInterval` for changes another process (or a delete) made.
+    /// `waitPollInterval`, doubling up to `maxWaitPollInterval`, for changes another process (or
+    /// a delete) made.
     func waitWhilePending(
         _ start: ConnectionRecord, watch: ConnectionStateWaits.Watch, timeout: Duration, tenant: TenantContext
     ) async throws -> ConnectionRecord {
         var record = start
         let deadline = ContinuousClock.now + timeout
+        var interval = Self.waitPollInterval
         while Self.isPending(record) {
             guard ContinuousClock.now < deadline else {
                 throw AerieError(
@@ -455,9 +476,10 @@ public struct ConnectionService: Sendable {
                         "state": .int(Int64(record.state.number)), "stateName": .string(record.state.rawValue),
                     ])
             }
-            if let changed = await watch.next(timeout: Self.waitPollInterval) {
+            if let changed = await watch.next(timeout: interval) {
                 record = changed
             } else {
+                interval = min(interval * 2, Self.maxWaitPollInterval)
                 try Task.checkCancellation()
                 record = try await load(record.id, tenant: tenant)
             }

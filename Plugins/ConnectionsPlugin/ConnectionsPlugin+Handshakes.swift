@@ -82,7 +82,7 @@ extension ConnectionsPlugin {
         }
 
         func committed(_ connection: ConnectionRecord, tenant: TenantContext) {
-            plugin.service.committed(connection, sent: false, tenant: tenant)
+            plugin.service.committed(connection, tenant: tenant)
         }
 
         func waitFor<T: Sendable>(

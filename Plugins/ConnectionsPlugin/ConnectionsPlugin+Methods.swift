@@ -126,7 +126,9 @@ extension ConnectionsPlugin {
                 try await service.apply(
                     message.body, recipientVerkey: message.recipientVerkey, connectionId: nil,
                     mailboxUid: UUID(uuidString: message.uid), receipt: message.receipt,
-                    inbound: message.connection.flatMap { connection in message.sender.map { (connection, $0) } }, tenant: tenant)
+                    inbound: message.connection.flatMap { connection in
+                        message.sender.map { (connection, $0, message.recipientSealedSecret) }
+                    }, tenant: tenant)
             }
         }
         try router.register(

@@ -45,7 +45,6 @@ public struct ConnectionDeletion: Sendable {
             }
             return (deleted, removed, queued)
         }
-        if queued { Outbound.committed(tenant) }
         handshakes.committed(deleted, tenant: tenant)
         tenant.logger.info(
             "connection deleted", metadata: ["connection": "\(id)", "removed": "\(removed)", "notified": "\(queued)"])

@@ -292,7 +292,6 @@ public struct OutOfBandService: Sendable {
             try outbound.enqueue(for: connection.id, in: tx)
             return uid
         }
-        Outbound.committed(tenant)
         var current = connection
         if wait {
             (record, current) = try await waitForReuse(record, over: connection.id, timeout: timeout, tenant: tenant)

@@ -143,6 +143,10 @@ public protocol ConnectionRepository {
     /// The connection whose pairwise verkey is `verkey`, locked for update when `lock` (a lock
     /// only lasts for the transaction: a lookup on its own, e.g. in `TenantDatabase.read`, takes none).
     func findByMyVerkey(_ verkey: String, lock: Bool) throws -> ConnectionRecord?
+    /// The first of `verkeys` (in their order) the tenant holds a key for, with its sealed
+    /// private key and the connection whose pairwise verkey it is, in one statement: what the
+    /// inbound pipeline reads of a message's recipient.
+    func inboundRecipient(verkeys: [String]) throws -> InboundRecipient?
     func findByMyDid(_ did: String) throws -> ConnectionRecord?
     /// Removes the row; returns whether there was one.
     func delete(_ id: UUID) throws -> Bool

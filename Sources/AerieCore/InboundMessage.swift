@@ -20,10 +20,14 @@ public struct InboundMessage: Sendable {
     public var connection: ConnectionRecord?
     /// Who sent it, as `connection` sees it; nil when `connection` is.
     public var sender: InboundSender?
+    /// The sealed private key of `recipientVerkey`, as the pipeline read it with `connection`
+    /// (a handler that answers packs with it without reading it again); nil when `connection` is.
+    public var recipientSealedSecret: [UInt8]?
 
     public init(
         type: String, id: String?, body: JSONValue, senderVerkey: String?, recipientVerkey: String, uid: String,
-        receipt: InboundReceipt? = nil, connection: ConnectionRecord? = nil, sender: InboundSender? = nil
+        receipt: InboundReceipt? = nil, connection: ConnectionRecord? = nil, sender: InboundSender? = nil,
+        recipientSealedSecret: [UInt8]? = nil
     ) {
         self.type = Self.normalizedType(type)
         self.id = id
@@ -34,6 +38,7 @@ public struct InboundMessage: Sendable {
         self.receipt = receipt
         self.connection = connection
         self.sender = sender
+        self.recipientSealedSecret = recipientSealedSecret
     }
 
     public static func normalizedType(_ type: String) -> String {
@@ -41,5 +46,20 @@ public struct InboundMessage: Sendable {
             return didcommPrefix + type.dropFirst(legacyPrefix.count)
         }
         return type
+    }
+}
+
+/// A recipient key of an inbound envelope that the tenant holds: its sealed private key and the
+/// connection it is our key of (nil: a key of no connection), read together
+/// (`ConnectionRepository.inboundRecipient`).
+public struct InboundRecipient: Sendable {
+    public var verkey: String
+    public var sealedSecret: [UInt8]
+    public var connection: ConnectionRecord?
+
+    public init(verkey: String, sealedSecret: [UInt8], connection: ConnectionRecord?) {
+        self.verkey = verkey
+        self.sealedSecret = sealedSecret
+        self.connection = connection
     }
 }

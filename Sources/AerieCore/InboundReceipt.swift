@@ -34,8 +34,42 @@ public final class InboundReceipt: Sendable {
         return claim.isToHandle
     }
 
+    /// Queues the store of the message as a first copy, linked to `connection`
+    /// (`MailboxRepository.claimQueued`): it travels with the transaction's next statement.
+    /// Counts as `.new` unless that statement throws `InboundClaim.storedBefore`.
+    public func claimQueued(in tx: any TenantTransaction, connection: UUID) throws {
+        var stored = message
+        if stored.connectionId == nil { stored.connectionId = connection }
+        try tx.mailbox.claimQueued(stored)
+        outcome.withLock { $0 = .new(stored.uid) }
+    }
+
     /// What the last `claim` found, nil when none ran.
     public var claimed: InboundClaim? { outcome.withLock { $0 } }
+}
+
+extension TenantDatabase {
+    /// One transaction that runs `body` and stores `receipt`'s message (if any) linked to
+    /// `connection`, exactly once. `body` calls `claim` where the message is to be stored (after
+    /// locking the connection) and does nothing more when it answers false (a copy handled
+    /// before). The first try queues the store ahead of `body`'s first statement (so a first copy
+    /// costs no round trip of its own) and `claim` answers true; if a copy was stored before,
+    /// that try is void and `body` runs again in a new transaction with the real `claim`. Either
+    /// way the message and `body`'s writes commit together or not at all.
+    public func transaction<T: Sendable>(
+        storing receipt: InboundReceipt?, linkedTo connection: UUID,
+        _ body: @escaping @Sendable (any TenantTransaction, _ claim: () throws -> Bool) throws -> T
+    ) async throws -> T {
+        guard let receipt else { return try await transaction { tx in try body(tx) { true } } }
+        do {
+            return try await transaction { tx in
+                try receipt.claimQueued(in: tx, connection: connection)
+                return try body(tx) { true }
+            }
+        } catch where InboundClaim.isStoredBefore(error) {
+            return try await transaction { tx in try body(tx) { try receipt.claim(in: tx, connection: connection) } }
+        }
+    }
 }
 
 extension InboundMessage {

@@ -69,6 +69,16 @@ public enum InboundClaim: Sendable, Hashable {
         if case .alreadyHandled = self { return false }
         return true
     }
+
+    /// What `MailboxRepository.claimQueued` throws (from the statement its insert travelled
+    /// with) when a copy of the message is already stored.
+    public static let storedBefore = AerieError(
+        .conflict, "a copy of this inbound message is already stored", details: storedBeforeDetails)
+    private static let storedBeforeDetails = "inbound message stored before (claimQueued)"
+
+    public static func isStoredBefore(_ error: any Error) -> Bool {
+        (error as? AerieError)?.details == storedBeforeDetails
+    }
 }
 
 /// `aerie.mailbox` inside one tenant transaction.
@@ -81,6 +91,11 @@ public protocol MailboxRepository {
     /// or `.alreadyHandled` (a duplicate: the caller does nothing). The row stays locked until the
     /// transaction ends, so two copies are never handled at once.
     func claim(_ message: MailboxMessage) throws -> InboundClaim
+    /// `claim` of a first copy without a round trip of its own: the insert is queued and travels
+    /// with the transaction's next statement. When a copy is already stored, that statement
+    /// throws `InboundClaim.storedBefore` and the transaction is void; the caller claims in a
+    /// new one (`TenantDatabase.transaction(storing:linkedTo:_:)` does both).
+    func claimQueued(_ message: MailboxMessage) throws
     /// Records that handling `message` failed: stores it unhandled (or counts one more attempt on
     /// the stored copy) with the error; the recovery service tries again after `backoffSeconds`
     /// doubling per attempt, until `maxAttempts`. Answers the attempts so far and the message's

@@ -14,6 +14,9 @@ public struct OutboxItem: Sendable, Hashable {
     public var lastError: String?
     /// The sent message (mailbox row) this envelope carries, whose status follows the delivery.
     public var messageUid: UUID?
+    /// The server instance that held the row's lease from its insert (`OutboxSignal.enqueueLease`):
+    /// that process delivers it without a scan or a claim. Nil: inserted due, for any scan.
+    public var leasedBy: String?
 
     public init(
         id: UUID = UUID(), connectionId: UUID?, endpoint: String, envelope: [UInt8], attempts: Int = 0,
@@ -50,13 +53,27 @@ public protocol OutboxRepository {
     func deleteAll(connectionId: UUID) throws -> Int
 }
 
-/// Wakes the delivery service right after a transaction enqueued something.
+/// How the delivery service of this process hears of the rows a tenant transaction enqueued,
+/// told by the store right after that transaction committed (never before, never for a
+/// transaction rolled back), so no caller has to remember it.
 public protocol OutboxSignal: Sendable {
-    func outboxChanged()
+    /// The lease to insert new rows under, read once per transaction: rows inserted leased by this
+    /// process are not due for any scan, so it delivers them from `committed` without a scan or a
+    /// claim. Nil (no delivery service here, or its backlog is full): rows are inserted due.
+    var enqueueLease: OutboxLease? { get }
+    /// The rows `tenant`'s transaction enqueued (`leasedBy` set when inserted under the lease),
+    /// right after its `COMMIT`. A process that dies before delivering them leaves them leased:
+    /// its restart takes its leases back at once, other servers when the lease runs out.
+    func committed(_ items: [OutboxItem], tenant: TenantID)
 }
 
-/// A signal nobody listens to (tests without delivery); the periodic poll still finds the rows.
-public struct NoOutboxSignal: OutboxSignal {
-    public init() {}
-    public func outboxChanged() {}
+/// A lease new outbox rows are inserted under: `instance` owns them for `seconds`.
+public struct OutboxLease: Sendable, Hashable {
+    public var instance: String
+    public var seconds: Int
+
+    public init(instance: String, seconds: Int) {
+        self.instance = instance
+        self.seconds = max(1, seconds)
+    }
 }

@@ -8,20 +8,16 @@ public struct TenantContext: Sendable {
     /// The tenant's data key, for the key wallet (`tenant.keys` in AerieCrypto).
     public let keyring: any TenantKeyring
     public var logger: Logger
-    /// Tells the delivery service that this tenant's outbox has new rows.
-    public var outboxSignal: any OutboxSignal
 
-    public init(
-        tenantID: TenantID, database: any TenantDatabase, keyring: any TenantKeyring, logger: Logger,
-        outboxSignal: any OutboxSignal = NoOutboxSignal()
-    ) {
+    /// `database` tells the delivery service of the rows its transactions enqueue (the server's
+    /// tenant databases are built with the `OutboxSignal`).
+    public init(tenantID: TenantID, database: any TenantDatabase, keyring: any TenantKeyring, logger: Logger) {
         precondition(database.tenantID == tenantID, "a tenant context must wrap its own tenant's database")
         precondition(keyring.tenantID == tenantID, "a tenant context must hold its own tenant's keyring")
         self.tenantID = tenantID
         self.database = database.sealing(with: keyring)
         self.keyring = keyring
         self.logger = logger
-        self.outboxSignal = outboxSignal
     }
 
     /// A context without keys (its keyring throws): for code and tests that never use them.
@@ -31,7 +27,6 @@ public struct TenantContext: Sendable {
         self.database = database
         self.keyring = NoKeyring(tenantID: tenantID)
         self.logger = logger
-        self.outboxSignal = NoOutboxSignal()
     }
 }
 

@@ -87,7 +87,9 @@ public enum AerieApplication {
             let adminTokenFile = configuration.home.appendingPathComponent("admin-token")
             try await initializeAdminToken(database: database, file: adminTokenFile, logger: logger)
 
-            let wakeup = OutboxWakeup()
+            let wakeup = OutboxWakeup(
+                lease: configuration.deliveryEnabled
+                    ? OutboxLease(instance: configuration.instanceName, seconds: configuration.deliveryLeaseSeconds) : nil)
             var contexts = TenantContexts(database: database, masterKeys: masterKeys)
             contexts.outboxSignal = wakeup
             let endpoint = PublicEndpoint(configuration.publicEndpoint)
@@ -111,7 +113,8 @@ public enum AerieApplication {
                 logger: logger, presenters: presenters)
             let eventStreams = EventStreams(
                 log: database.events, retention: configuration.eventRetention, pruneInterval: configuration.eventPruneInterval,
-                onPositionsAdvanced: { [webhookDelivery] in webhookDelivery.positionsAdvanced() }, logger: logger,
+                onPositionsAdvanced: { [webhookDelivery] in webhookDelivery.positionsAdvanced() },
+                positionsAwaited: { [webhookDelivery] in webhookDelivery.hasWebhooks }, logger: logger,
                 presenters: presenters)
             let events = EventHub(
                 conninfo: runtimeURL, logger: logger, credentials: credentials,

@@ -6,7 +6,8 @@ import ServiceLifecycle
 import Synchronization
 
 /// This process's part of the durable event log (schema/0017): it numbers committed events (the
-/// sequencer, woken by each event's NOTIFY and every `tick`; one process at a time wins), prunes
+/// sequencer, woken by each event's NOTIFY while someone here reads positions as they come: a
+/// stream of this process, or webhooks; else every `tick`; one process at a time wins), prunes
 /// the log every `pruneInterval`, and runs the backend sessions' streams (`events.subscribe`).
 ///
 /// A stream never pushes what it has not read from the log: it reads the events after the last
@@ -26,6 +27,8 @@ final class EventStreams: Service, Sendable {
     let sequencerInterval: Duration
     /// Told whenever positions advance (webhook delivery), besides this process's streams.
     let onPositionsAdvanced: @Sendable () -> Void
+    /// Whether something outside this type waits for positions as events come (webhooks).
+    let positionsAwaited: @Sendable () -> Bool
     let logger: Logger
 
     private let sequencerWake: AsyncStream<Void>.Continuation
@@ -40,10 +43,11 @@ final class EventStreams: Service, Sendable {
 
     init(
         log: EventLog, retention: Duration, pruneInterval: Duration, tick: Duration = .seconds(1),
-        sequencerInterval: Duration = .milliseconds(10), onPositionsAdvanced: @escaping @Sendable () -> Void = {}, logger: Logger,
-        presenters: EventPresenters
+        sequencerInterval: Duration = .milliseconds(10), onPositionsAdvanced: @escaping @Sendable () -> Void = {},
+        positionsAwaited: @escaping @Sendable () -> Bool = { true }, logger: Logger, presenters: EventPresenters
     ) {
         self.presenters = presenters
+        self.positionsAwaited = positionsAwaited
         self.log = log
         self.onPositionsAdvanced = onPositionsAdvanced
         self.sequencerInterval = sequencerInterval
@@ -55,8 +59,15 @@ final class EventStreams: Service, Sendable {
         (startedStreams, started) = AsyncStream.makeStream(of: Stream.self)
     }
 
-    /// An event was committed somewhere (its NOTIFY arrived): number it soon.
-    func eventsCommitted() { sequencerWake.yield() }
+    /// An event was committed somewhere (its NOTIFY arrived): number it soon if a stream of this
+    /// process or a webhook waits for it. Otherwise the tick numbers it (within `tick`): a flow
+    /// commits several events tens of milliseconds apart, and numbering each burst cost a round
+    /// trip and most of the database's work per event (issue 16). A stream that starts numbers
+    /// first, so it never waits for the tick; other processes' streams are woken by their own
+    /// sequencer, since every process hears every NOTIFY.
+    func eventsCommitted() {
+        if positionsAwaited() || !streams.withLock({ $0.isEmpty }) { sequencerWake.yield() }
+    }
 
     /// Positions were assigned (here or by another process): every stream reads on.
     func positionsAdvanced() {
@@ -71,7 +82,7 @@ final class EventStreams: Service, Sendable {
                 group.addTask { await self.runPruning() }
                 group.addTask {
                     while (try? await Task.sleep(for: self.tick)) != nil {
-                        self.eventsCommitted()
+                        self.sequencerWake.yield()
                         self.positionsAdvanced()
                     }
                 }
@@ -186,6 +197,8 @@ final class EventStreams: Service, Sendable {
         let id = session.id
         session.onClose { [weak self] in self?.unsubscribe(sessionID: id) }
         started.yield(stream)
+        // Events committed while nobody here streamed may still wait for the tick.
+        sequencerWake.yield()
     }
 
     /// Ends the session's stream; returns whether it had one.

@@ -7,10 +7,12 @@ import Metrics
 import NIOPosix
 import ServiceLifecycle
 
-/// Turns a packed inbound DIDComm message into a handled one: finds the tenant by recipient
-/// key, unpacks with that tenant's wallet (once more for a `forward` addressed to us) and hands
-/// it to the plugin that registered its type, which stores it in the mailbox (once per recipient
-/// key and `@id`) in the transaction that handles it (`handle`, `InboundReceipt`).
+/// Turns a packed inbound DIDComm message into a handled one, reading each thing once: parses
+/// the envelope, finds the tenant by recipient key (one read), then the recipient's sealed key and
+/// its connection (one read, `ConnectionRepository.inboundRecipient`), opens it (once more for a
+/// `forward` addressed to us), checks the sender against that connection and hands all of it to
+/// the plugin that registered the type, which stores the message in the mailbox (once per
+/// recipient key and `@id`) in the transaction that handles it (`handle`, `InboundReceipt`).
 struct InboundProcessor: Sendable {
     let database: AerieDatabase
     let contexts: TenantContexts
@@ -97,46 +99,40 @@ struct InboundProcessor: Sendable {
         } catch {
             return .rejected(status: 400, reason: "not a DIDComm v1 envelope")
         }
-        // The first recipient key held here names the tenant, which must be active.
-        var owner: (tenant: TenantID, activeWrappedDataKey: [UInt8]?)?
-        for kid in parsed.recipientKids.prefix(Self.maxRecipients) where (try? KeyReference.verkeyBase58(from: kid)) == kid {
-            if let found = try await database.tenants.owner(ofVerkey: kid) {
-                owner = found
-                break
-            }
-        }
-        guard let owner, let wrapped = owner.activeWrappedDataKey else {
-            return .rejected(status: 400, reason: "no recipient of this message is known here")
-        }
+        // Only canonical base58 verkeys are looked up: the recipient list is the sender's to write.
+        let kids = Self.candidateRecipients(parsed.recipientKids)
+        // The first recipient key held here names the tenant, which must be active; its key, the
+        // key's sealed secret and its connection come in the same round trip.
+        let contexts = self.contexts
+        guard let owner = try await database.tenants.inboundRecipient(
+                verkeys: kids, sealer: { id, wrapped in try contexts.sealer(for: id, wrappedDataKey: wrapped) }),
+            let wrapped = owner.activeWrappedDataKey, let recipient = owner.recipient
+        else { return .rejected(status: 400, reason: "no recipient of this message is known here") }
         let tenant = contexts.context(for: owner.tenant, wrappedDataKey: wrapped, logger: logger)
         let unpacked: UnpackedMessage
         do {
-            unpacked = try await tenant.keys.unpack(envelope)
+            unpacked = try await tenant.keys.unpack(parsed, as: recipient.verkey, sealedSecret: recipient.sealedSecret)
         } catch let error as CryptoError {
             return .rejected(status: 400, reason: "the message does not open: \(error.code)")
         }
         let plaintext = unpacked.plaintext
-        guard let message = try? await parsing.parse({ try JSONValue(parsing: plaintext) }), case .object = message,
-            let rawType = message["@type"]?.stringValue
-        else { return .rejected(status: 400, reason: "the message is not a JSON object with @type") }
-        let type = InboundMessage.normalizedType(rawType)
-
-        if type == Forward.messageType {
-            guard depth == 0, let inner = try? Forward.unwrap(unpacked.plaintext) else {
-                return .rejected(status: 400, reason: "unusable forward message")
-            }
-            return try await process(inner.packed, depth: depth + 1)
-        }
-        guard let route = router.inboundRoute(for: type) else {
-            return .rejected(status: 400, reason: "unsupported message type \(type.prefix(200))")
-        }
-        guard let messageId = message["@id"]?.stringValue, !messageId.isEmpty, messageId.utf8.count <= 256 else {
-            return .rejected(status: 400, reason: "the message has no usable @id")
+        let parsedMessage = try? await parsing.parse({ try JSONValue(parsing: plaintext) })
+        let message: JSONValue
+        let type: String
+        let messageId: String
+        let threadId: String?
+        let route: MethodRouter.InboundRoute
+        switch Self.read(parsedMessage, plaintext: plaintext, depth: depth, router: router) {
+        case .refuse(let reason):
+            return .rejected(status: 400, reason: reason)
+        case .forward(let inner):
+            return try await process(inner, depth: depth + 1)
+        case .handle(let body, let t, let id, let thread, let r):
+            (message, type, messageId, threadId, route) = (body, t, id, thread, r)
         }
         guard let (connection, sender) = try await authenticate(
-            sender: unpacked.senderVerkey, recipient: unpacked.recipientVerkey, route: route, tenant: tenant)
+            sender: unpacked.senderVerkey, connection: recipient.connection, route: route, tenant: tenant)
         else { return .rejected(status: 400, reason: "no recipient of this message is known here") }
-        let threadId = message["~thread"]?["thid"]?.stringValue.map { String($0.prefix(256)) }
         let uid = UUID()
         let receipt = InboundReceipt(
             message: MailboxMessage(
@@ -145,21 +141,57 @@ struct InboundProcessor: Sendable {
         let inbound = InboundMessage(
             type: type, id: messageId, body: message, senderVerkey: unpacked.senderVerkey,
             recipientVerkey: unpacked.recipientVerkey, uid: uid.uuidString.lowercased(), receipt: receipt,
-            connection: connection, sender: sender)
+            connection: connection, sender: sender, recipientSealedSecret: recipient.sealedSecret)
         return await handle(inbound, route: route, tenant: tenant)
     }
 
-    /// Sender authentication, the one place it happens: resolves the connection of the
-    /// recipient key (one read) and checks that the sender is a key that connection takes this
-    /// type from (`InboundSender.authenticate`). Nil (the message is refused, nothing stored)
-    /// for anoncrypt, a stranger's key, or a key with no connection; the answer is the same
-    /// as for an unknown recipient, so it reveals nothing about which keys are hosted. A peer's
-    /// message to a connection waiting for it is first passed to `MethodRouter.peerConfirmed`.
+    /// What the pipeline does with an opened message, decided without I/O (`read`).
+    enum Step {
+        /// Refused with this reason (400), nothing stored.
+        case refuse(String)
+        /// A `forward` addressed to us: process the packed message it carries (one layer only).
+        case forward([UInt8])
+        /// Handed to `route` once its sender is authenticated: the message, its normalised type,
+        /// `@id` and `~thread.thid` (at most 256 bytes).
+        case handle(message: JSONValue, type: String, messageId: String, threadId: String?, route: MethodRouter.InboundRoute)
+    }
+
+    /// Reads an opened message (`message`: its plaintext parsed, nil when it is not JSON) at
+    /// `depth` forwards down: a JSON object with `@type` (either prefix), a forward only at the
+    /// top, a type some plugin registered, an `@id` of 1-256 bytes.
+    static func read(_ message: JSONValue?, plaintext: [UInt8], depth: Int, router: MethodRouter) -> Step {
+        guard let message, case .object = message, let rawType = message["@type"]?.stringValue else {
+            return .refuse("the message is not a JSON object with @type")
+        }
+        let type = InboundMessage.normalizedType(rawType)
+        if type == Forward.messageType {
+            guard depth == 0, let inner = try? Forward.unwrap(plaintext) else { return .refuse("unusable forward message") }
+            return .forward(inner.packed)
+        }
+        guard let route = router.inboundRoute(for: type) else { return .refuse("unsupported message type \(type.prefix(200))") }
+        guard let messageId = message["@id"]?.stringValue, !messageId.isEmpty, messageId.utf8.count <= 256 else {
+            return .refuse("the message has no usable @id")
+        }
+        let threadId = message["~thread"]?["thid"]?.stringValue.map { String($0.prefix(256)) }
+        return .handle(message: message, type: type, messageId: messageId, threadId: threadId, route: route)
+    }
+
+    /// Canonical base58 verkeys among an envelope's recipients, at most `maxRecipients`: the
+    /// only ones looked up.
+    static func candidateRecipients(_ kids: [String]) -> [String] {
+        Array(kids.prefix(maxRecipients).filter { (try? KeyReference.verkeyBase58(from: $0)) == $0 })
+    }
+
+    /// Sender authentication, the one place it happens: checks that the sender is a key the
+    /// connection of the recipient key (read with it) takes this type from
+    /// (`InboundSender.authenticate`). Nil (the message is refused, nothing stored) for
+    /// anoncrypt, a stranger's key, or a key with no connection; the answer is the same as for an
+    /// unknown recipient, so it reveals nothing about which keys are hosted. A peer's message to a
+    /// connection waiting for it is first passed to `MethodRouter.peerConfirmed`.
     func authenticate(
-        sender: String?, recipient: String, route: MethodRouter.InboundRoute, tenant: TenantContext
+        sender: String?, connection: ConnectionRecord?, route: MethodRouter.InboundRoute, tenant: TenantContext
     ) async throws -> (ConnectionRecord, InboundSender)? {
-        guard sender != nil,
-            var connection = try await tenant.database.read({ tx in try tx.connections.findByMyVerkey(recipient, lock: false) }),
+        guard sender != nil, var connection,
             let authenticated = InboundSender.authenticate(senderVerkey: sender, connection: connection, accepted: route.senders)
         else { return nil }
         // The peer's first message to an inviter-side connection accepts it, whatever the message

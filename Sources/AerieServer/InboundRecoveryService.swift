@@ -43,8 +43,11 @@ struct InboundRecoveryService: Service {
             guard let route = processor.router.inboundRoute(for: stored.type) else { continue }
             // Authenticated again, as on arrival: the connection may have changed meanwhile. A
             // message that no longer passes is given up (its attempts are spent).
+            let recipient = try await tenant.database.read { tx in
+                try tx.connections.inboundRecipient(verkeys: [stored.recipientVerkey])
+            }
             guard let (connection, sender) = try await processor.authenticate(
-                sender: stored.senderVerkey, recipient: stored.recipientVerkey, route: route, tenant: tenant)
+                sender: stored.senderVerkey, connection: recipient?.connection, route: route, tenant: tenant)
             else {
                 _ = try await tenant.database.transaction { tx in
                     try tx.mailbox.recordHandlingFailure(
@@ -57,7 +60,8 @@ struct InboundRecoveryService: Service {
             let inbound = InboundMessage(
                 type: stored.type, id: stored.messageId, body: stored.payload, senderVerkey: stored.senderVerkey,
                 recipientVerkey: stored.recipientVerkey, uid: uid.uuidString.lowercased(),
-                receipt: InboundReceipt(message: linked), connection: connection, sender: sender)
+                receipt: InboundReceipt(message: linked), connection: connection, sender: sender,
+                recipientSealedSecret: recipient?.sealedSecret)
             _ = await processor.handle(inbound, route: route, tenant: tenant)
             tried += 1
         }

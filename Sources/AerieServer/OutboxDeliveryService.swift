@@ -7,8 +7,10 @@ import Metrics
 import ServiceLifecycle
 import Synchronization
 
-/// Delivers the durable outbox: rows due across all tenants (through `aerie.due_outbox`), each
-/// read, posted and marked under its own tenant. A row is marked sent only after a 2xx, so a
+/// Delivers the durable outbox: the rows this process's transactions enqueued under its lease,
+/// handed over by the store after their commit (`OutboxWakeup`: no scan, no claim), and rows due
+/// across all tenants (through `aerie.due_outbox`: retries, other writers' rows, leases that ran
+/// out), each claimed, posted and marked under its own tenant. A row is marked sent only after a 2xx, so a
 /// restart resends what was not confirmed; failures retry with exponential backoff up to a
 /// limit, after which the row fails and the plugins' connection-failure hooks are told; a
 /// refusal no retry can change (`HTTPDelivery.Failure.permanent`) fails at once.
@@ -42,7 +44,17 @@ struct OutboxDeliveryService: Service {
     func run() async throws {
         await releasePreviousLeases()
         let wakeup = self.wakeup
+        let limits = self.limits
         let pollInterval = self.pollInterval
+        // A slot is free: scan again only if the last scan left due rows behind (new rows wake
+        // the loop themselves, retries the poller); else start a handed row if one waits for it.
+        let finished: @Sendable (String) -> Void = { destination in
+            if limits.finish(destination) {
+                wakeup.outboxChanged()
+            } else if wakeup.hasHanded {
+                wakeup.wake()
+            }
+        }
         // The poller alone is cancelled at shutdown; running deliveries finish (each is bounded
         // by HTTPDelivery's total timeout) before the service returns.
         let poller = Task {
@@ -54,15 +66,20 @@ struct OutboxDeliveryService: Service {
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
                 for await _ in wakeup.stream {
+                    for row in wakeup.takeHanded({ limits.start($0) }) {
+                        group.addTask {
+                            await deliver(row.item, tenant: row.tenant)
+                            finished(row.destination)
+                        }
+                    }
+                    guard wakeup.takeScanRequest() else { continue }
                     let (rows, mayHaveLeftRows) = await dueRows()
                     let started = rows.filter { limits.start($0.destination) }
                     limits.scanned(leftRows: mayHaveLeftRows || started.count < rows.count)
                     for row in started {
                         group.addTask {
                             await deliver(row.id, tenant: row.tenant)
-                            // A slot is free: scan again only if the last scan left due rows
-                            // behind (new rows wake the loop themselves, retries the poller).
-                            if limits.finish(row.destination) { wakeup.outboxChanged() }
+                            finished(row.destination)
                         }
                     }
                 }
@@ -71,6 +88,11 @@ struct OutboxDeliveryService: Service {
             wakeup.finish()
         }
         poller.cancel()
+        // Every delivery has ended: rows handed over but not started go back to the scans of the
+        // other servers now rather than when their lease ends.
+        if wakeup.hasHanded {
+            _ = try? await database.releaseOutboxLeases(instance: instance)
+        }
         await delivery.shutdown()
     }
 
@@ -111,6 +133,8 @@ struct OutboxDeliveryService: Service {
         do {
             let released = try await database.releaseOutboxLeases(instance: instance)
             if released > 0 { logger.info("took back outbox leases of the previous run", metadata: ["rows": "\(released)"]) }
+            // From now on new rows are inserted under this run's lease and handed over.
+            wakeup.startLeasing()
         } catch {
             logger.warning("outbox leases not released", metadata: ["error": "\(String(reflecting: error))"])
         }
@@ -125,10 +149,22 @@ struct OutboxDeliveryService: Service {
             .record(duration: ContinuousClock.now - started)
     }
 
+    /// Delivers a scanned row once claimed (the claim checks that the tenant is active).
     func deliver(_ id: UUID, tenant tenantID: TenantID) async {
         do {
-            // The claim checks that the tenant is active; its context is built only when a failure needs it.
             guard let item = try await database.claimOutbox(id, tenant: tenantID, leaseSeconds: leaseSeconds, instance: instance) else { return }
+            await deliver(item, tenant: tenantID)
+        } catch {
+            logger.warning("outbox delivery error", metadata: ["outbox": "\(id)", "error": "\(String(reflecting: error))"])
+        }
+    }
+
+    /// Posts a row this process holds the lease of (claimed, or enqueued under its lease), then
+    /// marks it sent or records the failure. The tenant's context is built only when a failure
+    /// needs it.
+    func deliver(_ item: OutboxItem, tenant tenantID: TenantID) async {
+        let id = item.id
+        do {
             let failure: String
             var permanent = false
             let started = ContinuousClock.now

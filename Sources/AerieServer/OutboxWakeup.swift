@@ -1,14 +1,116 @@
 import AerieCore
+import Synchronization
 
-/// Wakes the delivery service as soon as a transaction has enqueued something.
+/// The delivery service's wake-up, and the store's `OutboxSignal`: rows a tenant transaction of
+/// this process enqueued arrive here once it committed. Inserted under this process's lease
+/// (`enqueueLease`), they are handed over as they are (`takeHanded`): no scan finds them and no
+/// claim is needed. A wake-up that asks for a scan (`outboxChanged`: the poller, rows left
+/// behind by a full scan, rows inserted without the lease) is kept apart, so handed rows cost
+/// no scan.
 final class OutboxWakeup: OutboxSignal {
     let stream: AsyncStream<Void>
     private let continuation: AsyncStream<Void>.Continuation
+    /// The lease of this process's delivery service; nil when it has none (delivery disabled).
+    private let lease: OutboxLease?
+    /// Rows handed over and not started at most: past it, new rows are inserted due for the scan
+    /// (and the memory they would hold stays in the database).
+    let maxHanded: Int
 
-    init() {
-        (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+    struct Handed: Sendable {
+        var tenant: TenantID
+        var item: OutboxItem
+        var destination: String
     }
 
-    func outboxChanged() { continuation.yield() }
+    private struct State {
+        /// Leasing starts once the service took back its previous run's leases (`startLeasing`),
+        /// so that release never frees a row this run holds.
+        var leasing = false
+        var handed: [Handed] = []
+        var scanRequested = true
+    }
+    private let state = Mutex(State())
+
+    init(lease: OutboxLease?, maxHanded: Int = 1024) {
+        (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        self.lease = lease
+        self.maxHanded = maxHanded
+    }
+
+    var enqueueLease: OutboxLease? {
+        guard let lease else { return nil }
+        return state.withLock { $0.leasing && $0.handed.count < maxHanded } ? lease : nil
+    }
+
+    func committed(_ items: [OutboxItem], tenant: TenantID) {
+        let own = lease?.instance
+        state.withLock { state in
+            for item in items {
+                if let own, item.leasedBy == own {
+                    state.handed.append(Handed(tenant: tenant, item: item, destination: Self.destination(of: item.endpoint)))
+                } else {
+                    state.scanRequested = true
+                }
+            }
+        }
+        continuation.yield()
+    }
+
+    /// Asks the loop for a due scan.
+    func outboxChanged() {
+        state.withLock { $0.scanRequested = true }
+        continuation.yield()
+    }
+
+    /// Wakes the loop without asking for a scan (a slot is free for a handed row).
+    func wake() { continuation.yield() }
+
+    func startLeasing() { state.withLock { $0.leasing = true } }
+
+    /// The handed rows `start` admits, in order, removed from the queue; the others wait for a
+    /// free slot.
+    func takeHanded(_ start: (String) -> Bool) -> [Handed] {
+        state.withLock { state in
+            var taken: [Handed] = []
+            var kept: [Handed] = []
+            for row in state.handed {
+                if start(row.destination) { taken.append(row) } else { kept.append(row) }
+            }
+            state.handed = kept
+            return taken
+        }
+    }
+
+    var hasHanded: Bool { state.withLock { !$0.handed.isEmpty } }
+
+    /// Whether a scan was asked for since the last call.
+    func takeScanRequest() -> Bool {
+        state.withLock { state in
+            defer { state.scanRequested = false }
+            return state.scanRequested
+        }
+    }
+
     func finish() { continuation.finish() }
+
+    /// `scheme://host:port` of an endpoint, lower-cased, as `aerie.outbox_destination` (schema/0019)
+    /// names the destinations of scanned rows ("" when it has no scheme).
+    static func destination(of endpoint: String) -> String {
+        let utf8 = Array(endpoint.utf8)
+        guard let first = utf8.first, isLetter(first) else { return "" }
+        var i = 1
+        while i < utf8.count, isLetter(utf8[i]) || isDigit(utf8[i]) || utf8[i] == UInt8(ascii: "+")
+            || utf8[i] == UInt8(ascii: ".") || utf8[i] == UInt8(ascii: "-")
+        {
+            i += 1
+        }
+        guard utf8.count >= i + 3, utf8[i] == UInt8(ascii: ":"), utf8[i + 1] == UInt8(ascii: "/"), utf8[i + 2] == UInt8(ascii: "/")
+        else { return "" }
+        var end = i + 3
+        while end < utf8.count, ![UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "#")].contains(utf8[end]) { end += 1 }
+        return String(decoding: utf8[..<end], as: UTF8.self).lowercased()
+    }
+
+    private static func isLetter(_ c: UInt8) -> Bool { (c >= 65 && c <= 90) || (c >= 97 && c <= 122) }
+    private static func isDigit(_ c: UInt8) -> Bool { c >= 48 && c <= 57 }
 }

@@ -14,6 +14,11 @@ struct ServerTenantKeyring: TenantKeyring {
     let masterKeys: MasterKeyring
 
     func dataKey() async throws -> any TenantDataKey {
+        try unwrapped()
+    }
+
+    /// The data key, unwrapped now (no suspension point: for code on a store thread).
+    func unwrapped() throws -> DataKey {
         do {
             return try masterKeys.unwrap(wrappedDataKey, tenantID: tenantID)
         } catch let error as CryptoError {

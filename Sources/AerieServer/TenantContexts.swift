@@ -5,11 +5,13 @@ import Logging
 /// Builds the `TenantContext` a handler gets: the tenant's database and keyring, after checking
 /// in one primary-key lookup that the tenant exists, is active and (for a session) still has
 /// the session's token. Sessions use it per call; the inbound DIDComm endpoint builds its context
-/// from `TenantDirectory.owner(ofVerkey:)`, which finds the tenant and its key in one query.
+/// from `TenantDirectory.inboundRecipient`, which finds the tenant and its key (and the
+/// recipient's key and connection, opened with `sealer`) in one round trip.
 struct TenantContexts: Sendable {
     let database: AerieDatabase
     let masterKeys: MasterKeyring
-    var outboxSignal: any OutboxSignal = NoOutboxSignal()
+    /// Hears of the outbox rows the tenants' transactions enqueue (the delivery service's wake-up).
+    var outboxSignal: (any OutboxSignal)? = nil
 
     /// Nil when the tenant is missing or suspended, or its token is no longer `tokenHash`.
     func context(for id: TenantID, tokenHash: [UInt8]?, logger: Logger) async throws -> TenantContext? {
@@ -19,13 +21,19 @@ struct TenantContexts: Sendable {
         return context(for: id, wrappedDataKey: wrapped, logger: logger)
     }
 
+    /// What opens the sealed values of an active tenant whose wrapped data key the caller has
+    /// just read.
+    func sealer(for id: TenantID, wrappedDataKey wrapped: [UInt8]) throws -> any ValueSealer {
+        try ServerTenantKeyring(tenantID: id, wrappedDataKey: wrapped, masterKeys: masterKeys).unwrapped().sealer(for: id)
+    }
+
     /// The context of an active tenant whose wrapped data key the caller has just read.
     func context(for id: TenantID, wrappedDataKey wrapped: [UInt8], logger: Logger) -> TenantContext {
         var tenantLogger = logger
         tenantLogger[metadataKey: "tenant"] = "\(id)"
         return TenantContext(
-            tenantID: id, database: database.tenant(id),
+            tenantID: id, database: database.tenant(id, outbox: outboxSignal),
             keyring: ServerTenantKeyring(tenantID: id, wrappedDataKey: wrapped, masterKeys: masterKeys),
-            logger: tenantLogger, outboxSignal: outboxSignal)
+            logger: tenantLogger)
     }
 }

@@ -62,6 +62,10 @@ final class WebhookDelivery: Service, Sendable {
         (wakes, wakeups) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
+    /// Whether some webhook exists (as this process last read or set it): then events are
+    /// numbered as they are committed rather than on the sequencer's tick.
+    var hasWebhooks: Bool { anyWebhook.load(ordering: .relaxed) }
+
     /// New positions were assigned: deliver them if some webhook exists.
     func positionsAdvanced() {
         if anyWebhook.load(ordering: .relaxed) { wakeups.yield() }

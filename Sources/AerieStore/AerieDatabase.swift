@@ -31,9 +31,10 @@ public struct AerieDatabase: Sendable {
 
     /// A database whose every transaction is confined to `id` by row-level security. It has no
     /// data key: `TenantContext` gives it the tenant's keyring (`sealing(with:)`), without which it
-    /// reads only rows of the previous clear form and cannot write sealed columns.
-    public func tenant(_ id: TenantID) -> any TenantDatabase {
-        PostgresTenantDatabase(tenantID: id, pool: pool, stores: stores)
+    /// reads only rows of the previous clear form and cannot write sealed columns. `outbox` hears
+    /// of the outbox rows each of its transactions enqueued, once committed.
+    public func tenant(_ id: TenantID, outbox: (any OutboxSignal)? = nil) -> any TenantDatabase {
+        PostgresTenantDatabase(tenantID: id, pool: pool, stores: stores, outbox: outbox)
     }
 
     /// Leases the outbox row `id` of `tenant` for `leaseSeconds` if it is pending and due, like

@@ -110,11 +110,16 @@ import Testing
             #expect((await thrownError { try await bob.createKey(seed: aliceSeed) } as? AerieError)?.code == .conflict)
             #expect(try await !bob.holds(aliceKey))
 
-            // The inbound endpoint's lookup names the owner and nothing else.
-            #expect(try await fixture.runtime.tenants.owner(ofVerkey: aliceKey)?.tenant == aliceContext.tenantID)
-            #expect(try await fixture.runtime.tenants.owner(ofVerkey: bobKey)?.tenant == bobContext.tenantID)
-            #expect(try await fixture.runtime.tenants.owner(ofVerkey: Ed25519KeyPair.generate().verkeyBase58)?.tenant == nil)
-            #expect(try await fixture.runtime.tenants.owner(ofVerkey: "'; DROP TABLE aerie.tenant_keys; --")?.tenant == nil)
+            // The inbound endpoint's lookup names the owner and reads that owner's key only.
+            func owner(_ verkey: String) async throws -> InboundOwner? {
+                try await fixture.runtime.tenants.inboundRecipient(
+                    verkeys: [verkey], sealer: { id, _ in DataKey.generate().sealer(for: id) })
+            }
+            #expect(try await owner(aliceKey)?.tenant == aliceContext.tenantID)
+            #expect(try await owner(aliceKey)?.recipient?.verkey == aliceKey)
+            #expect(try await owner(bobKey)?.tenant == bobContext.tenantID)
+            #expect(try await owner(Ed25519KeyPair.generate().verkeyBase58) == nil)
+            #expect(try await owner("'; DROP TABLE aerie.tenant_keys; --") == nil)
 
             // Raw SQL as the runtime role, tenant Bob set: row-level security hides Alice's row.
             let (visible, deleted) = try await fixture.runtime.withSession(tenant: bobContext.tenantID) { session in

@@ -205,3 +205,11 @@ private final class LockedData: @unchecked Sendable {
     var isSet: Bool { lock.withLock { data != nil } }
     var value: Data { lock.withLock { data ?? Data() } }
 }
+
+extension TenantDirectory {
+    /// The tenant holding `verkey`, as the inbound endpoint finds it (its connection's sealed
+    /// columns are not opened here: these keys have none).
+    func owner(ofVerkey verkey: String) async throws -> InboundOwner? {
+        try await inboundRecipient(verkeys: [verkey], sealer: { id, _ in DataKey.generate().sealer(for: id) })
+    }
+}

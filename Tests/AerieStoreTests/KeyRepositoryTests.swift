@@ -60,11 +60,11 @@ import Testing
                 }
             }
 
-            #expect(try await fixture.runtime.tenants.owner(ofVerkey: Self.verkeyA)?.tenant == a)
-            #expect(try await fixture.runtime.tenants.owner(ofVerkey: Self.verkeyB)?.tenant == b)
-            #expect(try await fixture.runtime.tenants.owner(ofVerkey: "x")?.tenant == nil)
+            #expect(try await fixture.runtime.tenants.owner(ofVerkey: Self.verkeyA) == a)
+            #expect(try await fixture.runtime.tenants.owner(ofVerkey: Self.verkeyB) == b)
+            #expect(try await fixture.runtime.tenants.owner(ofVerkey: "x") == nil)
             #expect(try await fixture.runtime.sealed(a).transaction { try $0.keys.remove(verkey: Self.verkeyA) })
-            #expect(try await fixture.runtime.tenants.owner(ofVerkey: Self.verkeyA)?.tenant == nil)
+            #expect(try await fixture.runtime.tenants.owner(ofVerkey: Self.verkeyA) == nil)
         }
     }
 

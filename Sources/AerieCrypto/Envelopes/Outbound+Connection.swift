@@ -91,7 +91,6 @@ extension Outbound {
             try outbound.enqueue(for: connectionId, message: uid, in: tx)
             return SentMessage(uid: uid, messageId: messageId, threadId: threadId, connection: current, message: packed)
         }
-        if sent != nil { committed(tenant) }
         return sent
     }
 

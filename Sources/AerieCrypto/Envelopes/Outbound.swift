@@ -3,7 +3,8 @@ import Foundation
 
 /// The one way a message leaves over a connection: authcrypted from our pairwise key to the
 /// peer's key, wrapped in a `forward` per routing key (RFC 0094), enqueued as an outbox row in
-/// the caller's transaction, and the delivery service signalled once that transaction committed.
+/// the caller's transaction (the store hands the row to the delivery service once that
+/// transaction committed, `OutboxSignal`).
 /// Packing happens before the transaction (it may read the sender key), so the transaction only
 /// writes.
 public struct Outbound: Sendable, Hashable {
@@ -78,10 +79,5 @@ public struct Outbound: Sendable, Hashable {
     /// Enqueues the row in the caller's transaction.
     public func enqueue(for connectionId: UUID?, message: UUID? = nil, in tx: any TenantTransaction) throws {
         try tx.outbox.enqueue(item(for: connectionId, message: message))
-    }
-
-    /// Wakes the delivery service; call after the enqueueing transaction committed.
-    public static func committed(_ tenant: TenantContext) {
-        tenant.outboxSignal.outboxChanged()
     }
 }

@@ -113,11 +113,18 @@ public struct KeyWallet: Sendable {
                 .unknownRecipient, "no key held for any recipient of this message",
                 details: parsed.recipientKids.prefix(10).joined(separator: ","))
         }
-        return try parsed.open(with: try await open(sealed, verkey: recipient))
+        return try await unpack(parsed, as: recipient, sealedSecret: sealed)
     }
 
     /// Recipients of one envelope looked up in the wallet at most.
     static let maxRecipientLookup = 100
+
+    /// Opens a parsed DIDComm v1 envelope with the tenant's key `recipient` (one of its
+    /// recipients), whose sealed secret the caller read (`ConnectionRepository.inboundRecipient`):
+    /// no round trip. It opens only for this tenant and `recipient`.
+    public func unpack(_ envelope: DIDCommEnvelope, as recipient: String, sealedSecret: [UInt8]) async throws -> UnpackedMessage {
+        try envelope.open(with: try await open(sealedSecret, verkey: try KeyReference.verkeyBase58(from: recipient)))
+    }
 
     // MARK: - Private keys, briefly
 

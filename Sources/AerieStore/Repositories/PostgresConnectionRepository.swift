@@ -112,6 +112,44 @@ struct PostgresConnectionRepository: ConnectionRepository {
         try one("WHERE tenant_id = $1::uuid AND my_verkey = $2\(lock ? " FOR UPDATE" : "")", [.text(verkey)])
     }
 
+    /// The keys and the connections of the recipients in one statement: the connection's columns
+    /// first (0...25, NULL for a key of no connection), then the key's verkey and sealed secret.
+    func inboundRecipient(verkeys: [String]) throws -> InboundRecipient? {
+        guard !verkeys.isEmpty else { return nil }
+        guard verkeys.count <= PostgresKeyRepository.maxLookup else {
+            throw AerieError.invalidParams(
+                "too many keys to look up at once (at most \(PostgresKeyRepository.maxLookup))", field: "verkeys")
+        }
+        let result = try session.query(
+            "\(Self.recipientsSQL(tenant: "$1::uuid", verkeys: "$2::text[]"))", [.text(tenantID.rawValue), .textArray(verkeys)])
+        return try Self.firstRecipient(result, in: verkeys, sealing: sealing)
+    }
+
+    /// The tenant's keys among `verkeys` with their connections: each row the connection's
+    /// columns (0...25, NULL for a key of no connection), then the verkey (26) and the sealed
+    /// secret (27).
+    static func recipientsSQL(tenant: String, verkeys: String) -> String {
+        """
+        SELECT c.*, k.verkey, k.sealed_secret FROM aerie.tenant_keys k
+        LEFT JOIN LATERAL (
+            SELECT \(columns) FROM aerie.connections WHERE tenant_id = k.tenant_id AND my_verkey = k.verkey
+        ) c ON true
+        WHERE k.tenant_id = \(tenant) AND k.verkey = ANY(\(verkeys))
+        """
+    }
+
+    /// The row of `recipientsSQL`'s answer whose verkey comes first in `verkeys`.
+    static func firstRecipient(_ result: PostgresResult, in verkeys: [String], sealing: RowSealing) throws -> InboundRecipient? {
+        var found: [String: InboundRecipient] = [:]
+        for row in 0..<result.rowCount {
+            guard let verkey = result.string(row, 26), let sealed = result.bytes(row, 27) else { continue }
+            found[verkey] = InboundRecipient(
+                verkey: verkey, sealedSecret: sealed,
+                connection: result.string(row, 0) == nil ? nil : try record(result, row, sealing: sealing))
+        }
+        return verkeys.lazy.compactMap { found[$0] }.first
+    }
+
     func findByMyDid(_ did: String) throws -> ConnectionRecord? {
         try one("WHERE tenant_id = $1::uuid AND my_did = $2", [.text(did)])
     }
@@ -139,7 +177,7 @@ struct PostgresConnectionRepository: ConnectionRepository {
     private func many(_ clause: String, _ parameters: [SQLValue]) throws -> [ConnectionRecord] {
         let result = try session.query(
             "SELECT \(Self.columns) FROM aerie.connections \(clause)", [.text(tenantID.rawValue)] + parameters)
-        return try (0..<result.rowCount).map { try record(result, $0) }
+        return try (0..<result.rowCount).map { try Self.record(result, $0, sealing: sealing) }
     }
 
     private func hash(_ value: String?, _ column: String) throws -> SQLValue {
@@ -168,7 +206,7 @@ struct PostgresConnectionRepository: ConnectionRepository {
         ]
     }
 
-    private func record(_ r: PostgresResult, _ row: Int) throws -> ConnectionRecord {
+    private static func record(_ r: PostgresResult, _ row: Int, sealing: RowSealing) throws -> ConnectionRecord {
         guard let idText = r.string(row, 0), let id = UUID(uuidString: idText),
             let state = r.string(row, 1).flatMap(ConnectionRecord.State.init(rawValue:)),
             let createdAt = r.date(microseconds: row, 22), let updatedAt = r.date(microseconds: row, 23)

@@ -60,6 +60,12 @@ struct PostgresMailboxRepository: MailboxRepository {
         return .resumed(uid)
     }
 
+    func claimQueued(_ m: MailboxMessage) throws {
+        try session.executeLater(Self.claimQueuedSQL, try insertParameters(m)) { error in
+            error.code == .conflict ? InboundClaim.storedBefore : error
+        }
+    }
+
     func recordHandlingFailure(_ m: MailboxMessage, error: String, maxAttempts: Int, backoffSeconds: Int) throws
         -> (attempts: Int, connectionId: UUID?)?
     {
@@ -87,6 +93,13 @@ struct PostgresMailboxRepository: MailboxRepository {
             handled_at)
         VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6, $7, $8, now())
         ON CONFLICT (tenant_id, recipient_verkey, message_id) DO NOTHING RETURNING uid::text
+        """
+
+    /// `claimSQL` without its conflict clause: a stored copy fails the statement (and the transaction).
+    private static let claimQueuedSQL = """
+        INSERT INTO aerie.mailbox (tenant_id, uid, connection_id, recipient_verkey, message_id, type, status, sealed,
+            handled_at)
+        VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6, $7, $8, now())
         """
 
     /// $1...$8 of every insert: the clear columns, then the sealed ones.

@@ -5,24 +5,37 @@ import Foundation
 struct PostgresOutboxRepository: OutboxRepository {
     let tenantID: TenantID
     let session: DatabaseSession
+    /// The lease new rows are inserted under (`OutboxSignal.enqueueLease`), nil: inserted due.
+    var lease: OutboxLease? = nil
+    /// Where the transaction's new rows are recorded, for `OutboxSignal.committed`.
+    var enqueued: EnqueuedRows? = nil
 
     private static let columns = """
         id::text, connection_id::text, endpoint, envelope, attempts, (extract(epoch FROM next_attempt_at) * 1000000)::int8,
         status, last_error, message_uid::text
         """
 
+    /// Under a lease the row is not due until the lease ends ($10 seconds from now), and its
+    /// holder ($11) delivers it (`OutboxSignal.committed`); the scan finds it only after that.
     func enqueue(_ item: OutboxItem) throws {
+        var item = item
+        item.leasedBy = lease?.instance
         try session.executeLater(
             """
-            INSERT INTO aerie.outbox (tenant_id, id, connection_id, endpoint, envelope, attempts, next_attempt_at, status, message_uid)
-            VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6, to_timestamp($7::float8), $8, $9::uuid)
+            INSERT INTO aerie.outbox (tenant_id, id, connection_id, endpoint, envelope, attempts, next_attempt_at, status, message_uid,
+                leased_by)
+            VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6,
+                CASE WHEN $10::int IS NULL THEN to_timestamp($7::float8) ELSE now() + make_interval(secs => $10::int) END,
+                $8, $9::uuid, $11)
             """,
             [
                 .text(tenantID.rawValue), .text(item.id.uuidString.lowercased()),
                 .optionalText(item.connectionId?.uuidString.lowercased()), .text(item.endpoint), .bytes(item.envelope),
                 .int(item.attempts), .text(String(item.nextAttemptAt.timeIntervalSince1970)), .text(item.status.rawValue),
-                .optionalText(item.messageUid?.uuidString.lowercased()),
+                .optionalText(item.messageUid?.uuidString.lowercased()), lease.map { .int($0.seconds) } ?? .null,
+                .optionalText(item.leasedBy),
             ])
+        enqueued?.items.append(item)
     }
 
     func pendingForUpdate(_ id: UUID) throws -> OutboxItem? {
@@ -113,4 +126,11 @@ struct PostgresOutboxRepository: OutboxRepository {
             attempts: r.int(row, 4) ?? 0, nextAttemptAt: next, status: status, lastError: r.string(row, 7),
             messageUid: r.string(row, 8).flatMap(UUID.init(uuidString:)))
     }
+}
+
+/// The rows one transaction enqueued, in order: handed to `OutboxSignal.committed` after its
+/// `COMMIT`. One per run of the transaction's body (a body run again on a fresh connection
+/// starts empty).
+final class EnqueuedRows {
+    var items: [OutboxItem] = []
 }

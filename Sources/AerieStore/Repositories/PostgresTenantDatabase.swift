@@ -9,20 +9,31 @@ struct PostgresTenantDatabase: TenantDatabase {
     let pool: ConnectionPool
     let stores: PluginStores
     var keyring: (any TenantKeyring)? = nil
+    /// Told of the outbox rows each transaction enqueued, once it committed.
+    var outbox: (any OutboxSignal)? = nil
 
     func sealing(with keyring: any TenantKeyring) -> any TenantDatabase {
         precondition(keyring.tenantID == tenantID, "a tenant database seals with its own tenant's keyring")
-        return PostgresTenantDatabase(tenantID: tenantID, pool: pool, stores: stores, keyring: keyring)
+        return PostgresTenantDatabase(tenantID: tenantID, pool: pool, stores: stores, keyring: keyring, outbox: outbox)
     }
 
     /// The body runs on a store thread and may be run a second time on a new connection if the
-    /// first one died before `COMMIT`: keep it to database work.
+    /// first one died before `COMMIT`: keep it to database work. The outbox rows it enqueued go
+    /// to the `OutboxSignal` once the `COMMIT` succeeded (never when it failed or its outcome is
+    /// unknown: rows that did commit then wait for their lease to end, or a scan).
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any TenantTransaction) throws -> T) async throws -> T {
         let (tenantID, stores) = (tenantID, stores)
         let sealer = try await self.sealer()
-        return try await pool.transaction(tenant: tenantID) { session in
-            try body(PostgresTenantTransaction(tenantID: tenantID, session: session, sealer: sealer, stores: stores))
+        let outbox = self.outbox
+        let (value, enqueued) = try await pool.transaction(tenant: tenantID) { session in
+            let enqueued = EnqueuedRows()
+            let value = try body(
+                PostgresTenantTransaction(
+                    tenantID: tenantID, session: session, sealer: sealer, stores: stores, outboxLease: outbox?.enqueueLease, enqueued: enqueued))
+            return (value, enqueued.items)
         }
+        if let outbox, !enqueued.isEmpty { outbox.committed(enqueued, tenant: tenantID) }
+        return value
     }
 
     func read<T: Sendable>(_ body: @escaping @Sendable (any TenantTransaction) throws -> T) async throws -> T {
@@ -46,6 +57,8 @@ struct PostgresTenantTransaction: TenantTransaction {
     let session: DatabaseSession
     let sealer: (any ValueSealer)?
     let stores: PluginStores
+    var outboxLease: OutboxLease? = nil
+    var enqueued: EnqueuedRows? = nil
 
     var settings: any TenantSettingsRepository {
         PostgresSettingsRepository(tenantID: tenantID, session: session, sealing: rowSealing("tenant_settings"))
@@ -64,7 +77,7 @@ struct PostgresTenantTransaction: TenantTransaction {
     }
 
     var outbox: any OutboxRepository {
-        PostgresOutboxRepository(tenantID: tenantID, session: session)
+        PostgresOutboxRepository(tenantID: tenantID, session: session, lease: outboxLease, enqueued: enqueued)
     }
 
     var sql: any TenantSQL { SessionSQL(session: session) }

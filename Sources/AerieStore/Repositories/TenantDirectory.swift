@@ -111,20 +111,51 @@ public struct TenantDirectory: Sendable {
         }
     }
 
-    /// The tenant holding the private key of `verkey` (base58), with its wrapped data key when it
-    /// is active (nil when suspended), in one round trip: how the inbound DIDComm endpoint finds
-    /// the tenant of a message before any tenant is set. The owner comes from
-    /// `aerie.tenant_for_verkey` (SECURITY DEFINER), which reveals only the tenant id.
-    public func owner(ofVerkey verkey: String) async throws -> (tenant: TenantID, activeWrappedDataKey: [UInt8]?)? {
-        try await pool.read { session in
-            let result = try session.query(
-                """
-                SELECT id::text, CASE WHEN status = 'active' THEN data_key_wrapped END FROM aerie.tenants
-                WHERE id = (SELECT aerie.tenant_for_verkey($1))
-                """,
-                [.text(verkey)])
-            guard result.rowCount == 1, let id = result.string(0, 0).flatMap(TenantID.init) else { return nil }
-            return (id, result.bytes(0, 1))
+    /// What the inbound endpoint reads of an envelope's recipients, in one round trip: the tenant
+    /// holding the first of `verkeys` that any tenant holds (with its wrapped data key while
+    /// active), and that tenant's first key of `verkeys` with its sealed secret and the connection
+    /// it is our key of. The pipeline's first statement sets the tenant from
+    /// `aerie.tenant_for_verkey` (SECURITY DEFINER, revealing only the tenant id) and read-only
+    /// mode, so the second reads the keys and the connection under that tenant's row-level
+    /// security, as `TenantDatabase.read` would; both are one implicit transaction. `sealer`
+    /// unwraps the tenant's data key to open the connection's sealed columns (not called for a
+    /// suspended tenant, whose rows are not returned).
+    public func inboundRecipient(
+        verkeys: [String], sealer: @escaping @Sendable (TenantID, [UInt8]) throws -> any ValueSealer
+    ) async throws -> InboundOwner? {
+        guard !verkeys.isEmpty else { return nil }
+        guard verkeys.count <= PostgresKeyRepository.maxLookup else {
+            throw AerieError.invalidParams(
+                "too many keys to look up at once (at most \(PostgresKeyRepository.maxLookup))", field: "verkeys")
+        }
+        let setTenant = """
+            SELECT set_config('aerie.tenant_id', coalesce((
+                SELECT f.tenant::text FROM unnest($1::text[]) WITH ORDINALITY AS u(verkey, n),
+                    LATERAL (SELECT aerie.tenant_for_verkey(u.verkey) AS tenant) f
+                WHERE f.tenant IS NOT NULL ORDER BY u.n LIMIT 1), ''), true),
+                set_config('transaction_read_only', 'on', true)
+            """
+        let read = """
+            SELECT r.*, t.id::text, CASE WHEN t.status = 'active' THEN t.data_key_wrapped END FROM aerie.tenants t
+            LEFT JOIN LATERAL (\(PostgresConnectionRepository.recipientsSQL(tenant: "t.id", verkeys: "$1::text[]"))) r
+                ON t.status = 'active'
+            WHERE t.id = NULLIF(current_setting('aerie.tenant_id', true), '')::uuid
+            """
+        return try await pool.withConnection { connection in
+            let result: PostgresResult
+            do {
+                result = try connection.pipeline([(setTenant, [.textArray(verkeys)]), (read, [.textArray(verkeys)])])
+            } catch let error as PostgresError {
+                throw error.aerieError
+            }
+            guard result.rowCount > 0, let tenant = result.string(0, 28).flatMap(TenantID.init) else { return nil }
+            guard let wrapped = result.bytes(0, 29) else {
+                return InboundOwner(tenant: tenant, activeWrappedDataKey: nil, recipient: nil)
+            }
+            let sealing = RowSealing(tenantID: tenant, sealer: try sealer(tenant, wrapped), table: "connections")
+            return InboundOwner(
+                tenant: tenant, activeWrappedDataKey: wrapped,
+                recipient: try PostgresConnectionRepository.firstRecipient(result, in: verkeys, sealing: sealing))
         }
     }
 
@@ -334,4 +365,13 @@ public struct TenantDirectory: Sendable {
     static func quoteIdentifier(_ name: String) -> String {
         "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
+}
+
+/// The tenant an inbound envelope is for and what it holds of it (`TenantDirectory.inboundRecipient`).
+public struct InboundOwner: Sendable {
+    public var tenant: TenantID
+    /// Nil when the tenant is suspended (then nothing else is read).
+    public var activeWrappedDataKey: [UInt8]?
+    /// The tenant's first key among the recipients, its sealed secret and its connection.
+    public var recipient: InboundRecipient?
 }
