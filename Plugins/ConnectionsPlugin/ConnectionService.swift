@@ -10,8 +10,14 @@ public struct ConnectionService: Sendable {
     public var endpoint: @Sendable () -> String
     /// The label sent in Requests when the caller gives none.
     public var defaultLabel: String
-    /// Wakes waits on this process's state changes (shared by every copy of this service).
+    /// Wakes waits on this process's state changes (shared by every copy of this service), and on
+    /// other processes' through `commits`.
     let waits = ConnectionStateWaits()
+    /// What this process hears of every process's commits (the server's LISTEN; wired to
+    /// `waits.heard` by `ConnectionsPlugin`); nil without a server (unit tests).
+    var commits: (any EventSubscriptions)?
+    /// While commits are heard, a wait's read of the store is only the safety net for a missed one.
+    static let heardWaitPollInterval: Duration = .seconds(2)
     /// How often a wait reads the store when nothing in this process woke it.
     static let waitPollInterval: Duration = .milliseconds(100)
     /// `waitWhilePending` doubles its interval up to this: a peer that answers in a few hundred
@@ -458,9 +464,10 @@ public struct ConnectionService: Sendable {
 
     /// Waits while the connection is `requested` or `responded`, at most `timeout` (then
     /// `timeout`, the connection left as it is). Woken by this process's commit of the next state
-    /// through `watch` (registered before that commit could happen); the store is read every
-    /// `waitPollInterval`, doubling up to `maxWaitPollInterval`, for changes another process (or
-    /// a delete) made.
+    /// through `watch` (registered before that commit could happen), or by another process's commit
+    /// this process hears (`commits`), then reading the store. The store is also read every
+    /// `waitPollInterval`, doubling up to `maxWaitPollInterval`, while nothing is heard (every
+    /// `heardWaitPollInterval` while commits are heard), for a change this process missed.
     func waitWhilePending(
         _ start: ConnectionRecord, watch: ConnectionStateWaits.Watch, timeout: Duration, tenant: TenantContext
     ) async throws -> ConnectionRecord {
@@ -468,6 +475,7 @@ public struct ConnectionService: Sendable {
         let deadline = ContinuousClock.now + timeout
         var interval = Self.waitPollInterval
         while Self.isPending(record) {
+            watch.saw(record.state)
             guard ContinuousClock.now < deadline else {
                 throw AerieError(
                     .timeout, "the inviter did not answer within \(timeout.components.seconds) s",
@@ -476,12 +484,19 @@ public struct ConnectionService: Sendable {
                         "state": .int(Int64(record.state.number)), "stateName": .string(record.state.rawValue),
                     ])
             }
-            if let changed = await watch.next(timeout: interval) {
+            let hears = commits?.hearsCommits ?? false
+            if let changed = await watch.next(timeout: hears ? Self.heardWaitPollInterval : interval) {
                 record = changed
             } else {
                 interval = min(interval * 2, Self.maxWaitPollInterval)
                 try Task.checkCancellation()
-                record = try await load(record.id, tenant: tenant)
+                do {
+                    record = try await load(record.id, tenant: tenant)
+                } catch let error as AerieError where error.code == .notFound {
+                    // Deleted meanwhile (its last state, heard before this process's own wake-up
+                    // or committed by another process): the wait ends on that state.
+                    record.state = .deleted
+                }
             }
         }
         return record

@@ -4,10 +4,11 @@ import Synchronization
 
 /// Wakes callers waiting for a connection to leave `requested` (`connections.accept {wait: true}`)
 /// or to be reused (out-of-band), or for a message on it (`connections.ping`'s response), as soon
-/// as this process commits its next state or stores that message, instead of
-/// letting them find out by polling. Changes committed by another process are not seen here:
-/// waiters still poll the store, only less often. Keyed by tenant and connection id, and any
-/// number of waiters may watch one connection.
+/// as this process commits its next state or stores that message, instead of letting them find
+/// out by polling. A state another process committed wakes them through the server's LISTEN
+/// (`heard`, when the plugin is given `EventSubscriptions`), to read it from the store; while
+/// nothing is heard, waiters poll the store. Keyed by tenant and connection id, and any number of
+/// waiters may watch one connection.
 public final class ConnectionStateWaits: Sendable {
     /// Connection ids are unique, but a wait is only ever woken by its own tenant's commits.
     struct Key: Hashable {
@@ -39,18 +40,51 @@ public final class ConnectionStateWaits: Sendable {
         for watch in waiting { watch.deliver(record) }
     }
 
+    /// A committed state of the tenant's connection `id`, heard from any process (this one's own
+    /// commits too, after `changed`): wakes the waiters that have not seen that state yet, to read
+    /// the record from the store.
+    func heard(_ id: UUID, state: String, tenant: TenantID) {
+        let waiting = watches.withLock { $0[Key(tenant: tenant, connection: id)] } ?? []
+        for watch in waiting where watch.seen != state { watch.poke() }
+    }
+
     /// One waiter's view of one connection: the latest committed record not yet taken.
     final class Watch: Sendable {
         let key: Key
         var id: UUID { key.connection }
         private struct State {
             var latest: ConnectionRecord?
+            /// The state the waiter last worked with (`saw`): hearing it again wakes nobody.
+            var seen: String?
+            /// Heard while nobody waited: the next `next` returns at once, to read the store.
+            var poked = false
             var waiter: (token: UInt64, continuation: CheckedContinuation<ConnectionRecord?, Never>)?
             var nextToken: UInt64 = 0
         }
         private let state = Mutex(State())
 
         init(key: Key) { self.key = key }
+
+        /// Records the state the waiter has (so hearing that state again wakes nobody).
+        func saw(_ state: ConnectionRecord.State) {
+            self.state.withLock { $0.seen = state.rawValue }
+        }
+
+        fileprivate var seen: String? { state.withLock { $0.seen } }
+
+        /// Wakes the waiter with nil, as its timeout would: it reads the store. Kept for the next
+        /// `next` when nobody waits (the waiter may be reading the store from before the commit).
+        fileprivate func poke() {
+            let waiter = state.withLock { state -> CheckedContinuation<ConnectionRecord?, Never>? in
+                guard let waiter = state.waiter else {
+                    state.poked = true
+                    return nil
+                }
+                state.waiter = nil
+                return waiter.continuation
+            }
+            waiter?.resume(returning: nil)
+        }
 
         fileprivate func deliver(_ record: ConnectionRecord) {
             let waiter = state.withLock { state in
@@ -72,6 +106,10 @@ public final class ConnectionStateWaits: Sendable {
                         if let latest = state.latest {
                             state.latest = nil
                             return (.some(latest), 0)
+                        }
+                        if state.poked {
+                            state.poked = false
+                            return (.some(nil), 0)
                         }
                         if Task.isCancelled { return (.some(nil), 0) }
                         state.nextToken += 1

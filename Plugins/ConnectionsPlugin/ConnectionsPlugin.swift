@@ -1,4 +1,5 @@
 import AerieCore
+import Foundation
 
 /// `connections.*`: reading invitations, and the invitee side of RFC 0160 (create, connect,
 /// Response handling, state queries).
@@ -13,13 +14,18 @@ public struct ConnectionsPlugin: AeriePlugin {
     /// in the server);
     /// `lookup` finds an existing connection for an invitation; `endpoint` is where peers reach
     /// us (`AERIE_PUBLIC_ENDPOINT`).
+    /// `commits` (the server's `EventSubscriptions`) wakes waits on the connection states other
+    /// processes commit; without it they poll.
     public init(
         fetcher: any URLFetcher, lookup: any ConnectionLookup = StoreConnectionLookup(),
-        endpoint: @escaping @Sendable () -> String = { "http://127.0.0.1:7401" }, label: String = "Aerie"
+        endpoint: @escaping @Sendable () -> String = { "http://127.0.0.1:7401" }, label: String = "Aerie",
+        commits: (any EventSubscriptions)? = nil
     ) {
         self.reader = InvitationReader(fetcher: fetcher)
         self.lookup = lookup
-        self.service = ConnectionService(endpoint: endpoint, defaultLabel: label, destinations: fetcher)
+        var service = ConnectionService(endpoint: endpoint, defaultLabel: label, destinations: fetcher)
+        service.commits = commits
+        self.service = service
     }
 
     public func register(with router: inout MethodRouter) throws {
@@ -42,6 +48,12 @@ public struct ConnectionsPlugin: AeriePlugin {
         }
         try registerConnectionMethods(with: &router)
         let service = self.service
+        service.commits?.observe(kind: "connection") { [waits = service.waits] tenant, event in
+            guard let id = event["connectionId"]?.stringValue.flatMap(UUID.init(uuidString:)),
+                let state = event["state"]?.stringValue
+            else { return }
+            waits.heard(id, state: state, tenant: tenant)
+        }
         router.onConnectionFailure { connectionId, reason, tenant in
             // Only a connection still being set up fails (`conflict` otherwise: nothing to do).
             _ = try? await service.fail(

@@ -19,4 +19,10 @@ public protocol EventSubscriptions: Sendable {
     /// Returns whether the session had a subscription.
     @discardableResult
     func unsubscribe(_ session: any SessionHandle) -> Bool
+    /// Calls `observer` for every event of `kind` that any process commits (this one's too), as
+    /// this process hears it: the tenant and the event's fields. For waking waits sooner than a
+    /// poll would; not a delivery guarantee: nothing is heard while `hearsCommits` is false.
+    func observe(kind: String, _ observer: @escaping @Sendable (TenantID, JSONValue) -> Void)
+    /// Whether committed events are heard now (the server's LISTEN connection is up).
+    var hearsCommits: Bool { get }
 }

@@ -42,6 +42,8 @@ final class EventHub: EventSubscriptions, Service, Sendable {
     private let eventLog: EventStreams?
     /// How each kind is pushed, as the plugins that own the kinds present it.
     private let presenters: EventPresenters
+    /// Plugins' observers of committed events, by kind (`observe`), installed while the server is built.
+    private let observers = Mutex<[String: [@Sendable (TenantID, JSONValue) -> Void]]>([:])
 
     init(
         conninfo: String, logger: Logger, credentials: CredentialCache = CredentialCache(capacity: 0, maxAge: .zero),
@@ -74,6 +76,12 @@ final class EventHub: EventSubscriptions, Service, Sendable {
 
     /// Whether the LISTEN connection is up now (readiness and the `aerie_listen_up` metric).
     var isListening: Bool { listener.withLock { $0?.isListening ?? false } }
+
+    var hearsCommits: Bool { isListening }
+
+    func observe(kind: String, _ observer: @escaping @Sendable (TenantID, JSONValue) -> Void) {
+        observers.withLock { $0[kind, default: []].append(observer) }
+    }
 
     func subscribe(_ session: any SessionHandle, tenant: TenantID, filter: EventFilter) async throws {
         // Push goes to sessions authenticated as the tenant; a backend session acting for it per
@@ -169,6 +177,7 @@ final class EventHub: EventSubscriptions, Service, Sendable {
             credentialChanged(tenant: tenant, current: active ? (event["credential"]?.stringValue ?? "") : nil)
             return
         }
+        for observer in observers.withLock({ $0[kind] ?? [] }) { observer(tenant, event) }
         let targets = subscriptions.withLock { all in all[tenant].map { Array($0.values) } ?? [] }
         guard !targets.isEmpty else { return }
         guard let shown = presenters.present(kind: kind, data: event), let method = shown.pushMethod else { return }

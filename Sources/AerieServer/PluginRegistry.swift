@@ -58,7 +58,7 @@ struct PluginRegistry: Sendable {
     /// In build order: a plugin comes after those it requires.
     static let standard = PluginRegistry(entries: [
         Entry(ConnectionsPlugin.self) { services, _ in
-            ConnectionsPlugin(fetcher: services.fetcher, endpoint: services.endpoint)
+            ConnectionsPlugin(fetcher: services.fetcher, endpoint: services.endpoint, commits: services.events)
         },
         Entry(OutOfBandPlugin.self, requires: [ConnectionsPlugin.name]) { services, built in
             OutOfBandPlugin(handshakes: try built.connections(for: OutOfBandPlugin.name), defaultTimeout: services.outOfBandTimeout)

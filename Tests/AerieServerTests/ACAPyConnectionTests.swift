@@ -67,6 +67,32 @@ import Testing
         }
     }
 
+    /// Two servers on one database, as behind a load balancer: the accept waits on one while
+    /// ACA-Py's Response reaches the other (the first's Requests name the second's endpoint). The
+    /// state the second commits ends the first's wait, woken through the LISTEN every server
+    /// holds; both sides reach active.
+    @Test func aWaitOnOneServerEndsWithTheResponseAnotherServerHandled() async throws {
+        try await Self.withAerieAndACAPy { server, agent in
+            let waiting = try await server.sibling { $0.publicEndpoint = "http://127.0.0.1:\(server.didcommPort)" }
+            do {
+                let created = try await agent.admin("POST", "/connections/create-invitation", body: [:])
+                let url = try #require(created["invitation_url"]?.stringValue)
+                let acapyConnection = try #require(created["connection_id"]?.stringValue)
+                let (tenant, _) = try await waiting.tenantClient(label: "alice")
+                defer { Task { await tenant.close() } }
+                let accepted = try await tenant.call(
+                    "connections.accept", params: ["url": .string(url), "wait": true, "timeoutSeconds": 30])
+                #expect(accepted["state"] == 4, "\(accepted)")
+                let theirs = try await agent.waitForConnection(acapyConnection, states: ["active", "completed"])
+                #expect(theirs["their_did"] == accepted["pwDid"])
+            } catch {
+                try? await waiting.stop()
+                throw error
+            }
+            try await waiting.stop()
+        }
+    }
+
     /// The step-by-step calls of the seed (createWithInvite, connect, updateState) with a JSON
     /// invitation.
     @Test func stepByStepWithJSONInvitation() async throws {
