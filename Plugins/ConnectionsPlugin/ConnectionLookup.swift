@@ -2,8 +2,9 @@ import AerieCore
 
 /// Finds a tenant's stored connection whose invitation matches (duplicate detection).
 ///
-/// The seam for the connection store: `connections.parseInvitation` asks it for
-/// `existingConnectionId`. Until the store implements it, `NoConnectionLookup` finds nothing.
+/// What `connections.parseInvitation` and `resolveUrl` ask for `existingConnectionId`. The server
+/// uses `StoreConnectionLookup` (`ConnectionService.findExisting`, the one duplicate match);
+/// the plugin's unit tests, which have no database, give `NoConnectionLookup` or one of their own.
 public protocol ConnectionLookup: Sendable {
     /// The id of the tenant's connection whose invitation matches `keys` (by `@id`, public DID or
     /// first recipient key; see `InvitationMatchKeys.match`), or nil.
