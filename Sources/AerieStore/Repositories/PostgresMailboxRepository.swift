@@ -225,14 +225,36 @@ struct PostgresMailboxRepository: MailboxRepository {
                 .int(max(0, q.limit)),
             ])
         return try (0..<result.rowCount).map { row in
-            let message = try message(result, row)
+            let (message, payloadJSON, payloadType) = try listed(result, row)
             guard let micros = result.string(row, 9).flatMap(Int64.init), let pairwiseDid = result.string(row, 13) else {
                 throw AerieError.internalError(details: "malformed row in aerie.mailbox")
             }
             return MailboxEntry(
                 message: message, pairwiseDid: pairwiseDid, theirDid: result.string(row, 14),
-                position: MailboxPosition(receivedAtMicros: micros, uid: message.uid))
+                position: MailboxPosition(receivedAtMicros: micros, uid: message.uid), payloadJSON: payloadJSON,
+                payloadType: payloadType)
         }
+    }
+
+    /// A row of `joinedColumns` for a listing: the message without its payload, and the payload
+    /// as text with its `@type`. A sealed row's payload is the sealed object's own text of it
+    /// (written by the compact serializer, so it is what `payload.jsonString` gives), found by
+    /// `JSONObjectText` without parsing it; a clear row's is parsed from its jsonb text.
+    private func listed(_ r: PostgresResult, _ row: Int) throws -> (MailboxMessage, String, String?) {
+        guard let sealed = r.bytes(row, 10) else {
+            var message = try message(r, row)
+            let payload = message.payload
+            message.payload = .null
+            return (message, payload.jsonString, payload["@type"]?.stringValue)
+        }
+        guard let uidText = r.string(row, 0) else { throw AerieError.internalError(details: "malformed row in aerie.mailbox") }
+        var message = try clearFields(r, row)
+        let f = try sealing.openText(sealed, row: uidText)
+        message.senderVerkey = f.string("senderVerkey")
+        message.threadId = f.string("threadId")
+        guard let payload = f.rawBytes("payload") else { return (message, "null", nil) }
+        let payloadType = payload.first == UInt8(ascii: "{") ? try JSONObjectText(Array(payload)).string("@type") : nil
+        return (message, String(decoding: payload, as: UTF8.self), payloadType)
     }
 
     func updateStatus(_ uids: [UUID], pairwiseDid: String, to status: String) throws -> [UUID] {
@@ -263,15 +285,8 @@ struct PostgresMailboxRepository: MailboxRepository {
 
     /// A row of `columns` (or `joinedColumns`): sealed, or of the previous release's clear form.
     private func message(_ r: PostgresResult, _ row: Int) throws -> MailboxMessage {
-        guard let uidText = r.string(row, 0), let uid = r.uuid(row, 0),
-            let receivedAt = r.date(microseconds: row, 9)
-        else { throw AerieError.internalError(details: "malformed row in aerie.mailbox") }
-        var message = MailboxMessage(
-            uid: uid, connectionId: r.uuid(row, 1),
-            recipientVerkey: r.string(row, 2) ?? "", senderVerkey: nil, messageId: r.string(row, 4) ?? "",
-            type: r.string(row, 5) ?? "", threadId: nil, status: r.string(row, 7) ?? "", payload: .null,
-            receivedAt: receivedAt, direction: r.string(row, 11).flatMap(MailboxMessage.Direction.init(rawValue:)) ?? .received,
-            deliveryError: r.string(row, 12))
+        guard let uidText = r.string(row, 0) else { throw AerieError.internalError(details: "malformed row in aerie.mailbox") }
+        var message = try clearFields(r, row)
         if let sealed = r.bytes(row, 10) {
             let f = try sealing.open(sealed, row: uidText)
             message.payload = f.json("payload") ?? .null
@@ -283,5 +298,18 @@ struct PostgresMailboxRepository: MailboxRepository {
             message.threadId = r.string(row, 6)
         }
         return message
+    }
+
+    /// The columns every row has in clear; payload, sender and thread are left empty.
+    private func clearFields(_ r: PostgresResult, _ row: Int) throws -> MailboxMessage {
+        guard let uid = r.uuid(row, 0), let receivedAt = r.date(microseconds: row, 9) else {
+            throw AerieError.internalError(details: "malformed row in aerie.mailbox")
+        }
+        return MailboxMessage(
+            uid: uid, connectionId: r.uuid(row, 1),
+            recipientVerkey: r.string(row, 2) ?? "", senderVerkey: nil, messageId: r.string(row, 4) ?? "",
+            type: r.string(row, 5) ?? "", threadId: nil, status: r.string(row, 7) ?? "", payload: .null,
+            receivedAt: receivedAt, direction: r.string(row, 11).flatMap(MailboxMessage.Direction.init(rawValue:)) ?? .received,
+            deliveryError: r.string(row, 12))
     }
 }
