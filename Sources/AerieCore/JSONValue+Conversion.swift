@@ -9,8 +9,7 @@ extension JSONValue {
 
     /// Decodes this value as `T`. A failure names the params field at fault as a dotted path.
     public func decode<T: Decodable>(as type: T.Type) throws -> T {
-        if let direct = self as? T { return direct }
-        return try JSONDecoder().decode(T.self, from: Data(serialized()))
+        try JSONValueDecoder.decode(T.self, from: self)
     }
 }
 

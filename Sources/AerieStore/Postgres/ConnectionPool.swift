@@ -247,10 +247,16 @@ package final class ConnectionPool: Sendable {
                 return .close
             }
             if !state.waiters.isEmpty {
+                // A tenant found at its share is not looked up again for the waiters behind it
+                // (a burst queues many waiters of one tenant: one lookup, then comparisons).
+                var atShare: TenantID?
                 let index =
                     state.waiters.firstIndex { waiter in
                         guard let tenant = waiter.tenant else { return true }
-                        return state.tenantLeases[tenant, default: 0] < share
+                        if tenant == atShare { return false }
+                        if state.tenantLeases[tenant, default: 0] < share { return true }
+                        atShare = tenant
+                        return false
                     } ?? 0
                 let waiter = state.waiters.remove(at: index)
                 state.lease(for: waiter.tenant)
