@@ -1,14 +1,8 @@
 import Foundation
-import NIOCore
-import NIOPosix
 
 /// aerie-bench: benchmarks that print numbers. `aerie-bench rpc [--sessions N] [--seconds S]`,
 /// `aerie-bench crypto [--iterations N]`, or `aerie-bench all`.
 let arguments = Array(CommandLine.arguments.dropFirst())
-
-if ProcessInfo.processInfo.environment["AERIE_BENCH_NIO_EXECUTOR"] == "1" {
-    NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
-}
 
 func option(_ name: String, default value: Double) -> Double {
     guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count, let parsed = Double(arguments[index + 1]) else {

@@ -205,25 +205,34 @@ struct PostgresMailboxRepository: MailboxRepository {
             AND (c.id = m.connection_id OR (m.connection_id IS NULL AND c.my_verkey = m.recipient_verkey))
         """
 
+    /// One statement per combination of the filters present, with the limit in its text (an
+    /// `Int`): a statement whose every filter is `$n IS NULL OR ...` was planned afresh at each
+    /// call (PostgreSQL kept custom plans for it), which cost the database as much as running it.
+    /// These few statements settle on their cached generic plans.
     func download(_ q: MailboxQuery) throws -> [MailboxEntry] {
+        var parameters: [SQLValue] = [.text(tenantID.rawValue), .textArray(q.statuses)]
+        var filters = ""
+        if let uids = q.uids {
+            parameters.append(.textArray(uids.map { $0.uuidString.lowercased() }))
+            filters += " AND m.uid = ANY($\(parameters.count)::uuid[])"
+        }
+        if let dids = q.pairwiseDids {
+            parameters.append(.textArray(dids))
+            filters += " AND c.my_did = ANY($\(parameters.count)::text[])"
+        }
+        if let after = q.after {
+            parameters += [.text(String(after.receivedAtMicros)), .text(after.uid.uuidString.lowercased())]
+            filters +=
+                " AND (m.received_at, m.uid) > ('epoch'::timestamptz + $\(parameters.count - 1)::int8 * interval '1 microsecond', $\(parameters.count)::uuid)"
+        }
         let result = try session.query(
             """
             SELECT \(Self.joinedColumns), c.my_did, c.their_did FROM aerie.mailbox m
             \(Self.connectionJoin)
-            WHERE m.tenant_id = $1::uuid AND c.my_did IS NOT NULL AND m.status = ANY($2::text[])
-              AND ($3::uuid[] IS NULL OR m.uid = ANY($3::uuid[]))
-              AND ($4::text[] IS NULL OR c.my_did = ANY($4::text[]))
-              AND ($5::int8 IS NULL OR (m.received_at, m.uid) > ('epoch'::timestamptz + $5::int8 * interval '1 microsecond', $6::uuid))
-            ORDER BY m.received_at, m.uid LIMIT $7
+            WHERE m.tenant_id = $1::uuid AND c.my_did IS NOT NULL AND m.status = ANY($2::text[])\(filters)
+            ORDER BY m.received_at, m.uid LIMIT \(max(0, q.limit))
             """,
-            [
-                .text(tenantID.rawValue), .textArray(q.statuses),
-                q.uids.map { .textArray($0.map { $0.uuidString.lowercased() }) } ?? .null,
-                q.pairwiseDids.map { .textArray($0) } ?? .null,
-                q.after.map { .text(String($0.receivedAtMicros)) } ?? .null,
-                q.after.map { .text($0.uid.uuidString.lowercased()) } ?? .null,
-                .int(max(0, q.limit)),
-            ])
+            parameters, genericPlan: true)
         return try (0..<result.rowCount).map { row in
             let (message, payloadJSON, payloadType) = try listed(result, row)
             guard let micros = result.string(row, 9).flatMap(Int64.init), let pairwiseDid = result.string(row, 13) else {
