@@ -12,8 +12,18 @@ package struct JSONObjectText {
     package init(_ bytes: [UInt8]) throws {
         self.bytes = bytes
         members = try bytes.withUnsafeBufferPointer { buffer in
-            var scanner = Scanner(bytes: buffer)
-            return try scanner.objectMembers()
+            var parser = JSONParser(buffer)
+            var found: [String: Range<Int>] = [:]
+            parser.skipWhitespace()
+            guard parser.index < buffer.count, buffer[parser.index] == UInt8(ascii: "{") else { throw parser.fail("expected an object") }
+            try parser.readMembers { parser, key in
+                let start = parser.index
+                try parser.skipValue()
+                found[key ?? ""] = start..<parser.index
+            }
+            parser.skipWhitespace()
+            guard parser.index == buffer.count else { throw parser.fail("unexpected data after the object") }
+            return found
         }
     }
 
@@ -33,151 +43,41 @@ package struct JSONObjectText {
         guard let range = members[key], bytes[range.lowerBound] == UInt8(ascii: "\"") else { return nil }
         return (try? JSONValue(parsing: bytes[range]))?.stringValue
     }
+}
 
-    private struct Scanner {
-        let bytes: UnsafeBufferPointer<UInt8>
-        var index = 0
-        var depth = 0
-
-        func fail(_ reason: String) -> JSONValue.ParseError { JSONValue.ParseError(offset: index, reason: reason) }
-
-        mutating func objectMembers() throws -> [String: Range<Int>] {
-            skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: "{") else { throw fail("expected an object") }
-            index += 1
-            var members: [String: Range<Int>] = [:]
-            skipWhitespace()
-            if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
-                index += 1
-            } else {
-                while true {
-                    skipWhitespace()
-                    let keyStart = index
-                    try skipString()
-                    let key = try Self.key(bytes[keyStart..<index])
-                    skipWhitespace()
-                    guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
-                    index += 1
-                    skipWhitespace()
-                    let valueStart = index
-                    try skipValue()
-                    members[key] = valueStart..<index
-                    skipWhitespace()
-                    guard index < bytes.count else { throw fail("unexpected end of input") }
-                    if bytes[index] == UInt8(ascii: ",") {
-                        index += 1
-                        continue
-                    }
-                    guard bytes[index] == UInt8(ascii: "}") else { throw fail("expected ',' or '}'") }
-                    index += 1
-                    break
-                }
-            }
-            skipWhitespace()
-            guard index == bytes.count else { throw fail("unexpected data after the object") }
-            return members
+extension JSONParser {
+    /// Moves past one value, checking its structure, building nothing (keys of nested objects
+    /// and strings are skipped, not decoded).
+    mutating func skipValue() throws {
+        guard index < bytes.count else { throw fail("unexpected end of input") }
+        switch bytes[index] {
+        case UInt8(ascii: "{"): try readMembers(parsingKeys: false) { parser, _ in try parser.skipValue() }
+        case UInt8(ascii: "["): try readItems { try $0.skipValue() }
+        case UInt8(ascii: "\""): try skipString()
+        case UInt8(ascii: "t"): try expectLiteral("true")
+        case UInt8(ascii: "f"): try expectLiteral("false")
+        case UInt8(ascii: "n"): try expectLiteral("null")
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): _ = try parseNumber()
+        default: throw fail("unexpected character")
         }
+    }
 
-        /// A key's text without its quotes; one with escapes goes through the parser.
-        static func key(_ quoted: Slice<UnsafeBufferPointer<UInt8>>) throws -> String {
-            let inner = quoted.dropFirst().dropLast()
-            if !inner.contains(UInt8(ascii: "\\")) { return String(decoding: inner, as: UTF8.self) }
-            guard let key = try JSONValue(parsing: quoted).stringValue else { throw JSONValue.ParseError(offset: 0, reason: "expected a key") }
-            return key
-        }
-
-        mutating func skipWhitespace() {
-            while index < bytes.count {
-                switch bytes[index] {
-                case 0x20, 0x09, 0x0A, 0x0D: index += 1
-                default: return
-                }
-            }
-        }
-
-        mutating func skipValue() throws {
-            guard index < bytes.count else { throw fail("unexpected end of input") }
+    /// Moves past a string from its opening quote: escapes are stepped over, not decoded.
+    mutating func skipString() throws {
+        index += 1
+        while index < bytes.count {
             switch bytes[index] {
-            case UInt8(ascii: "\""): try skipString()
-            case UInt8(ascii: "{"): try skipContainer(close: UInt8(ascii: "}"), keyed: true)
-            case UInt8(ascii: "["): try skipContainer(close: UInt8(ascii: "]"), keyed: false)
-            case UInt8(ascii: "t"): try skipLiteral("true")
-            case UInt8(ascii: "f"): try skipLiteral("false")
-            case UInt8(ascii: "n"): try skipLiteral("null")
-            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-                let start = index
-                while index < bytes.count {
-                    switch bytes[index] {
-                    case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "."),
-                        UInt8(ascii: "e"), UInt8(ascii: "E"):
-                        index += 1
-                    default:
-                        guard index > start else { throw fail("invalid number") }
-                        return
-                    }
-                }
-            default: throw fail("unexpected character")
-            }
-        }
-
-        mutating func skipContainer(close: UInt8, keyed: Bool) throws {
-            depth += 1
-            defer { depth -= 1 }
-            guard depth < JSONValue.maxParseDepth else { throw fail("nesting deeper than \(JSONValue.maxParseDepth)") }
-            index += 1
-            skipWhitespace()
-            if index < bytes.count, bytes[index] == close {
+            case UInt8(ascii: "\""):
                 index += 1
                 return
-            }
-            while true {
-                skipWhitespace()
-                if keyed {
-                    guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a key") }
-                    try skipString()
-                    skipWhitespace()
-                    guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
-                    index += 1
-                    skipWhitespace()
-                }
-                try skipValue()
-                skipWhitespace()
-                guard index < bytes.count else { throw fail("unexpected end of input") }
-                if bytes[index] == UInt8(ascii: ",") {
-                    index += 1
-                    continue
-                }
-                guard bytes[index] == close else { throw fail("expected ',' or the container's end") }
+            case UInt8(ascii: "\\"):
+                index += 2
+            case 0..<0x20:
+                throw fail("control character in string")
+            default:
                 index += 1
-                return
             }
         }
-
-        mutating func skipString() throws {
-            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a string") }
-            index += 1
-            while index < bytes.count {
-                switch bytes[index] {
-                case UInt8(ascii: "\""):
-                    index += 1
-                    return
-                case UInt8(ascii: "\\"):
-                    index += 2
-                case 0..<0x20:
-                    throw fail("control character in a string")
-                default:
-                    index += 1
-                }
-            }
-            throw fail("unterminated string")
-        }
-
-        mutating func skipLiteral(_ literal: StaticString) throws {
-            let count = literal.utf8CodeUnitCount
-            guard index + count <= bytes.count else { throw fail("unexpected end of input") }
-            let expected = UnsafeBufferPointer(start: literal.utf8Start, count: count)
-            for offset in 0..<count where bytes[index + offset] != expected[offset] { throw fail("invalid literal") }
-            index += count
-        }
+        throw fail("unterminated string")
     }
 }

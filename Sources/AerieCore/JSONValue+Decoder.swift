@@ -173,7 +173,7 @@ enum JSONValueDecoder {
         }
 
         func superDecoder() throws -> any Decoder {
-            TreeDecoder(value: fields["super"] ?? .null, codingPath: codingPath + [IndexKey(stringValue: "super")])
+            TreeDecoder(value: fields["super"] ?? .null, codingPath: codingPath + [CodingPathKey(stringValue: "super")])
         }
 
         func superDecoder(forKey key: Key) throws -> any Decoder {
@@ -189,7 +189,7 @@ enum JSONValueDecoder {
         var isAtEnd: Bool { currentIndex >= items.count }
 
         private mutating func next(_ type: Any.Type) throws -> TreeDecoder {
-            let path = codingPath + [IndexKey(intValue: currentIndex)]
+            let path = codingPath + [CodingPathKey(intValue: currentIndex)]
             guard !isAtEnd else {
                 throw DecodingError.valueNotFound(
                     type, DecodingError.Context(codingPath: path, debugDescription: "Unkeyed container is at end."))
@@ -258,15 +258,5 @@ enum JSONValueDecoder {
         func decode(_ type: UInt32.Type) throws -> UInt32 { try decoder.integer(UInt32.self) }
         func decode(_ type: UInt64.Type) throws -> UInt64 { try decoder.integer(UInt64.self) }
         func decode<T: Decodable>(_ type: T.Type) throws -> T { try decoder.decodeValue(T.self) }
-    }
-
-    fileprivate struct IndexKey: CodingKey {
-        var stringValue: String
-        var intValue: Int?
-        init(stringValue: String) { self.stringValue = stringValue }
-        init(intValue: Int) {
-            self.stringValue = "Index \(intValue)"
-            self.intValue = intValue
-        }
     }
 }

@@ -159,7 +159,7 @@ enum JSONValueEncoder {
         mutating func superEncoder(forKey key: Key) -> any Encoder { superEncoder(named: key.stringValue, key: key) }
 
         private func superEncoder(named name: String, key: (any CodingKey)? = nil) -> any Encoder {
-            let encoder = TreeEncoder(codingPath: codingPath + [key ?? IndexKey(stringValue: name)])
+            let encoder = TreeEncoder(codingPath: codingPath + [key ?? CodingPathKey(stringValue: name)])
             box.fields[name] = .encoder(encoder)
             return encoder
         }
@@ -170,7 +170,7 @@ enum JSONValueEncoder {
         let codingPath: [any CodingKey]
         var count: Int { box.items.count }
 
-        private var nextKey: any CodingKey { IndexKey(intValue: box.items.count) }
+        private var nextKey: any CodingKey { CodingPathKey(intValue: box.items.count) }
 
         mutating func encodeNil() throws { box.items.append(.value(.null)) }
         mutating func encode(_ value: Bool) throws { box.items.append(.value(.bool(value))) }
@@ -236,14 +236,16 @@ enum JSONValueEncoder {
         }
         mutating func encode<T: Encodable>(_ value: T) throws { encoder.node = try node(value, path: codingPath) }
     }
+}
 
-    fileprivate struct IndexKey: CodingKey {
-        var stringValue: String
-        var intValue: Int?
-        init(stringValue: String) { self.stringValue = stringValue }
-        init(intValue: Int) {
-            self.stringValue = "Index \(intValue)"
-            self.intValue = intValue
-        }
+/// A coding-path key the JSONValue coders make themselves: an array index (`Index 3`, as
+/// Foundation's coders name it) or `super`.
+struct CodingPathKey: CodingKey {
+    var stringValue: String
+    var intValue: Int?
+    init(stringValue: String) { self.stringValue = stringValue }
+    init(intValue: Int) {
+        self.stringValue = "Index \(intValue)"
+        self.intValue = intValue
     }
 }
