@@ -33,7 +33,7 @@ public struct MessageMailbox: Sendable {
     /// `kinds` memoises `MessageKind.classify` over a page.
     static func view(_ entry: MailboxEntry, kinds: inout [String: String]) -> JSONValue {
         let m = entry.message
-        let rawType = m.payload["@type"]?.stringValue ?? m.type
+        let rawType = entry.payloadType ?? m.type
         let kind: String
         if let known = kinds[rawType] {
             kind = known
@@ -52,7 +52,7 @@ public struct MessageMailbox: Sendable {
             "refMsgId": refMsgId,
             "deliveryDetails": .array(
                 m.deliveryError.map { [["statusCode": .string(m.status), "reason": .string($0)]] } ?? []),
-            "decryptedPayload": .string(m.payload.jsonString),
+            "decryptedPayload": .string(entry.payloadJSON),
         ]
         if sent, case .object(var fields) = view {
             fields["direction"] = "sent"

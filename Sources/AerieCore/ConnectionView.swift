@@ -50,7 +50,7 @@ public struct ConnectionView: Encodable, Sendable, Hashable {
         role = (r.role ?? .invitee).rawValue
         multiUse = r.multiUse
         alias = r.alias
-        createdAt = r.createdAt.formatted(.iso8601)
-        updatedAt = r.updatedAt.formatted(.iso8601)
+        createdAt = r.createdAt.iso8601Text
+        updatedAt = r.updatedAt.iso8601Text
     }
 }

@@ -1,25 +1,15 @@
 import Foundation
 
 extension JSONValue {
-    /// Encodes any Encodable into a JSONValue (through JSON text; results are small).
+    /// Encodes any Encodable into a JSONValue: the value `JSONEncoder.aerie`'s text would parse
+    /// to, built directly (`JSONValueEncoder`).
     public init<T: Encodable>(encoding value: T) throws {
-        // Hot paths: results that already are JSON scalars or values need no encoder.
-        switch value {
-        case let direct as JSONValue: self = direct; return
-        case let string as String: self = .string(string); return
-        case let bool as Bool: self = .bool(bool); return
-        case let int as Int: self = .int(Int64(int)); return
-        case let int as Int64: self = .int(int); return
-        default: break
-        }
-        let data = try JSONEncoder.aerie.encode(value)
-        self = try JSONValue(parsing: data)
+        self = try JSONValueEncoder.encode(value)
     }
 
     /// Decodes this value as `T`. A failure names the params field at fault as a dotted path.
     public func decode<T: Decodable>(as type: T.Type) throws -> T {
-        if let direct = self as? T { return direct }
-        return try JSONDecoder().decode(T.self, from: Data(serialized()))
+        try JSONValueDecoder.decode(T.self, from: self)
     }
 }
 

@@ -123,7 +123,7 @@ extension JSONValue {
     }
 }
 
-private struct JSONParser {
+struct JSONParser {
     let bytes: UnsafeBufferPointer<UInt8>
     var index = 0
     var depth = 0
@@ -185,26 +185,47 @@ private struct JSONParser {
     }
 
     mutating func parseObject() throws -> JSONValue {
+        // Members are collected first and the dictionary sized once: growing it member by member
+        // rehashed every key at each doubling.
+        var members: [(key: String, value: JSONValue)] = []
+        try readMembers { parser, key in members.append((key ?? "", try parser.parseValue())) }
+        var fields = [String: JSONValue](minimumCapacity: members.count)
+        for member in members { fields[member.key] = member.value }  // a repeated key: the last wins
+        return .object(fields)
+    }
+
+    mutating func parseArray() throws -> JSONValue {
+        var items: [JSONValue] = []
+        try readItems { items.append(try $0.parseValue()) }
+        return .array(items)
+    }
+
+    /// Reads an object from its `{` to its `}`: each member's key (parsed when `parsingKeys`,
+    /// else skipped and nil), then `value` reads the member's value.
+    mutating func readMembers(parsingKeys: Bool = true, _ value: (inout JSONParser, String?) throws -> Void) throws {
         try enter()
         defer { depth -= 1 }
         index += 1
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
-            return .object([:])
+            return
         }
-        // Members are collected first and the dictionary sized once: growing it member by member
-        // rehashed every key at each doubling.
-        var members: [(key: String, value: JSONValue)] = []
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
-            let key = try parseString()
+            let key: String?
+            if parsingKeys {
+                key = try parseString()
+            } else {
+                try skipString()
+                key = nil
+            }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             index += 1
             skipWhitespace()
-            members.append((key, try parseValue()))
+            try value(&self, key)
             skipWhitespace()
             guard index < bytes.count else { throw fail("unexpected end of input") }
             if bytes[index] == UInt8(ascii: ",") {
@@ -213,25 +234,23 @@ private struct JSONParser {
             }
             guard bytes[index] == UInt8(ascii: "}") else { throw fail("expected ',' or '}'") }
             index += 1
-            var fields = [String: JSONValue](minimumCapacity: members.count)
-            for member in members { fields[member.key] = member.value }  // a repeated key: the last wins
-            return .object(fields)
+            return
         }
     }
 
-    mutating func parseArray() throws -> JSONValue {
+    /// Reads an array from its `[` to its `]`; `item` reads each item.
+    mutating func readItems(_ item: (inout JSONParser) throws -> Void) throws {
         try enter()
         defer { depth -= 1 }
         index += 1
-        var items: [JSONValue] = []
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
             index += 1
-            return .array(items)
+            return
         }
         while true {
             skipWhitespace()
-            items.append(try parseValue())
+            try item(&self)
             skipWhitespace()
             guard index < bytes.count else { throw fail("unexpected end of input") }
             if bytes[index] == UInt8(ascii: ",") {
@@ -240,7 +259,7 @@ private struct JSONParser {
             }
             guard bytes[index] == UInt8(ascii: "]") else { throw fail("expected ',' or ']'") }
             index += 1
-            return .array(items)
+            return
         }
     }
 

@@ -120,7 +120,7 @@ public protocol MailboxRepository {
     /// pairwise verkey (stored before the link was known). Returns how many.
     func deleteAll(connectionId: UUID, recipientVerkey: String?) throws -> Int
     /// Messages of connections that have a pairwise DID, in arrival order (then uid), at most
-    /// `query.limit`.
+    /// `query.limit`; payloads as text (`MailboxEntry.payloadJSON`).
     func download(_ query: MailboxQuery) throws -> [MailboxEntry]
     /// Sets the status of those of `uids` that arrived on the connection whose pairwise DID is
     /// `pairwiseDid` (received messages only: a sent message's status is its delivery's); returns
@@ -159,17 +159,33 @@ public struct MailboxPosition: Sendable, Hashable {
     }
 }
 
-/// A mailbox message with the connection it belongs to (our and their DID).
+/// A mailbox message with the connection it belongs to (our and their DID), as `download`
+/// lists it: the payload as JSON text (`payloadJSON`, what `payload.jsonString` would give) and
+/// its `@type`, not as a tree, since the download answers it as text; `message.payload` is null.
 public struct MailboxEntry: Sendable, Hashable {
     public var message: MailboxMessage
     public var pairwiseDid: String
     public var theirDid: String?
     public var position: MailboxPosition
+    /// The payload's compact JSON text (keys sorted).
+    public var payloadJSON: String
+    /// The payload's `@type`, when it has one.
+    public var payloadType: String?
 
-    public init(message: MailboxMessage, pairwiseDid: String, theirDid: String?, position: MailboxPosition) {
+    public init(
+        message: MailboxMessage, pairwiseDid: String, theirDid: String?, position: MailboxPosition, payloadJSON: String,
+        payloadType: String?
+    ) {
         self.message = message
         self.pairwiseDid = pairwiseDid
         self.theirDid = theirDid
         self.position = position
+        self.payloadJSON = payloadJSON
+        self.payloadType = payloadType
+    }
+
+    /// The payload parsed (tests and rare readers; the download itself passes the text on).
+    public var payload: JSONValue {
+        get throws { try JSONValue(parsing: payloadJSON) }
     }
 }

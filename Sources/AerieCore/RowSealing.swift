@@ -43,6 +43,17 @@ public struct RowSealing {
         return SealedFields(table: table, fields: fields)
     }
 
+    /// The private fields of row `row`, opened as text: for a reader that passes a large field on
+    /// as JSON text (`JSONObjectText`) rather than as a tree.
+    func openText(_ sealed: [UInt8], row: String) throws -> JSONObjectText {
+        let plain = try required().open(sealed, table: table, column: Self.column, row: row)
+        do {
+            return try JSONObjectText(plain)
+        } catch {
+            throw AerieError.internalError(details: "the sealed value of aerie.\(table) row \(row) is not an object: \(error)")
+        }
+    }
+
     /// The keyed hash of `value` for lookups in `column` (nil for nil).
     public func hash(_ value: String?, column: String) throws -> [UInt8]? {
         guard let value else { return nil }

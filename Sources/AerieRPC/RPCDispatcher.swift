@@ -105,9 +105,13 @@ struct RPCDispatcher: Sendable {
             throw AerieError(.methodNotFound, "method not found: \(request.method.prefix(100))")
         }
         var requestLogger = logger
-        requestLogger[metadataKey: "request"] = "\(RequestID.make())"
-        requestLogger[metadataKey: "session"] = "\(session.id)"
-        requestLogger[metadataKey: "method"] = "\(method.name)"
+        // Set at once: a handler may rework its whole metadata at each change (swift-log's
+        // StreamLogHandler formats it anew), three times per call here.
+        var metadata = logger.handler.metadata
+        metadata["request"] = "\(RequestID.make())"
+        metadata["session"] = "\(session.id)"
+        metadata["method"] = "\(method.name)"
+        requestLogger.handler.metadata = metadata
         let (params, actingFor) = try Self.splitMeta(request.params)
         let principal: Principal
         switch method.access {

@@ -26,6 +26,60 @@ import Testing
         }
     }
 
+    /// `messages.download`'s read runs under `plan_cache_mode = force_generic_plan` (one statement
+    /// per combination of filters): on a one-connection pool, A's downloads with every filter
+    /// combination see only A's rows, B's only B's, with the payload as the text it was stored
+    /// as, and the next user of the connection finds the planner's setting back at `auto`.
+    @Test func genericPlanDownloadsStayScopedAndLeaveNothingBehind() async throws {
+        try await StoreFixture.with(maxConnections: 1) { fixture in
+            let a = fixture.runtime.sealed(try await fixture.createTenant("A").id)
+            let b = fixture.runtime.sealed(try await fixture.createTenant("B").id)
+            var uidsByTenant: [[UUID]] = []
+            for (index, tenant) in [a, b].enumerated() {
+                var record = ConnectionStoreTests.record(invitationId: "inv-\(index)", key: "KEY\(index)")
+                record.myDid = "MYDID"
+                record.myVerkey = "MYVERKEY"
+                let stored = record
+                try await tenant.transaction { try $0.connections.insert(stored) }
+                var uids: [UUID] = []
+                for n in 0..<3 {
+                    let message = MailboxMessage(
+                        connectionId: stored.id, recipientVerkey: "MYVERKEY", senderVerkey: nil, messageId: "m-\(index)-\(n)",
+                        type: "https://didcomm.org/basicmessage/1.0/message", threadId: nil,
+                        payload: ["@type": "https://didcomm.org/basicmessage/1.0/message", "content": .string("tenant \(index) \"\(n)\"")])
+                    uids.append(try await tenant.transaction { try $0.mailbox.insert(message) }.uid)
+                }
+                uidsByTenant.append(uids)
+            }
+            let received = [MailboxMessage.received]
+            let stored = uidsByTenant
+            for _ in 0..<7 {  // past the plan cache's first five custom plans
+                for (index, tenant) in [a, b].enumerated() {
+                    let all = try await tenant.read { try $0.mailbox.download(MailboxQuery(statuses: received, limit: 10)) }
+                    #expect(all.map(\.message.uid) == stored[index])
+                    #expect(all.map(\.payloadType) == Array(repeating: "https://didcomm.org/basicmessage/1.0/message", count: 3))
+                    #expect(try all.map { try $0.payload["content"] } == (0..<3).map { .string("tenant \(index) \"\($0)\"") })
+                    let picked = try await tenant.read { tx in
+                        try tx.mailbox.download(
+                            MailboxQuery(statuses: received, uids: stored[1 - index] + [stored[index][1]], limit: 10))
+                    }
+                    #expect(picked.map(\.message.uid) == [stored[index][1]])
+                    let first = all[0].position
+                    let filtered = try await tenant.read { tx in
+                        try tx.mailbox.download(MailboxQuery(statuses: received, pairwiseDids: ["MYDID"], after: first, limit: 1))
+                    }
+                    #expect(filtered.map(\.message.uid) == [stored[index][1]])
+                }
+            }
+            let after = try await fixture.runtime.withSession { session in
+                let settings = try session.query(
+                    "SELECT current_setting('aerie.tenant_id', true), current_setting('transaction_read_only'), current_setting('plan_cache_mode')")
+                return [settings.string(0, 0) ?? "", settings.string(0, 1) ?? "", settings.string(0, 2) ?? ""]
+            }
+            #expect(after == ["", "off", "auto"])
+        }
+    }
+
     /// A read is one implicit transaction (no `BEGIN`/`COMMIT`): its tenant and read-only settings
     /// end with it. On a one-connection pool, so every call reuses the same connection: right
     /// after A's read, an unscoped session sees no tenant and no rows, B's read sees only B's

@@ -27,6 +27,9 @@ package final class ConnectionPool: Sendable {
         var waiters: [Waiter] = []
         var nextWaiterID: UInt64 = 0
         var isClosed = false
+        /// Whether the task that fails waiters past their deadline is running (one per pool,
+        /// while anyone waits: a timer per waiter cost a task and a timer wake-up per lease).
+        var expiryRunning = false
 
         mutating func lease(for tenant: TenantID?) {
             if let tenant { tenantLeases[tenant, default: 0] += 1 }
@@ -42,6 +45,7 @@ package final class ConnectionPool: Sendable {
     private struct Waiter {
         var id: UInt64
         var tenant: TenantID?
+        var deadline: ContinuousClock.Instant
         var continuation: CheckedContinuation<PostgresConnection?, any Error>
     }
 
@@ -173,28 +177,47 @@ package final class ConnectionPool: Sendable {
     private func wait(id: UInt64, tenant: TenantID?) async throws -> PostgresConnection? {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let queued = state.withLock { state in
+                let deadline = ContinuousClock.now + configuration.acquireTimeout
+                let (queued, startExpiry) = state.withLock { state in
                     // Checked under the lock so a cancellation that already ran is not missed.
-                    if Task.isCancelled || state.isClosed { return false }
-                    state.waiters.append(Waiter(id: id, tenant: tenant, continuation: continuation))
-                    return true
+                    if Task.isCancelled || state.isClosed { return (false, false) }
+                    state.waiters.append(Waiter(id: id, tenant: tenant, deadline: deadline, continuation: continuation))
+                    defer { state.expiryRunning = true }
+                    return (true, !state.expiryRunning)
                 }
                 guard queued else {
                     continuation.resume(throwing: Task.isCancelled ? CancellationError() : Self.closedError)
                     return
                 }
-                // Timers are not cancelled on success: one firing for a served waiter is a no-op.
-                Task { [self] in
-                    try? await Task.sleep(for: configuration.acquireTimeout)
-                    failWaiter(
-                        id,
-                        with: AerieError(
-                            .busy, "database busy, try again",
-                            details: "no connection free within \(configuration.acquireTimeout)"))
-                }
+                if startExpiry { Task { [self] in await expireWaiters() } }
             }
         } onCancel: {
             failWaiter(id, with: CancellationError())
+        }
+    }
+
+    /// Fails each waiter still queued at its deadline with `busy`, sleeping until the earliest
+    /// one; ends when nobody waits. Waiters queue in arrival order with the same timeout, and
+    /// leave only by being removed, so the first one's deadline is the earliest.
+    private func expireWaiters() async {
+        while true {
+            let now = ContinuousClock.now
+            let (expired, next) = state.withLock { state -> ([Waiter], ContinuousClock.Instant?) in
+                var expired: [Waiter] = []
+                while let first = state.waiters.first, first.deadline <= now { expired.append(state.waiters.removeFirst()) }
+                guard let next = state.waiters.first?.deadline else {
+                    state.expiryRunning = false
+                    return (expired, nil)
+                }
+                return (expired, next)
+            }
+            for waiter in expired {
+                waiter.continuation.resume(
+                    throwing: AerieError(
+                        .busy, "database busy, try again", details: "no connection free within \(configuration.acquireTimeout)"))
+            }
+            guard let next else { return }
+            try? await Task.sleep(until: next, clock: .continuous)
         }
     }
 
@@ -224,10 +247,16 @@ package final class ConnectionPool: Sendable {
                 return .close
             }
             if !state.waiters.isEmpty {
+                // A tenant found at its share is not looked up again for the waiters behind it
+                // (a burst queues many waiters of one tenant: one lookup, then comparisons).
+                var atShare: TenantID?
                 let index =
                     state.waiters.firstIndex { waiter in
                         guard let tenant = waiter.tenant else { return true }
-                        return state.tenantLeases[tenant, default: 0] < share
+                        if tenant == atShare { return false }
+                        if state.tenantLeases[tenant, default: 0] < share { return true }
+                        atShare = tenant
+                        return false
                     } ?? 0
                 let waiter = state.waiters.remove(at: index)
                 state.lease(for: waiter.tenant)

@@ -34,14 +34,20 @@ package final class DatabaseSession {
 
     /// Runs one parameterised statement and returns its rows. In a transaction, writes queued by
     /// `executeLater` travel in the same pipeline, in front of it.
+    ///
+    /// `genericPlan`: in `tenantReads` mode, the statement runs under `plan_cache_mode =
+    /// force_generic_plan` (set with the tenant, for its implicit transaction only), so its cached
+    /// plan is used instead of one planned afresh for each call's parameters. For a statement
+    /// PostgreSQL keeps re-planning although one plan suits every call (`messages.download`).
     @discardableResult
-    package func query(_ sql: String, _ parameters: [SQLValue] = []) throws -> PostgresResult {
+    package func query(_ sql: String, _ parameters: [SQLValue] = [], genericPlan: Bool = false) throws -> PostgresResult {
         guard isOpen else {
             throw AerieError.internalError(details: "a database session was used after its transaction ended")
         }
         do {
             if case .tenantReads(let tenant) = mode {
-                return try connection.pipeline([Self.readOnlyTenantSetting(tenant), (sql, parameters)])
+                let setting = genericPlan ? Self.genericPlanReadOnlyTenantSetting(tenant) : Self.readOnlyTenantSetting(tenant)
+                return try connection.pipeline([setting, (sql, parameters)])
             }
             guard case .transaction = mode, !hasBegun || !deferred.isEmpty else {
                 return try connection.query(sql, parameters)
@@ -146,6 +152,14 @@ package final class DatabaseSession {
 
     static func readOnlyTenantSetting(_ tenant: TenantID) -> (sql: String, parameters: [SQLValue]) {
         (readOnlyTenantSettingSQL, [.text(tenant.rawValue)])
+    }
+
+    static let genericPlanReadOnlyTenantSettingSQL =
+        "SELECT set_config('aerie.tenant_id', $1, true), set_config('transaction_read_only', 'on', true), "
+        + "set_config('plan_cache_mode', 'force_generic_plan', true)"
+
+    static func genericPlanReadOnlyTenantSetting(_ tenant: TenantID) -> (sql: String, parameters: [SQLValue]) {
+        (genericPlanReadOnlyTenantSettingSQL, [.text(tenant.rawValue)])
     }
 
     /// Runs one statement and returns how many rows it inserted, updated or deleted.

@@ -218,34 +218,65 @@ struct PostgresMailboxRepository: MailboxRepository {
             AND (c.id = m.connection_id OR (m.connection_id IS NULL AND c.my_verkey = m.recipient_verkey))
         """
 
+    /// One statement per combination of the filters present, with the limit in its text (an
+    /// `Int`): a statement whose every filter is `$n IS NULL OR ...` was planned afresh at each
+    /// call (PostgreSQL kept custom plans for it), which cost the database as much as running it.
+    /// These few statements settle on their cached generic plans.
     func download(_ q: MailboxQuery) throws -> [MailboxEntry] {
+        var parameters: [SQLValue] = [.text(tenantID.rawValue), .textArray(q.statuses)]
+        var filters = ""
+        if let uids = q.uids {
+            parameters.append(.textArray(uids.map { $0.uuidString.lowercased() }))
+            filters += " AND m.uid = ANY($\(parameters.count)::uuid[])"
+        }
+        if let dids = q.pairwiseDids {
+            parameters.append(.textArray(dids))
+            filters += " AND c.my_did = ANY($\(parameters.count)::text[])"
+        }
+        if let after = q.after {
+            parameters += [.text(String(after.receivedAtMicros)), .text(after.uid.uuidString.lowercased())]
+            filters +=
+                " AND (m.received_at, m.uid) > ('epoch'::timestamptz + $\(parameters.count - 1)::int8 * interval '1 microsecond', $\(parameters.count)::uuid)"
+        }
         let result = try session.query(
             """
             SELECT \(Self.joinedColumns), c.my_did, c.their_did FROM aerie.mailbox m
             \(Self.connectionJoin)
-            WHERE m.tenant_id = $1::uuid AND c.my_did IS NOT NULL AND m.status = ANY($2::text[])
-              AND ($3::uuid[] IS NULL OR m.uid = ANY($3::uuid[]))
-              AND ($4::text[] IS NULL OR c.my_did = ANY($4::text[]))
-              AND ($5::int8 IS NULL OR (m.received_at, m.uid) > ('epoch'::timestamptz + $5::int8 * interval '1 microsecond', $6::uuid))
-            ORDER BY m.received_at, m.uid LIMIT $7
+            WHERE m.tenant_id = $1::uuid AND c.my_did IS NOT NULL AND m.status = ANY($2::text[])\(filters)
+            ORDER BY m.received_at, m.uid LIMIT \(max(0, q.limit))
             """,
-            [
-                .text(tenantID.rawValue), .textArray(q.statuses),
-                q.uids.map { .textArray($0.map { $0.uuidString.lowercased() }) } ?? .null,
-                q.pairwiseDids.map { .textArray($0) } ?? .null,
-                q.after.map { .text(String($0.receivedAtMicros)) } ?? .null,
-                q.after.map { .text($0.uid.uuidString.lowercased()) } ?? .null,
-                .int(max(0, q.limit)),
-            ])
+            parameters, genericPlan: true)
         return try (0..<result.rowCount).map { row in
-            let message = try message(result, row)
+            let (message, payloadJSON, payloadType) = try listed(result, row)
             guard let micros = result.string(row, 9).flatMap(Int64.init), let pairwiseDid = result.string(row, 13) else {
                 throw AerieError.internalError(details: "malformed row in aerie.mailbox")
             }
             return MailboxEntry(
                 message: message, pairwiseDid: pairwiseDid, theirDid: result.string(row, 14),
-                position: MailboxPosition(receivedAtMicros: micros, uid: message.uid))
+                position: MailboxPosition(receivedAtMicros: micros, uid: message.uid), payloadJSON: payloadJSON,
+                payloadType: payloadType)
         }
+    }
+
+    /// A row of `joinedColumns` for a listing: the message without its payload, and the payload
+    /// as text with its `@type`. A sealed row's payload is the sealed object's own text of it
+    /// (written by the compact serializer, so it is what `payload.jsonString` gives), found by
+    /// `JSONObjectText` without parsing it; a clear row's is parsed from its jsonb text.
+    private func listed(_ r: PostgresResult, _ row: Int) throws -> (MailboxMessage, String, String?) {
+        guard let sealed = r.bytes(row, 10) else {
+            var message = try message(r, row)
+            let payload = message.payload
+            message.payload = .null
+            return (message, payload.jsonString, payload["@type"]?.stringValue)
+        }
+        guard let uidText = r.string(row, 0) else { throw AerieError.internalError(details: "malformed row in aerie.mailbox") }
+        var message = try clearFields(r, row)
+        let f = try sealing.openText(sealed, row: uidText)
+        message.senderVerkey = f.string("senderVerkey")
+        message.threadId = f.string("threadId")
+        guard let payload = f.rawBytes("payload") else { return (message, "null", nil) }
+        let payloadType = payload.first == UInt8(ascii: "{") ? try JSONObjectText(Array(payload)).string("@type") : nil
+        return (message, String(decoding: payload, as: UTF8.self), payloadType)
     }
 
     func updateStatus(_ uids: [UUID], pairwiseDid: String, to status: String) throws -> [UUID] {
@@ -276,15 +307,8 @@ struct PostgresMailboxRepository: MailboxRepository {
 
     /// A row of `columns` (or `joinedColumns`): sealed, or of the previous release's clear form.
     private func message(_ r: PostgresResult, _ row: Int) throws -> MailboxMessage {
-        guard let uidText = r.string(row, 0), let uid = r.uuid(row, 0),
-            let receivedAt = r.date(microseconds: row, 9)
-        else { throw AerieError.internalError(details: "malformed row in aerie.mailbox") }
-        var message = MailboxMessage(
-            uid: uid, connectionId: r.uuid(row, 1),
-            recipientVerkey: r.string(row, 2) ?? "", senderVerkey: nil, messageId: r.string(row, 4) ?? "",
-            type: r.string(row, 5) ?? "", threadId: nil, status: r.string(row, 7) ?? "", payload: .null,
-            receivedAt: receivedAt, direction: r.string(row, 11).flatMap(MailboxMessage.Direction.init(rawValue:)) ?? .received,
-            deliveryError: r.string(row, 12))
+        guard let uidText = r.string(row, 0) else { throw AerieError.internalError(details: "malformed row in aerie.mailbox") }
+        var message = try clearFields(r, row)
         if let sealed = r.bytes(row, 10) {
             let f = try sealing.open(sealed, row: uidText)
             message.payload = f.json("payload") ?? .null
@@ -296,5 +320,18 @@ struct PostgresMailboxRepository: MailboxRepository {
             message.threadId = r.string(row, 6)
         }
         return message
+    }
+
+    /// The columns every row has in clear; payload, sender and thread are left empty.
+    private func clearFields(_ r: PostgresResult, _ row: Int) throws -> MailboxMessage {
+        guard let uid = r.uuid(row, 0), let receivedAt = r.date(microseconds: row, 9) else {
+            throw AerieError.internalError(details: "malformed row in aerie.mailbox")
+        }
+        return MailboxMessage(
+            uid: uid, connectionId: r.uuid(row, 1),
+            recipientVerkey: r.string(row, 2) ?? "", senderVerkey: nil, messageId: r.string(row, 4) ?? "",
+            type: r.string(row, 5) ?? "", threadId: nil, status: r.string(row, 7) ?? "", payload: .null,
+            receivedAt: receivedAt, direction: r.string(row, 11).flatMap(MailboxMessage.Direction.init(rawValue:)) ?? .received,
+            deliveryError: r.string(row, 12))
     }
 }

@@ -1,0 +1,52 @@
+import Testing
+
+@testable import AerieCore
+
+/// `JSONObjectText` finds each member's raw text without building values: a serialized member
+/// comes back byte for byte, and text the strict parser refuses is refused.
+struct JSONObjectTextTests {
+    @Test func membersComeBackAsTheirSerializedText() throws {
+        let payload: JSONValue = [
+            "@type": "https://didcomm.org/basicmessage/1.0/message", "@id": "m-1",
+            "content": "quote \" backslash \\ newline \n tab \t control \u{1} unicode é 😀 slash /",
+            "numbers": [0, -1, .double(1.5), .double(1e300), .double(-0.25)], "nested": ["a": ["b": [true, false, nil]], "": "empty key"],
+            "esc\"aped key": "v",
+        ]
+        let object: JSONValue = ["payload": payload, "threadId": "t-1", "count": 3, "flag": true, "none": nil, "list": []]
+        let text = try JSONObjectText(object.serialized())
+        #expect(text.rawBytes("payload").map { Array($0) } == payload.serialized())
+        #expect(try text.value("payload") == payload)
+        #expect(text.string("threadId") == "t-1")
+        #expect(text.string("count") == nil)
+        #expect(try text.value("count") == 3)
+        #expect(try text.value("flag") == true)
+        #expect(try text.value("none") == .null)
+        #expect(try text.value("list") == [])
+        #expect(text.rawBytes("missing") == nil)
+        let inner = try JSONObjectText(Array(text.rawBytes("payload")!))
+        #expect(inner.string("@type") == "https://didcomm.org/basicmessage/1.0/message")
+        #expect(inner.string("esc\"aped key") == "v")
+        #expect(inner.string("") == nil)
+        #expect(try JSONObjectText(Array(inner.rawBytes("nested")!)).string("") == "empty key")
+    }
+
+    @Test func whitespaceAndEmptyObjects() throws {
+        let text = try JSONObjectText(Array(#" { "a" : { } , "b" :[ 1 , { "c" : [ ] } ] } "#.utf8))
+        #expect(try text.value("a") == .object([:]))
+        #expect(try text.value("b") == [1, ["c": []]])
+        #expect(try JSONObjectText(Array("{}".utf8)).rawBytes("a") == nil)
+    }
+
+    @Test(arguments: [
+        "", "[]", "\"text\"", "{", "{\"a\"}", "{\"a\":}", "{\"a\":1,}", "{\"a\":1} x", "{\"a\":\"unterminated}",
+        "{\"a\":[1,2}", "{\"a\":tru}", "{\"a\":\"control \u{1} char\"}", "{a:1}", "{\"a\":1 \"b\":2}",
+    ])
+    func malformedTextIsRefused(_ text: String) {
+        #expect(throws: JSONValue.ParseError.self) { try JSONObjectText(Array(text.utf8)) }
+    }
+
+    @Test func nestingIsBounded() {
+        let deep = "{\"a\":" + String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000) + "}"
+        #expect(throws: JSONValue.ParseError.self) { try JSONObjectText(Array(deep.utf8)) }
+    }
+}
