@@ -45,7 +45,7 @@ public struct RowSealing {
 
     /// The private fields of row `row`, opened as text: for a reader that passes a large field on
     /// as JSON text (`JSONObjectText`) rather than as a tree.
-    func openText(_ sealed: [UInt8], row: String) throws -> JSONObjectText {
+    package func openText(_ sealed: [UInt8], row: String) throws -> JSONObjectText {
         let plain = try required().open(sealed, table: table, column: Self.column, row: row)
         do {
             return try JSONObjectText(plain)
