@@ -49,10 +49,13 @@ public struct ConnectionsPlugin: AeriePlugin {
         try registerConnectionMethods(with: &router)
         let service = self.service
         service.commits?.observe(kind: "connection") { [waits = service.waits] tenant, event in
+            // Only a state that can end a wait: hearing a connection become `requested` (our own
+            // connect's commit, usually heard before the wait starts) must not cost a read.
             guard let id = event["connectionId"]?.stringValue.flatMap(UUID.init(uuidString:)),
-                let state = event["state"]?.stringValue
+                let state = event["state"]?.stringValue.flatMap(ConnectionRecord.State.init(rawValue:)),
+                state != .initialized, state != .requested, state != .responded
             else { return }
-            waits.heard(id, state: state, tenant: tenant)
+            waits.heard(id, state: state.rawValue, tenant: tenant)
         }
         router.onConnectionFailure { connectionId, reason, tenant in
             // Only a connection still being set up fails (`conflict` otherwise: nothing to do).

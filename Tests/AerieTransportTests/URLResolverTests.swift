@@ -254,11 +254,11 @@ import Testing
     }
 
     @Test func timeoutCoversTheWholeRedirectChain() async throws {
+        // `/slow` answers after 5 s, which a fetch without the total timeout would wait for and
+        // return: the `timeout` error itself shows the bound held (no clock: a loaded machine ran
+        // this in 3.08 s once, against a 3 s bound).
         try await withServer(totalTimeout: .milliseconds(700)) { server, resolver in
-            let clock = ContinuousClock()
-            let start = clock.now
             await expectFetchError(.timeout) { try await resolver.fetch(server.url("/to?url=/slow")) }
-            #expect(start.duration(to: clock.now) < .seconds(3))
         }
     }
 
