@@ -40,12 +40,23 @@ public final class ConnectionStateWaits: Sendable {
         for watch in waiting { watch.deliver(record) }
     }
 
+    /// This process's own commit is often heard before its `changed` reaches the waiter: a heard
+    /// state wakes a waiter only after this grace, if `changed` has not brought it meanwhile, so
+    /// it costs no read of the store.
+    static let heardGrace: Duration = .milliseconds(50)
+
     /// A committed state of the tenant's connection `id`, heard from any process (this one's own
-    /// commits too, after `changed`): wakes the waiters that have not seen that state yet, to read
-    /// the record from the store.
+    /// commits too): after `heardGrace`, wakes the waiters that have not got that state yet, to
+    /// read the record from the store.
     func heard(_ id: UUID, state: String, tenant: TenantID) {
-        let waiting = watches.withLock { $0[Key(tenant: tenant, connection: id)] } ?? []
-        for watch in waiting where watch.seen != state { watch.poke() }
+        let key = Key(tenant: tenant, connection: id)
+        let waiting = watches.withLock { $0[key] } ?? []
+        guard waiting.contains(where: { $0.seen != state }) else { return }
+        Task { [self] in
+            try? await Task.sleep(for: Self.heardGrace)
+            let still = watches.withLock { $0[key] } ?? []
+            for watch in still where watch.seen != state { watch.poke() }
+        }
     }
 
     /// One waiter's view of one connection: the latest committed record not yet taken.
@@ -54,7 +65,8 @@ public final class ConnectionStateWaits: Sendable {
         var id: UUID { key.connection }
         private struct State {
             var latest: ConnectionRecord?
-            /// The state the waiter last worked with (`saw`): hearing it again wakes nobody.
+            /// The state the waiter last worked with (`saw`) or was brought (`deliver`): hearing it
+            /// again wakes nobody.
             var seen: String?
             /// Heard while nobody waited: the next `next` returns at once, to read the store.
             var poked = false
@@ -89,6 +101,7 @@ public final class ConnectionStateWaits: Sendable {
         fileprivate func deliver(_ record: ConnectionRecord) {
             let waiter = state.withLock { state in
                 defer { state.waiter = nil }
+                state.seen = record.state.rawValue
                 guard let waiter = state.waiter else {
                     state.latest = record
                     return nil as CheckedContinuation<ConnectionRecord?, Never>?
