@@ -54,7 +54,7 @@ import Testing
 
 /// `AERIE_PLUGINS` selects from the registry: a plugin not selected is not built, and a
 /// selection that cannot work is refused at start with the fix named.
-@Suite(.timeLimit(.minutes(2))) struct PluginSelectionTests {
+@Suite(.timeLimit(.minutes(10))) struct PluginSelectionTests {
     @Test func onlySelectedPluginsServeMethods() async throws {
         try await LiveServer.with(plugins: ["messages"]) { server in
             let (tenant, _) = try await server.tenantClient(label: "alice")
