@@ -26,10 +26,10 @@ extension ConnectionService {
     {
         let label = label ?? defaultLabel
         let record = try await storeInvitation(kind: .aries, multiUse: multiUse, alias: alias, tenant: tenant) { key, endpoint, _ in
-            ConnectionMessages.invitation(id: UUID().uuidString.lowercased(), label: label, recipientKey: key, endpoint: endpoint)
+            ConnectionMessages.invitation(id: UUID().lowercasedString, label: label, recipientKey: key, endpoint: endpoint)
         }
         return CreatedInvitation(
-            connectionId: record.id.uuidString.lowercased(), invitation: record.invitation,
+            connectionId: record.id.lowercasedString, invitation: record.invitation,
             invitationUrl: ConnectionMessages.invitationURL(record.invitation, endpoint: record.invitation["serviceEndpoint"]?.stringValue ?? endpoint()),
             state: record.state.number, stateName: record.state.rawValue, multiUse: multiUse, alias: alias)
     }

@@ -46,14 +46,14 @@ extension ConnectionService {
             throw AerieError(
                 .timeout, "the peer did not answer the ping within \(timeout.components.seconds) s",
                 data: [
-                    "connectionId": .string(id.uuidString.lowercased()), "uid": .string(sent.uid.uuidString.lowercased()),
+                    "connectionId": .string(id.lowercasedString), "uid": .string(sent.uid.lowercasedString),
                     "@id": .string(messageId),
                 ])
         }
         let milliseconds = (reply.receivedAt.timeIntervalSince(ping.receivedAt) * 1_000_000).rounded() / 1000
         return PingResult(
-            connectionId: id.uuidString.lowercased(), uid: sent.uid.uuidString.lowercased(), messageId: messageId,
-            responseUid: reply.uid.uuidString.lowercased(), roundTripMs: max(0, milliseconds))
+            connectionId: id.lowercasedString, uid: sent.uid.lowercasedString, messageId: messageId,
+            responseUid: reply.uid.lowercasedString, roundTripMs: max(0, milliseconds))
     }
 
     /// Calls `check` until it answers something or `timeout` passed (nil): again whenever this

@@ -166,7 +166,7 @@ public struct ConnectionService: Sendable {
         try await checkDestination(destination)
         let key = try await AerieError.mappingCrypto { try await tenant.keys.makeKey() }
         let verkey = key.verkey
-        let requestId = UUID().uuidString.lowercased()
+        let requestId = UUID().lowercasedString
         let did: String
         let request: JSONValue
         switch handshake {
@@ -480,7 +480,7 @@ public struct ConnectionService: Sendable {
                 throw AerieError(
                     .timeout, "the inviter did not answer within \(timeout.components.seconds) s",
                     data: [
-                        "connectionId": .string(record.id.uuidString.lowercased()),
+                        "connectionId": .string(record.id.lowercasedString),
                         "state": .int(Int64(record.state.number)), "stateName": .string(record.state.rawValue),
                     ])
             }
@@ -504,7 +504,7 @@ public struct ConnectionService: Sendable {
 
     public func load(_ id: UUID, tenant: TenantContext) async throws -> ConnectionRecord {
         guard let record = try await tenant.database.read({ try $0.connections.get(id) }) else {
-            throw AerieError.notFound("no connection \(id.uuidString.lowercased())")
+            throw AerieError.notFound("no connection \(id.lowercasedString)")
         }
         return record
     }

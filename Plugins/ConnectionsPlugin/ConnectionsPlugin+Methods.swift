@@ -89,7 +89,7 @@ extension ConnectionsPlugin {
             let rows = try await service.list(after: after, state: state, limit: limit, tenant: tenant)
             return ConnectionPage(
                 connections: rows.map(ConnectionView.init),
-                next: rows.count == limit ? rows.last?.id.uuidString.lowercased() : nil)
+                next: rows.count == limit ? rows.last?.id.lowercasedString : nil)
         }
         try router.register(
             "connections.findExisting", summary: "The tenant's connection matching an invitation by @id, public DID or first key."
@@ -97,7 +97,7 @@ extension ConnectionsPlugin {
             let invitation = try await plugin.read(ParseInvitationParams(invitation: params.invitation, url: params.url))
             let found = try await service.findExisting(InvitationMatchKeys(invitation), tenant: tenant)
             return ExistingResult(
-                connectionId: found?.record.id.uuidString.lowercased(), match: found?.match.rawValue,
+                connectionId: found?.record.id.lowercasedString, match: found?.match.rawValue,
                 connection: found.map { ConnectionView($0.record) })
         }
         try router.register(

@@ -5,6 +5,6 @@ public struct StoreConnectionLookup: ConnectionLookup {
     public init() {}
 
     public func existingConnectionId(matching keys: InvitationMatchKeys, tenant: TenantContext) async throws -> String? {
-        try await tenant.database.transaction { try ConnectionService.findExisting(keys, in: $0) }?.record.id.uuidString.lowercased()
+        try await tenant.database.transaction { try ConnectionService.findExisting(keys, in: $0) }?.record.id.lowercasedString
     }
 }

@@ -48,7 +48,7 @@ public struct ConnectionDeletion: Sendable {
         handshakes.committed(deleted, tenant: tenant)
         tenant.logger.info(
             "connection deleted", metadata: ["connection": "\(id)", "removed": "\(removed)", "notified": "\(queued)"])
-        return DeletedConnection(connectionId: id.uuidString.lowercased(), removed: removed, notified: queued)
+        return DeletedConnection(connectionId: id.lowercasedString, removed: removed, notified: queued)
     }
 
     /// The notice, packed; nil (and logged) when the connection has no peer to tell yet or packing
@@ -70,7 +70,7 @@ public struct ConnectionDeletion: Sendable {
     }
 
     static func notFound(_ id: UUID) -> AerieError {
-        AerieError.notFound("no connection \(id.uuidString.lowercased())")
+        AerieError.notFound("no connection \(id.lowercasedString)")
     }
 }
 

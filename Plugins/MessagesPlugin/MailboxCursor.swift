@@ -4,7 +4,7 @@ import Foundation
 /// The opaque paging cursor of `messages.downloadPage`: the last position returned.
 enum MailboxCursor {
     static func encode(_ position: MailboxPosition) -> String {
-        let raw = "\(position.receivedAtMicros):\(position.uid.uuidString.lowercased())"
+        let raw = "\(position.receivedAtMicros):\(position.uid.lowercasedString)"
         return Data(raw.utf8).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")

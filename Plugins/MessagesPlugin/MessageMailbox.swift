@@ -47,7 +47,7 @@ public struct MessageMailbox: Sendable {
             "statusCode": .string(m.status),
             "payload": .null,
             "senderDID": (sent ? entry.pairwiseDid : entry.theirDid).map(JSONValue.string) ?? .null,
-            "uid": .string(m.uid.uuidString.lowercased()),
+            "uid": .string(m.uid.lowercasedString),
             "type": .string(kind),
             "refMsgId": refMsgId,
             "deliveryDetails": .array(

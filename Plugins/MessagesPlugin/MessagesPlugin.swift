@@ -101,7 +101,7 @@ public struct MessagesPlugin: AeriePlugin {
             throw AerieError.internalError(details: "a send without a condition sent nothing")
         }
         return SentResult(
-            uid: sent.uid.uuidString.lowercased(), messageId: sent.messageId, connectionId: ids.connection.uuidString.lowercased(),
+            uid: sent.uid.lowercasedString, messageId: sent.messageId, connectionId: ids.connection.lowercasedString,
             pairwiseDID: sent.connection.myDid, statusCode: MailboxMessage.queued, threadId: sent.threadId)
     }
 }

@@ -87,7 +87,7 @@ struct OutOfBandResult: Encodable, Sendable {
         match = outcome.match?.rawValue
         connection = outcome.connection.map(ConnectionView.init)
         attachedMessage = outcome.attachedMessage
-        attachedMessageUid = outcome.record?.attachedMessageUid?.uuidString.lowercased()
+        attachedMessageUid = outcome.record?.attachedMessageUid?.lowercasedString
         failureReason = outcome.record?.failureReason
     }
 }

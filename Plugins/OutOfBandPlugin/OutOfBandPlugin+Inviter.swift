@@ -50,7 +50,7 @@ extension OutOfBandPlugin {
                 endpoint = url
             }
             return CreatedInvitation(
-                connectionId: record.id.uuidString.lowercased(), invitation: invitation,
+                connectionId: record.id.lowercasedString, invitation: invitation,
                 invitationUrl: OutOfBandMessages.invitationURL(invitation, endpoint: endpoint), state: record.state.number,
                 stateName: record.state.rawValue, multiUse: record.multiUse ?? false, alias: record.alias)
         }

@@ -253,7 +253,7 @@ public struct OutOfBandService: Sendable {
     /// The attached request as a mailbox message of the connection, as if the inviter had sent it
     /// over it (`MS-103`, so `messages.download` shows it under the pairwise DID).
     static func mailboxEntry(_ attached: JSONValue, on connection: ConnectionRecord) -> MailboxMessage {
-        let id = attached["@id"]?.stringValue ?? UUID().uuidString.lowercased()
+        let id = attached["@id"]?.stringValue ?? UUID().lowercasedString
         return MailboxMessage(
             connectionId: connection.id, recipientVerkey: connection.myVerkey ?? "", senderVerkey: connection.theirVerkey,
             messageId: id, type: InboundMessage.normalizedType(attached["@type"]?.stringValue ?? ""),
@@ -326,7 +326,7 @@ public struct OutOfBandService: Sendable {
             .timeout,
             "the inviter did not accept the reuse within \(timeout.components.seconds) s; the existing connection is unchanged",
             data: [
-                "connectionId": .string(connection.id.uuidString.lowercased()),
+                "connectionId": .string(connection.id.lowercasedString),
                 "invitationId": .string(invitationId),
                 "state": .int(Int64(connection.state.number)), "stateName": .string(connection.state.rawValue),
             ])

@@ -88,7 +88,7 @@ struct OutOfBandStore: OutOfBandRepository {
 
     /// $1...$8 of insert and update.
     private func parameters(_ r: OutOfBandRecord) throws -> [SQLValue] {
-        let id = r.id.uuidString.lowercased()
+        let id = r.id.lowercasedString
         let sealed: [String: JSONValue] = [
             "invitationId": .string(r.invitationId), "invitation": r.invitation,
             "attachedMessage": r.attachedMessage ?? .null, "reuseMessageId": .optional(r.reuseMessageId),

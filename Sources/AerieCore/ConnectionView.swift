@@ -31,7 +31,7 @@ public struct ConnectionView: Encodable, Sendable, Hashable {
     public var existing: Bool?
 
     public init(_ r: ConnectionRecord) {
-        connectionId = r.id.uuidString.lowercased()
+        connectionId = r.id.lowercasedString
         state = r.state.number
         stateName = r.state.rawValue
         pwDid = r.myDid

@@ -11,7 +11,7 @@ public enum SQLValue: Sendable, Hashable {
     public static func int(_ value: Int) -> SQLValue { .text(String(value)) }
     public static func optionalText(_ value: String?) -> SQLValue { value.map(SQLValue.text) ?? .null }
     /// A uuid in its canonical lower-case text form, for `$n::uuid`.
-    public static func uuid(_ value: UUID) -> SQLValue { .text(value.uuidString.lowercased()) }
+    public static func uuid(_ value: UUID) -> SQLValue { .text(value.lowercasedString) }
     public static func optionalUUID(_ value: UUID?) -> SQLValue { value.map(SQLValue.uuid) ?? .null }
 
     /// A text array literal (`{"a","b"}`), every element quoted and escaped, for `$n::text[]`.

@@ -6,10 +6,10 @@ public struct TenantID: Sendable, Hashable, Codable, CustomStringConvertible {
 
     public init?(_ string: String) {
         guard let uuid = UUID(uuidString: string) else { return nil }
-        self.rawValue = uuid.uuidString.lowercased()
+        self.rawValue = uuid.lowercasedString
     }
 
-    public init(uuid: UUID) { self.rawValue = uuid.uuidString.lowercased() }
+    public init(uuid: UUID) { self.rawValue = uuid.lowercasedString }
 
     public static func random() -> TenantID { TenantID(uuid: UUID()) }
 
@@ -36,7 +36,7 @@ public struct BackendID: Sendable, Hashable, Codable, CustomStringConvertible {
 
     public init?(_ string: String) {
         guard let uuid = UUID(uuidString: string) else { return nil }
-        self.rawValue = uuid.uuidString.lowercased()
+        self.rawValue = uuid.lowercasedString
     }
 
     public static func random() -> BackendID { BackendID(UUID().uuidString)! }

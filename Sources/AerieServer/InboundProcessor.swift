@@ -140,7 +140,7 @@ struct InboundProcessor: Sendable {
                 senderVerkey: unpacked.senderVerkey, messageId: messageId, type: type, threadId: threadId, payload: message))
         let inbound = InboundMessage(
             type: type, id: messageId, body: message, senderVerkey: unpacked.senderVerkey,
-            recipientVerkey: unpacked.recipientVerkey, uid: uid.uuidString.lowercased(), receipt: receipt,
+            recipientVerkey: unpacked.recipientVerkey, uid: uid.lowercasedString, receipt: receipt,
             connection: connection, sender: sender, recipientSealedSecret: recipient.sealedSecret)
         return await handle(inbound, route: route, tenant: tenant)
     }

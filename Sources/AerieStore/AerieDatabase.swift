@@ -51,7 +51,7 @@ public struct AerieDatabase: Sendable {
     /// transaction in one round trip.
     public func markOutboxSent(_ id: UUID, tenant: TenantID) async throws {
         try await pool.transactionStatement(
-            tenant: tenant, PostgresOutboxRepository.markSentSQL, [.text(tenant.rawValue), .text(id.uuidString.lowercased())],
+            tenant: tenant, PostgresOutboxRepository.markSentSQL, [.text(tenant.rawValue), .text(id.lowercasedString)],
             read: { _ in })
     }
 

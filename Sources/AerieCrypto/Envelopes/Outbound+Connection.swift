@@ -104,12 +104,12 @@ extension Outbound {
             .conflict,
             "the connection is not established (state \(record.state.number), \(record.state.rawValue)): messages can be sent once it is accepted",
             data: [
-                "connectionId": .string(record.id.uuidString.lowercased()), "state": .int(Int64(record.state.number)),
+                "connectionId": .string(record.id.lowercasedString), "state": .int(Int64(record.state.number)),
                 "stateName": .string(record.state.rawValue),
             ])
     }
 
     static func connectionNotFound(_ id: UUID) -> AerieError {
-        AerieError.notFound("no connection \(id.uuidString.lowercased())")
+        AerieError.notFound("no connection \(id.lowercasedString)")
     }
 }

@@ -36,15 +36,15 @@ struct PostgresConnectionRepository: ConnectionRepository {
                 invitation_routing_keys, their_routing_keys)
             VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, NULL, NULL)
             """,
-            [.text(tenantID.rawValue), .text(r.id.uuidString.lowercased())] + (try fields(r)))
+            [.text(tenantID.rawValue), .text(r.id.lowercasedString)] + (try fields(r)))
     }
 
     func get(_ id: UUID) throws -> ConnectionRecord? {
-        try one("WHERE tenant_id = $1::uuid AND id = $2::uuid", [.text(id.uuidString.lowercased())])
+        try one("WHERE tenant_id = $1::uuid AND id = $2::uuid", [.text(id.lowercasedString)])
     }
 
     func getForUpdate(_ id: UUID) throws -> ConnectionRecord? {
-        try one("WHERE tenant_id = $1::uuid AND id = $2::uuid FOR UPDATE", [.text(id.uuidString.lowercased())])
+        try one("WHERE tenant_id = $1::uuid AND id = $2::uuid FOR UPDATE", [.text(id.lowercasedString)])
     }
 
     func update(_ r: ConnectionRecord) throws -> Bool {
@@ -53,13 +53,13 @@ struct PostgresConnectionRepository: ConnectionRepository {
 
     func updateQueued(_ r: ConnectionRecord) throws {
         try session.executeLater(
-            Self.updateSQL(touching: true), [.text(tenantID.rawValue), .text(r.id.uuidString.lowercased())] + (try fields(r)))
+            Self.updateSQL(touching: true), [.text(tenantID.rawValue), .text(r.id.lowercasedString)] + (try fields(r)))
     }
 
     /// `touching`: sets `updated_at` (a change), or keeps it (only the storage form changes).
     private func write(_ r: ConnectionRecord, touching: Bool) throws -> Bool {
         try session.execute(
-            Self.updateSQL(touching: touching), [.text(tenantID.rawValue), .text(r.id.uuidString.lowercased())] + (try fields(r))) == 1
+            Self.updateSQL(touching: touching), [.text(tenantID.rawValue), .text(r.id.lowercasedString)] + (try fields(r))) == 1
     }
 
     private static func updateSQL(touching: Bool) -> String {
@@ -77,7 +77,7 @@ struct PostgresConnectionRepository: ConnectionRepository {
             WHERE tenant_id = $1::uuid AND ($2::uuid IS NULL OR id > $2::uuid) AND ($3::text IS NULL OR state = $3::text)
             ORDER BY id LIMIT $4
             """,
-            [.optionalText(afterId?.uuidString.lowercased()), .optionalText(state?.rawValue), .int(max(0, limit))])
+            [.optionalText(afterId?.lowercasedString), .optionalText(state?.rawValue), .int(max(0, limit))])
     }
 
     /// Sealed rows match on the keyed hashes, rows of the previous form on their clear columns.
@@ -157,7 +157,7 @@ struct PostgresConnectionRepository: ConnectionRepository {
     func delete(_ id: UUID) throws -> Bool {
         try session.execute(
             "DELETE FROM aerie.connections WHERE tenant_id = $1::uuid AND id = $2::uuid",
-            [.text(tenantID.rawValue), .text(id.uuidString.lowercased())]) == 1
+            [.text(tenantID.rawValue), .text(id.lowercasedString)]) == 1
     }
 
     /// Rewrites up to `limit` rows of the previous (clear) form sealed; answers how many.
@@ -200,7 +200,7 @@ struct PostgresConnectionRepository: ConnectionRepository {
         return [
             .text(r.state.rawValue), .text(r.invitationKind), .optionalText(r.myDid), .optionalText(r.myVerkey),
             .optionalText(r.theirDid), .optionalText(r.handshakeProtocol),
-            .bytes(try sealing.seal(sealed, row: r.id.uuidString.lowercased())),
+            .bytes(try sealing.seal(sealed, row: r.id.lowercasedString)),
             try hash(r.invitationId, "invitation_id"), try hash(r.publicDid, "public_did"),
             try hash(r.firstRecipientKey, "first_recipient_key"),
         ]

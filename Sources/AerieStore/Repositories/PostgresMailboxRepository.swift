@@ -56,7 +56,7 @@ struct PostgresMailboxRepository: MailboxRepository {
             UPDATE aerie.mailbox SET handled_at = now(), handle_error = NULL, next_handle_at = NULL
             WHERE tenant_id = $1::uuid AND uid = $2::uuid
             """,
-            [.text(tenantID.rawValue), .text(uid.uuidString.lowercased())])
+            [.text(tenantID.rawValue), .text(uid.lowercasedString)])
         return .resumed(uid)
     }
 
@@ -104,9 +104,9 @@ struct PostgresMailboxRepository: MailboxRepository {
 
     /// $1...$8 of every insert: the clear columns, then the sealed ones.
     private func insertParameters(_ m: MailboxMessage) throws -> [SQLValue] {
-        let uid = m.uid.uuidString.lowercased()
+        let uid = m.uid.lowercasedString
         return [
-            .text(tenantID.rawValue), .text(uid), .optionalText(m.connectionId?.uuidString.lowercased()),
+            .text(tenantID.rawValue), .text(uid), .optionalText(m.connectionId?.lowercasedString),
             .text(m.recipientVerkey), .text(m.messageId), .text(m.type), .text(m.status),
             .bytes(try sealing.seal(Self.sealedFields(m), row: uid)),
         ]
@@ -123,7 +123,7 @@ struct PostgresMailboxRepository: MailboxRepository {
             [.text(tenantID.rawValue), .int(max(0, limit))])
         for row in 0..<result.rowCount {
             let m = try message(result, row)
-            let uid = m.uid.uuidString.lowercased()
+            let uid = m.uid.lowercasedString
             try session.execute(
                 """
                 UPDATE aerie.mailbox SET sealed = $3, payload = NULL, sender_verkey = NULL, thread_id = NULL
@@ -137,7 +137,7 @@ struct PostgresMailboxRepository: MailboxRepository {
     func get(_ uid: UUID) throws -> MailboxMessage? {
         let result = try session.query(
             "SELECT \(Self.columns) FROM aerie.mailbox WHERE tenant_id = $1::uuid AND uid = $2::uuid",
-            [.text(tenantID.rawValue), .text(uid.uuidString.lowercased())])
+            [.text(tenantID.rawValue), .text(uid.lowercasedString)])
         return try (0..<result.rowCount).map { try message(result, $0) }.first
     }
 
@@ -163,7 +163,7 @@ struct PostgresMailboxRepository: MailboxRepository {
             WHERE tenant_id = $1::uuid AND connection_id = $2::uuid AND type = $3 AND direction = 'received'
             ORDER BY received_at DESC, uid DESC LIMIT 200
             """,
-            [.text(tenantID.rawValue), .text(connectionId.uuidString.lowercased()), .text(type)])
+            [.text(tenantID.rawValue), .text(connectionId.lowercasedString), .text(type)])
         for row in (0..<result.rowCount).reversed() {
             let candidate = try message(result, row)
             if candidate.threadId == threadId { return candidate }
@@ -180,18 +180,18 @@ struct PostgresMailboxRepository: MailboxRepository {
             ORDER BY received_at, uid LIMIT $5
             """,
             [
-                .text(tenantID.rawValue), .text(connectionId.uuidString.lowercased()), .optionalText(status),
+                .text(tenantID.rawValue), .text(connectionId.lowercasedString), .optionalText(status),
                 .optionalText(type), .int(max(0, limit)),
             ])
         return try (0..<result.rowCount).map { try message(result, $0) }
     }
 
     func updateStatus(_ uid: UUID, to status: String) throws -> Bool {
-        try session.execute(Self.updateStatusSQL, [.text(tenantID.rawValue), .text(uid.uuidString.lowercased()), .text(status)]) == 1
+        try session.execute(Self.updateStatusSQL, [.text(tenantID.rawValue), .text(uid.lowercasedString), .text(status)]) == 1
     }
 
     func updateStatusQueued(_ uid: UUID, to status: String) throws {
-        try session.executeLater(Self.updateStatusSQL, [.text(tenantID.rawValue), .text(uid.uuidString.lowercased()), .text(status)])
+        try session.executeLater(Self.updateStatusSQL, [.text(tenantID.rawValue), .text(uid.lowercasedString), .text(status)])
     }
 
     private static let updateStatusSQL = "UPDATE aerie.mailbox SET status = $3 WHERE tenant_id = $1::uuid AND uid = $2::uuid"
@@ -202,7 +202,7 @@ struct PostgresMailboxRepository: MailboxRepository {
             DELETE FROM aerie.mailbox
             WHERE tenant_id = $1::uuid AND (connection_id = $2::uuid OR recipient_verkey = $3::text)
             """,
-            [.text(tenantID.rawValue), .text(connectionId.uuidString.lowercased()), .optionalText(recipientVerkey)])
+            [.text(tenantID.rawValue), .text(connectionId.lowercasedString), .optionalText(recipientVerkey)])
     }
 
     private static let joinedColumns = """
@@ -226,7 +226,7 @@ struct PostgresMailboxRepository: MailboxRepository {
         var parameters: [SQLValue] = [.text(tenantID.rawValue), .textArray(q.statuses)]
         var filters = ""
         if let uids = q.uids {
-            parameters.append(.textArray(uids.map { $0.uuidString.lowercased() }))
+            parameters.append(.textArray(uids.map { $0.lowercasedString }))
             filters += " AND m.uid = ANY($\(parameters.count)::uuid[])"
         }
         if let dids = q.pairwiseDids {
@@ -234,7 +234,7 @@ struct PostgresMailboxRepository: MailboxRepository {
             filters += " AND c.my_did = ANY($\(parameters.count)::text[])"
         }
         if let after = q.after {
-            parameters += [.text(String(after.receivedAtMicros)), .text(after.uid.uuidString.lowercased())]
+            parameters += [.text(String(after.receivedAtMicros)), .text(after.uid.lowercasedString)]
             filters +=
                 " AND (m.received_at, m.uid) > ('epoch'::timestamptz + $\(parameters.count - 1)::int8 * interval '1 microsecond', $\(parameters.count)::uuid)"
         }
@@ -290,7 +290,7 @@ struct PostgresMailboxRepository: MailboxRepository {
               AND (c.id = m.connection_id OR (m.connection_id IS NULL AND c.my_verkey = m.recipient_verkey))
             RETURNING m.uid::text
             """,
-            [.text(tenantID.rawValue), .textArray(uids.map { $0.uuidString.lowercased() }), .text(pairwiseDid), .text(status)])
+            [.text(tenantID.rawValue), .textArray(uids.map { $0.lowercasedString }), .text(pairwiseDid), .text(status)])
         return (0..<result.rowCount).compactMap { result.string($0, 0).flatMap(UUID.init(uuidString:)) }
     }
 

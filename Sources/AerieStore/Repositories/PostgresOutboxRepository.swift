@@ -29,10 +29,10 @@ struct PostgresOutboxRepository: OutboxRepository {
                 $8, $9::uuid, $11)
             """,
             [
-                .text(tenantID.rawValue), .text(item.id.uuidString.lowercased()),
-                .optionalText(item.connectionId?.uuidString.lowercased()), .text(item.endpoint), .bytes(item.envelope),
+                .text(tenantID.rawValue), .text(item.id.lowercasedString),
+                .optionalText(item.connectionId?.lowercasedString), .text(item.endpoint), .bytes(item.envelope),
                 .int(item.attempts), .text(String(item.nextAttemptAt.timeIntervalSince1970)), .text(item.status.rawValue),
-                .optionalText(item.messageUid?.uuidString.lowercased()), lease.map { .int($0.seconds) } ?? .null,
+                .optionalText(item.messageUid?.lowercasedString), lease.map { .int($0.seconds) } ?? .null,
                 .optionalText(item.leasedBy),
             ])
         enqueued?.items.append(item)
@@ -44,7 +44,7 @@ struct PostgresOutboxRepository: OutboxRepository {
             SELECT \(Self.columns) FROM aerie.outbox
             WHERE tenant_id = $1::uuid AND id = $2::uuid AND status = 'pending' FOR UPDATE SKIP LOCKED
             """,
-            [.text(tenantID.rawValue), .text(id.uuidString.lowercased())])
+            [.text(tenantID.rawValue), .text(id.lowercasedString)])
         return try (0..<result.rowCount).map { try Self.item(result, $0) }.first
     }
 
@@ -53,7 +53,7 @@ struct PostgresOutboxRepository: OutboxRepository {
     }
 
     func markSent(_ id: UUID) throws {
-        try session.execute(Self.markSentSQL, [.text(tenantID.rawValue), .text(id.uuidString.lowercased())])
+        try session.execute(Self.markSentSQL, [.text(tenantID.rawValue), .text(id.lowercasedString)])
     }
 
     // Shared with `AerieDatabase.claimOutbox` and `markOutboxSent` (one round trip each). A
@@ -66,7 +66,7 @@ struct PostgresOutboxRepository: OutboxRepository {
         """
 
     static func claimParameters(_ tenantID: TenantID, _ id: UUID, leaseSeconds: Int, instance: String?) -> [SQLValue] {
-        [.text(tenantID.rawValue), .text(id.uuidString.lowercased()), .int(max(1, leaseSeconds)), .optionalText(instance)]
+        [.text(tenantID.rawValue), .text(id.lowercasedString), .int(max(1, leaseSeconds)), .optionalText(instance)]
     }
 
     static func claimed(_ result: PostgresResult) throws -> OutboxItem? {
@@ -98,7 +98,7 @@ struct PostgresOutboxRepository: OutboxRepository {
                 AND m.direction = 'sent' AND m.status = 'MS-101'
             """,
             [
-                .text(tenantID.rawValue), .text(id.uuidString.lowercased()), .int(attempts), .text(String(error.prefix(500))),
+                .text(tenantID.rawValue), .text(id.lowercasedString), .int(attempts), .text(String(error.prefix(500))),
                 .optionalText(nextAttemptAt.map { String($0.timeIntervalSince1970) }),
             ])
     }
@@ -106,14 +106,14 @@ struct PostgresOutboxRepository: OutboxRepository {
     func list(connectionId: UUID, limit: Int) throws -> [OutboxItem] {
         let result = try session.query(
             "SELECT \(Self.columns) FROM aerie.outbox WHERE tenant_id = $1::uuid AND connection_id = $2::uuid ORDER BY created_at, id LIMIT $3",
-            [.text(tenantID.rawValue), .text(connectionId.uuidString.lowercased()), .int(max(0, limit))])
+            [.text(tenantID.rawValue), .text(connectionId.lowercasedString), .int(max(0, limit))])
         return try (0..<result.rowCount).map { try Self.item(result, $0) }
     }
 
     func deleteAll(connectionId: UUID) throws -> Int {
         try session.execute(
             "DELETE FROM aerie.outbox WHERE tenant_id = $1::uuid AND connection_id = $2::uuid",
-            [.text(tenantID.rawValue), .text(connectionId.uuidString.lowercased())])
+            [.text(tenantID.rawValue), .text(connectionId.lowercasedString)])
     }
 
     private static func item(_ r: PostgresResult, _ row: Int) throws -> OutboxItem {
