@@ -217,7 +217,7 @@ final class EventStreams: Service, Sendable {
         let session = stream.session
         for await _ in stream.wakes {
             do {
-                while !stream.isStopped {
+                reading: while !stream.isStopped {
                     var room = session.notificationRoom
                     while room == 0 {
                         // The consumer is behind: wait for its writer to drain, then go on from `last`.
@@ -238,7 +238,13 @@ final class EventStreams: Service, Sendable {
                         return
                     }
                     for event in events {
-                        guard !stream.isStopped, session.notify(method: Self.eventMethod, params: presenters.logged(event)) else {
+                        if stream.isStopped { return }
+                        guard session.notify(method: Self.eventMethod, params: presenters.logged(event)) else {
+                            // Refused: the session is closing (its close action stops this stream)
+                            // or its queue is full (room 0 either way). Go on from `last` once
+                            // there is room, rather than end this task and leave a registered
+                            // stream that sends nothing; any other refusal ends it as before.
+                            if session.notificationRoom == 0 { continue reading }
                             return
                         }
                         last = event.position
