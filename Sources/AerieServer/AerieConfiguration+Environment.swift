@@ -55,7 +55,7 @@ extension AerieConfiguration {
             .integer("AERIE_DB_POOL_SIZE", 1...256, \.databasePoolSize, "database connections and blocking I/O threads"),
             V("AERIE_DB_POOL_TENANT_SHARE", "connections one tenant holds before other tenants' waiting calls go first",
               shown: "half the pool") { text, config in
-                config.databaseTenantShare = try V.integer("AERIE_DB_POOL_TENANT_SHARE", text, 1...256)
+                config.databaseTenantShare = try V.parseInteger("AERIE_DB_POOL_TENANT_SHARE", text, 1...256)
             },
             .integer("AERIE_MAILBOX_MAX_MESSAGES", 0...1_000_000_000, \.quotas.mailboxMessages,
                      "messages one tenant's mailbox holds, 0 = no limit; more inbound answers 503"),
@@ -156,7 +156,7 @@ extension AerieConfiguration {
                      "deliveries running at once to one scheme://host:port, so a slow peer delays only its own rows"),
             V("AERIE_MESSAGE_RETENTION_DAYS", "reviewed (MS-106) mailbox messages older than this are purged, hourly",
               shownDefault: { $0.messageRetentionDays.map(String.init) ?? "unlimited" }) { text, config in
-                config.messageRetentionDays = try V.integer("AERIE_MESSAGE_RETENTION_DAYS", text, 1...36500)
+                config.messageRetentionDays = try V.parseInteger("AERIE_MESSAGE_RETENTION_DAYS", text, 1...36500)
             },
             .seconds("AERIE_EVENT_RETENTION_SECONDS", 1...(3650 * 86_400), \.eventRetention,
                      "events of the durable log older than this are pruned, acked or not; acked ones go sooner"),
@@ -167,7 +167,7 @@ extension AerieConfiguration {
             .seconds("AERIE_OOB_TIMEOUT", 1...120, \.outOfBandTimeout, "seconds outOfBand.accept/sendReuse wait for the inviter"),
             V("AERIE_SEALING_SWEEP_SECONDS", "seconds between sweeps sealing rows of the pre-0018 clear form (at start too); 0 = off",
               shownDefault: { $0.sealingSweepInterval.map { "\($0.components.seconds)" } ?? "0" }) { text, config in
-                let seconds = try V.integer("AERIE_SEALING_SWEEP_SECONDS", text, 0...86_400)
+                let seconds = try V.parseInteger("AERIE_SEALING_SWEEP_SECONDS", text, 0...86_400)
                 config.sealingSweepInterval = seconds == 0 ? nil : .seconds(seconds)
             },
             V("AERIE_INSTANCE", "this server's name in outbox leases; unique per server of one database, kept across restarts",

@@ -32,7 +32,7 @@ struct EnvironmentVariable {
         _ name: String, _ range: ClosedRange<Int>, _ path: WritableKeyPath<AerieConfiguration, Int>, _ help: String
     ) -> EnvironmentVariable {
         EnvironmentVariable(name, help, shownDefault: { "\($0[keyPath: path])" }) { text, config in
-            config[keyPath: path] = try integer(name, text, range)
+            config[keyPath: path] = try parseInteger(name, text, range)
         }
     }
 
@@ -41,7 +41,7 @@ struct EnvironmentVariable {
         _ name: String, _ range: ClosedRange<Int>, _ path: WritableKeyPath<AerieConfiguration, Duration>, _ help: String
     ) -> EnvironmentVariable {
         EnvironmentVariable(name, help, shownDefault: { "\($0[keyPath: path].components.seconds)" }) { text, config in
-            config[keyPath: path] = .seconds(try integer(name, text, range))
+            config[keyPath: path] = .seconds(try parseInteger(name, text, range))
         }
     }
 
@@ -52,7 +52,7 @@ struct EnvironmentVariable {
             let (seconds, attoseconds) = config[keyPath: path].components
             return "\(seconds * 1000 + attoseconds / 1_000_000_000_000_000)"
         }) { text, config in
-            config[keyPath: path] = .milliseconds(try integer(name, text, range))
+            config[keyPath: path] = .milliseconds(try parseInteger(name, text, range))
         }
     }
 
@@ -67,7 +67,7 @@ struct EnvironmentVariable {
         }
     }
 
-    static func integer(_ name: String, _ text: String, _ range: ClosedRange<Int>) throws -> Int {
+    static func parseInteger(_ name: String, _ text: String, _ range: ClosedRange<Int>) throws -> Int {
         guard let value = Int(text), range.contains(value) else {
             throw AerieConfiguration.Invalid(
                 description: "\(name) must be an integer in \(range.lowerBound)...\(range.upperBound), got '\(text)'")

@@ -1,3 +1,4 @@
+import AerieCore
 import Foundation
 
 /// Routing wrappers (Aries RFC 0094): a packed message inside `forward` messages, one per
@@ -26,7 +27,7 @@ public enum Forward {
     }
 
     /// The plaintext `forward` message carrying `packed` to `to`.
-    public static func forwardMessage(to: String, packed: [UInt8], id: String = UUID().uuidString.lowercased())
+    public static func forwardMessage(to: String, packed: [UInt8], id: String = UUID().lowercasedString)
         -> [UInt8]
     {
         var out: [UInt8] = []
