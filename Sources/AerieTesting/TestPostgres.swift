@@ -22,6 +22,20 @@ public final class TestPostgres: Sendable {
 
     private init() {}
 
+    /// Makes the embedded cluster (when this process starts one) run with exactly the settings
+    /// `aerie-server`'s embedded PostgreSQL runs with, durability on (fsync, synchronous commit,
+    /// full-page writes), instead of the tests' throwaway settings: for benchmarks that count the
+    /// database's CPU as part of the system (`aerie-bench connections --durable`). Call it before
+    /// the first database is asked for; it changes nothing with `AERIE_TEST_PG` set.
+    public static func useServerDefaults() {
+        SharedCluster.serverDefaults.withLock { $0 = true }
+    }
+
+    /// Whether the cluster runs with the server's own settings (see `useServerDefaults`).
+    public static var usesServerDefaults: Bool {
+        SharedCluster.serverDefaults.withLock { $0 } && ProcessInfo.processInfo.environment["AERIE_TEST_PG"].map(\.isEmpty) ?? true
+    }
+
     /// The superuser connection string of the shared cluster (starting it if needed).
     public func superuserConninfo() async throws -> String {
         try await SharedCluster.shared.cluster().superuserConninfo
@@ -49,6 +63,7 @@ struct TestCluster: Sendable {
 /// Starts (or adopts) the cluster once per process, whichever test asks first.
 private actor SharedCluster {
     static let shared = SharedCluster()
+    static let serverDefaults = Mutex(false)
     private var starting: Task<TestCluster, any Error>?
 
     func cluster() async throws -> TestCluster {
@@ -67,12 +82,12 @@ private actor SharedCluster {
         ExitCleanup.sweepAbandoned()
         // Short path: the socket path must stay under the Unix limit.
         let home = URL(fileURLWithPath: "\(ExitCleanup.prefix)\(getpid())-\(UUID().uuidString.prefix(6))")
+        let throwaway = [
+            "fsync": "off", "synchronous_commit": "off", "full_page_writes": "off",
+            "max_connections": "400", "shared_buffers": "64MB",
+        ]
         let embedded = EmbeddedPostgres(
-            home: home,
-            settings: [
-                "fsync": "off", "synchronous_commit": "off", "full_page_writes": "off",
-                "max_connections": "400", "shared_buffers": "64MB",
-            ],
+            home: home, settings: serverDefaults.withLock { $0 } ? [:] : throwaway,
             logger: quietLogger("aerie.test.postgres"))
         ExitCleanup.register(clusterDirectory: embedded.clusterDirectory, home: home)
         let connection = try await embedded.start()

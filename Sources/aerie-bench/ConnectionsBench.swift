@@ -61,6 +61,10 @@ struct ConnectionsBench {
         await inviter.stop()
 
         var lines = ["connections: \(count) connections per run accepted from one ACA-Py 1.2.7 inviter (RFC 0160)"]
+        lines.append(
+            TestPostgres.usesServerDefaults
+                ? "  Aerie's PostgreSQL: aerie-server's embedded settings (fsync, synchronous_commit, full_page_writes on)"
+                : "  Aerie's PostgreSQL: throwaway test settings (fsync, synchronous_commit, full_page_writes off; --durable for the server's own)")
         lines.append("  invitee        mode           wall s   conn/s   CPU s   CPU ms/conn   (+ PostgreSQL CPU s)   DB round trips/conn")
         for run in runs {
             lines.append(
