@@ -1,5 +1,6 @@
 import AerieClient
 import AerieCore
+import AerieStore
 import AerieTesting
 import Foundation
 import Testing
@@ -47,6 +48,37 @@ import Testing
             #expect(missing.status == 1)
             #expect(missing.stderr.contains("not_found"))
         }
+    }
+
+    /// `aerie-admin migrate` itself, on an empty database: the core `schema/` files and the
+    /// migrations plugins compile in (the out-of-band table, version 6) in one order, each once.
+    @Test func migrateAppliesCoreAndPluginMigrationsOnce() async throws {
+        let database = try await TestPostgres.shared.freshDatabase(migrate: false)
+        var environment = ProcessInfo.processInfo.environment
+        environment["AERIE_DATABASE_URL"] = database.runtimeConninfo
+        environment["AERIE_OWNER_DATABASE_URL"] = database.ownerConninfo
+        environment["AERIE_HOME"] = FileManager.default.temporaryDirectory.appendingPathComponent("aerie-migrate-\(UUID().uuidString)").path
+        let tool = try BuiltProducts.executable("aerie-admin")
+
+        let first = try await runProcess(tool, ["migrate", "--json"], environment: environment)
+        #expect(first.status == 0, "\(first.stderr)")
+        guard case .array(let listed)? = try JSONValue(parsing: first.stdout)["applied"] else {
+            Issue.record("no list of applied migrations: \(first.stdout)")
+            return
+        }
+        let applied = listed.compactMap(\.intValue)
+        let shipped = try Migration.all(in: SchemaLocator.defaultDirectory(), plugins: TestDatabase.pluginMigrations).map(\.version)
+        #expect(applied == shipped.map(Int64.init))
+        #expect(applied.contains(6))
+        let runtime = database.runtime()
+        let table = try await runtime.pool.read { try $0.query("SELECT to_regclass('aerie.oob_invitations')::text").string(0, 0) }
+        await runtime.shutdown()
+        #expect(table == "aerie.oob_invitations")
+
+        let again = try await runProcess(tool, ["migrate"], environment: environment)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stdout.contains("database is up to date"))
+        try await database.drop()
     }
 
     @Test func clearFailuresWhenServerIsDownOrTokenIsWrong() async throws {
