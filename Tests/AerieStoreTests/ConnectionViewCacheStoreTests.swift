@@ -110,6 +110,12 @@ import Testing
             server.connectionViews.listenerChanged(listening: true)
             for record in records { #expect(try await alice.connectionView(record.id)?.label == record.label) }
             #expect(server.connectionViews.count <= 4)
+            // Each entry is bounded too: a view with more text than that is read every time.
+            server.connectionViews.listenerChanged(listening: true)
+            let large = ConnectionRecord(invitation: [:], invitationKind: "aries", label: String(repeating: "x", count: 5000))
+            try await alice.transaction { try $0.connections.insert(large) }
+            for _ in 0..<2 { #expect(try await alice.connectionView(large.id)?.label == large.label) }
+            #expect(server.connectionViews.count == 0)
             // Off: nothing held.
             var off = DatabaseConfiguration(conninfo: fixture.database.runtimeConninfo, maxConnections: 1)
             off.connectionViewCacheSize = 0

@@ -36,8 +36,25 @@ struct PostgresTenantDatabase: TenantDatabase {
         }
         guard let record = try await read({ try $0.connections.get(id) }) else { return nil }
         let view = ConnectionView(record)
-        if let generation { connectionViews.store(tenant: tenantID, key: id, value: view, generation: generation) }
+        if let generation, Self.textBytes(of: view) <= Self.largestCachedView {
+            connectionViews.store(tenant: tenantID, key: id, value: view, generation: generation)
+        }
         return view
+    }
+
+    /// The cache bounds entries by count; this bounds each one, so a tenant filling it with
+    /// views of 64 KiB invitations cannot make it hold hundreds of megabytes (a usual view has
+    /// under 1 KiB of text; bigger ones are read every time).
+    static let largestCachedView = 4096
+
+    private static func textBytes(of view: ConnectionView) -> Int {
+        let optional: [String?] = [
+            view.pwDid, view.pwVerkey, view.theirDid, view.theirVerkey, view.theirEndpoint, view.invitationId, view.label,
+            view.logoUrl, view.goal, view.goalCode, view.failureReason, view.handshakeProtocol, view.alias,
+        ]
+        return optional.reduce(view.connectionId.utf8.count + view.invitationKind.utf8.count + view.role.utf8.count) {
+            $0 + ($1?.utf8.count ?? 0)
+        }
     }
 
     /// The body runs on a store thread and may be run a second time on a new connection if the
