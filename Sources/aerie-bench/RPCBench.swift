@@ -107,8 +107,11 @@ struct RPCBench {
     func getWithout(
         _ name: String, interval: TimeAmount, _ change: (inout AerieConfiguration) -> Void
     ) async throws -> (Outcome, Outcome) {
+        // Configured as the first server (metrics too), but for `change`.
+        let metrics = self.metrics
         let server = try await LiveServer.start(server: {
             $0.databasePoolSize = AerieConfiguration().databasePoolSize
+            if metrics { $0.metricsListen = AerieConfiguration.ListenAddress(host: "127.0.0.1", port: 0) }
             change(&$0)
         })
         let (token, connectionId) = try await benchTenant(server)
