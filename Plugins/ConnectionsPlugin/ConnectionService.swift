@@ -503,9 +503,20 @@ public struct ConnectionService: Sendable {
     }
 
     public func load(_ id: UUID, tenant: TenantContext) async throws -> ConnectionRecord {
-        guard let record = try await tenant.database.read({ try $0.connections.get(id) }) else {
-            throw AerieError.notFound("no connection \(id.lowercasedString)")
-        }
+        guard let record = try await tenant.database.read({ try $0.connections.get(id) }) else { throw Self.notFound(id) }
         return record
+    }
+
+    /// `connections.get`: the connection's view, from the server's cache when it holds it
+    /// (`TenantDatabase.connectionView`: this server's writes show at once, other servers'
+    /// within their NOTIFY's latency). For answers only; decisions read the row in their
+    /// transaction.
+    func view(_ id: UUID, tenant: TenantContext) async throws -> ConnectionView {
+        guard let view = try await tenant.database.connectionView(id) else { throw Self.notFound(id) }
+        return view
+    }
+
+    private static func notFound(_ id: UUID) -> AerieError {
+        AerieError.notFound("no connection \(id.lowercasedString)")
     }
 }

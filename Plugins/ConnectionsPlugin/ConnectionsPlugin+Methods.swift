@@ -40,7 +40,7 @@ extension ConnectionsPlugin {
         }
         try router.register("connections.get", summary: "A connection and its state.") {
             (params: ConnectionIdParams, tenant: TenantContext) in
-            ConnectionView(try await service.load(try params.id(), tenant: tenant))
+            try await service.view(try params.id(), tenant: tenant)
         }
         try router.register("connections.getPwDid", summary: "The pairwise DID of a connection (after connect).") {
             (params: ConnectionIdParams, tenant: TenantContext) in

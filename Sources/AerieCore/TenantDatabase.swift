@@ -1,3 +1,5 @@
+import Foundation
+
 /// A tenant's view of the database. Every transaction it opens is scoped to that tenant by
 /// PostgreSQL row-level security (`SET LOCAL aerie.tenant_id`), so a plugin cannot reach another
 /// tenant's rows even by a wrong query.
@@ -16,11 +18,19 @@ public protocol TenantDatabase: Sendable {
     /// so every handler's store seals. Without it, writing a sealed column is an error and only
     /// rows of the previous (clear) form can be read.
     func sealing(with keyring: any TenantKeyring) -> any TenantDatabase
+    /// `connections.get`'s answer: the connection's view, nil when the tenant has no such
+    /// connection. The server answers it from its `ConnectionViewCache` when it can (this
+    /// server's own writes are seen at once, other servers' within their NOTIFY's latency).
+    func connectionView(_ id: UUID) async throws -> ConnectionView?
 }
 
 extension TenantDatabase {
     public func read<T: Sendable>(_ body: @escaping @Sendable (any TenantTransaction) throws -> T) async throws -> T {
         try await transaction(body)
+    }
+
+    public func connectionView(_ id: UUID) async throws -> ConnectionView? {
+        try await read { try $0.connections.get(id) }.map(ConnectionView.init)
     }
 }
 

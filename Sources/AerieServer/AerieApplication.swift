@@ -66,6 +66,8 @@ public enum AerieApplication {
             var databaseConfiguration = DatabaseConfiguration(
                 conninfo: runtimeURL, maxConnections: configuration.databasePoolSize, tenantShare: configuration.databaseTenantShare)
             databaseConfiguration.quotas = configuration.quotas
+            databaseConfiguration.connectionViewCacheSize = configuration.connectionCacheSize
+            databaseConfiguration.connectionViewCacheMaxAge = configuration.connectionCacheMaxAge
             let database = AerieDatabase(
                 configuration: databaseConfiguration, logger: logger,
                 stores: try registry.stores(selected: selected, extra: extraPlugins))
@@ -94,7 +96,8 @@ public enum AerieApplication {
             contexts.outboxSignal = wakeup
             let endpoint = PublicEndpoint(configuration.publicEndpoint)
             // The LISTEN on aerie_events (its own connection) always runs: it keeps the credential
-            // cache true; push subscriptions ride on it when the messages plugin offers them.
+            // and connection caches true; push subscriptions ride on it when the messages plugin
+            // offers them.
             let credentials = CredentialCache(
                 capacity: configuration.credentialCacheSize, maxAge: configuration.credentialCacheMaxAge)
             let tenantDirectory = database.tenants
@@ -117,7 +120,7 @@ public enum AerieApplication {
                 positionsAwaited: { [webhookDelivery] in webhookDelivery.hasWebhooks }, logger: logger,
                 presenters: presenters)
             let events = EventHub(
-                conninfo: runtimeURL, logger: logger, credentials: credentials,
+                conninfo: runtimeURL, logger: logger, credentials: credentials, connectionViews: database.connectionViews,
                 credentialIsCurrent: { id, tokenHash in try await tenantDirectory.isActive(id, tokenHash: tokenHash) },
                 eventLog: eventStreams, presenters: presenters)
             var authenticator = TenantAuthenticator(database: database, contexts: contexts)

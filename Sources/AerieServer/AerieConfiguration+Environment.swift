@@ -178,6 +178,10 @@ extension AerieConfiguration {
                      "session credentials cached in memory, dropped by NOTIFY on rotate/suspend/delete; 0 = off"),
             .seconds("AERIE_CREDENTIAL_CACHE_TTL", 1...86_400, \.credentialCacheMaxAge,
                      "seconds a cached credential is used before it is read again"),
+            .integer("AERIE_CONNECTION_CACHE_SIZE", 0...10_000_000, \.connectionCacheSize,
+                     "connections.get answers cached in memory, dropped by NOTIFY and by this server's writes; 0 = off"),
+            .seconds("AERIE_CONNECTION_CACHE_TTL", 1...86_400, \.connectionCacheMaxAge,
+                     "seconds a cached connection view is answered before it is read again"),
         ]
     }
 }

@@ -126,6 +126,13 @@ public struct AerieConfiguration: Sendable {
     /// `AERIE_CREDENTIAL_CACHE_TTL`: the longest a cached credential is used without a database
     /// read (a bound for the case no NOTIFY could cover, e.g. a silently partitioned listener).
     public var credentialCacheMaxAge: Duration = .seconds(60)
+    /// `AERIE_CONNECTION_CACHE_SIZE`: `connections.get` answers held in memory (tenant +
+    /// connection id -> view), invalidated by NOTIFY and by this server's own writes; 0 reads
+    /// every call from the database.
+    public var connectionCacheSize = 10_000
+    /// `AERIE_CONNECTION_CACHE_TTL`: the longest a cached connection view is answered without a
+    /// database read.
+    public var connectionCacheMaxAge: Duration = .seconds(60)
 
     /// Every other setting starts at its default above (the one place defaults are written:
     /// `--help` reads them from here); set what differs on the value.

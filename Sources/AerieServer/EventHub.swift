@@ -14,8 +14,10 @@ import Synchronization
 /// The same channel carries credential changes (schema/0007: rotate, suspend, resume, rewrap,
 /// delete): each one clears that tenant's entries in the `CredentialCache` and ends the
 /// subscriptions of the tenant's sessions whose token is no longer the current one (they are told
-/// with `session.revoked` and answer `unauthenticated` from then on). The listener's state drives
-/// the cache: it serves nothing while the LISTEN is down.
+/// with `session.revoked` and answer `unauthenticated` from then on). Connection events (insert
+/// and state change, schema/0004; any other change and delete, schema/0028) and credential events
+/// clear what they name in the `ConnectionViewCache`. The listener's state drives both caches:
+/// they serve nothing while the LISTEN is down.
 final class EventHub: EventSubscriptions, Service, Sendable {
     static let channel = "aerie_events"
 
@@ -33,6 +35,10 @@ final class EventHub: EventSubscriptions, Service, Sendable {
     static let listenWait: Duration = .seconds(10)
     static let revokedMethod = "session.revoked"
     let credentials: CredentialCache
+    let connectionViews: ConnectionViewCache
+    /// schema/0028's event: a connection row changed other than in its state, or was deleted
+    /// (no `connectionId`: several rows of the tenant). Only the caches hear it.
+    static let connectionChangedKind = "connectionChanged"
     /// Whether a tenant is active and `tokenHash` is still its token (a database read).
     private let credentialIsCurrent: @Sendable (TenantID, [UInt8]) async throws -> Bool
 
@@ -46,19 +52,21 @@ final class EventHub: EventSubscriptions, Service, Sendable {
     private let observers = Mutex<[String: [@Sendable (TenantID, JSONValue) -> Void]]>([:])
 
     init(
-        conninfo: String, logger: Logger, credentials: CredentialCache = CredentialCache(capacity: 0, maxAge: .zero),
+        conninfo: String, logger: Logger, credentials: CredentialCache = .off, connectionViews: ConnectionViewCache = .off,
         credentialIsCurrent: @escaping @Sendable (TenantID, [UInt8]) async throws -> Bool = { _, _ in true },
         eventLog: EventStreams? = nil, presenters: EventPresenters
     ) {
         self.presenters = presenters
         self.logger = logger
         self.credentials = credentials
+        self.connectionViews = connectionViews
         self.credentialIsCurrent = credentialIsCurrent
         self.eventLog = eventLog
         let listener = PostgresEventListener(
             conninfo: conninfo, channel: Self.channel, logger: logger,
-            listeningChanged: { [credentials, eventLog] listening in
+            listeningChanged: { [credentials, connectionViews, eventLog] listening in
                 credentials.listenerChanged(listening: listening)
+                connectionViews.listenerChanged(listening: listening)
                 if listening { eventLog?.eventsCommitted() }
             }
         ) { [weak self] payload in
@@ -124,6 +132,7 @@ final class EventHub: EventSubscriptions, Service, Sendable {
     /// NOTIFY, and in the process that made the change as soon as it committed.
     func credentialChanged(tenant: TenantID, current: String?) {
         credentials.invalidate(tenant: tenant)
+        connectionViews.invalidate(tenant: tenant)
         let targets = subscriptions.withLock { all in all[tenant].map { Array($0.values) } ?? [] }
         for target in targets {
             let session = target.session
@@ -158,7 +167,8 @@ final class EventHub: EventSubscriptions, Service, Sendable {
     /// `{tenant, kind: "delivery", uid, status, type, pairwiseDID, reason}` (a sent message's
     /// outcome, schema/0016), `{tenant, kind: "connection", connectionId, state, pairwiseDID}`,
     /// `{tenant, kind: "delivery", outboxId, connectionId, status, messageUid}` (the event log's
-    /// only, schema/0017: not pushed), `{tenant, kind: "credential", active, credential}` or
+    /// only, schema/0017: not pushed), `{tenant, kind: "credential", active, credential}`,
+    /// `{tenant, kind: "connectionChanged", connectionId?}` (the caches' only, schema/0028) or
     /// `{kind: "positions", upTo}`.
     func deliver(_ payload: String) {
         let event = try? JSONValue(parsing: payload)
@@ -170,6 +180,14 @@ final class EventHub: EventSubscriptions, Service, Sendable {
         else {
             logger.warning("unreadable event payload", metadata: ["payload": "\(payload.prefix(200))"])
             return
+        }
+        if kind == "connection" || kind == Self.connectionChangedKind {
+            if let id = event["connectionId"]?.stringValue.flatMap(UUID.init(uuidString:)) {
+                connectionViews.invalidate(tenant: tenant, keys: CollectionOfOne(id))
+            } else {
+                connectionViews.invalidate(tenant: tenant)
+            }
+            if kind == Self.connectionChangedKind { return }
         }
         if kind != "credential" { eventLog?.eventsCommitted() }
         if kind == "credential" {

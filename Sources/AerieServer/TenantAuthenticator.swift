@@ -13,7 +13,7 @@ import Logging
 struct TenantAuthenticator: SessionAuthenticator {
     let database: AerieDatabase
     let contexts: TenantContexts
-    var credentials = CredentialCache(capacity: 0, maxAge: .zero)
+    var credentials = CredentialCache.off
 
     func authenticate(token: String) async throws -> SessionCredential {
         let hash = TokenHasher.hash(token)
@@ -53,7 +53,7 @@ struct TenantAuthenticator: SessionAuthenticator {
             return .admin
         case .tenant(let id):
             let generation: UInt64?
-            switch credentials.lookup(tenant: id, tokenHash: credential.tokenHash) {
+            switch credentials.lookup(tenant: id, key: credential.tokenHash) {
             case .hit(let wrapped):
                 return .tenant(contexts.context(for: id, wrappedDataKey: wrapped, logger: logger))
             case .miss(let current):
@@ -63,7 +63,7 @@ struct TenantAuthenticator: SessionAuthenticator {
                 throw AerieError(.unauthenticated, "the token is no longer valid (tenant suspended, deleted or token rotated)")
             }
             if let generation {
-                credentials.store(tenant: id, tokenHash: credential.tokenHash, wrappedDataKey: wrapped, generation: generation)
+                credentials.store(tenant: id, key: credential.tokenHash, value: wrapped, generation: generation)
             }
             return .tenant(contexts.context(for: id, wrappedDataKey: wrapped, logger: logger))
         }

@@ -9,6 +9,9 @@ public struct AerieDatabase: Sendable {
     package let pool: ConnectionPool
     /// Plugins' repositories and upkeep hooks, for every tenant transaction.
     public let stores: PluginStores
+    /// `connections.get` answers of this process's tenant databases. Serves nothing until a
+    /// listener says it is in place (`listenerChanged`): the server's `EventHub` drives it.
+    package let connectionViews: ConnectionViewCache
 
     /// Global tenant table and admin credential.
     public var tenants: TenantDirectory { TenantDirectory(pool: pool) }
@@ -27,6 +30,8 @@ public struct AerieDatabase: Sendable {
     public init(configuration: DatabaseConfiguration, logger: Logger, stores: PluginStores = PluginStores()) {
         self.pool = ConnectionPool(configuration: configuration, logger: logger)
         self.stores = stores
+        self.connectionViews = ConnectionViewCache(
+            capacity: configuration.connectionViewCacheSize, maxAge: configuration.connectionViewCacheMaxAge)
     }
 
     /// A database whose every transaction is confined to `id` by row-level security. It has no
@@ -34,7 +39,7 @@ public struct AerieDatabase: Sendable {
     /// reads only rows of the previous clear form and cannot write sealed columns. `outbox` hears
     /// of the outbox rows each of its transactions enqueued, once committed.
     public func tenant(_ id: TenantID, outbox: (any OutboxSignal)? = nil) -> any TenantDatabase {
-        PostgresTenantDatabase(tenantID: id, pool: pool, stores: stores, outbox: outbox)
+        PostgresTenantDatabase(tenantID: id, pool: pool, stores: stores, outbox: outbox, connectionViews: connectionViews)
     }
 
     /// Leases the outbox row `id` of `tenant` for `leaseSeconds` if it is pending and due, like

@@ -19,6 +19,11 @@ public struct DatabaseConfiguration: Sendable {
     /// Per-tenant limits the database enforces (schema/0020), set on every session this pool
     /// opens. None by default; the server sets its configured ones.
     public var quotas: Quotas = .unlimited
+    /// `connections.get` answers held in memory (`ConnectionViewCache`); 0, the default here,
+    /// holds none. The server sets its configured size.
+    public var connectionViewCacheSize = 0
+    /// The longest a cached connection view is answered without a database read.
+    public var connectionViewCacheMaxAge: Duration = .seconds(60)
 
     /// Per-tenant limits: messages and stored bytes in a tenant's mailbox, messages waiting to
     /// be sent; 0 = none.

@@ -10,6 +10,8 @@ struct PostgresConnectionRepository: ConnectionRepository {
     let tenantID: TenantID
     let session: DatabaseSession
     let sealing: RowSealing
+    /// Records every id this repository writes (`ConnectionViewCache` invalidation).
+    var written: WrittenConnections? = nil
 
     /// Columns 0...24 as in the previous release (its rows are read from them), 25 `sealed`.
     private static let columns = """
@@ -29,6 +31,7 @@ struct PostgresConnectionRepository: ConnectionRepository {
         """
 
     func insert(_ r: ConnectionRecord) throws {
+        written?.insert(r.id)
         try session.executeLater(
             """
             INSERT INTO aerie.connections (tenant_id, id, state, invitation_kind, my_did, my_verkey, their_did,
@@ -52,13 +55,15 @@ struct PostgresConnectionRepository: ConnectionRepository {
     }
 
     func updateQueued(_ r: ConnectionRecord) throws {
+        written?.insert(r.id)
         try session.executeLater(
             Self.updateSQL(touching: true), [.text(tenantID.rawValue), .text(r.id.lowercasedString)] + (try fields(r)))
     }
 
     /// `touching`: sets `updated_at` (a change), or keeps it (only the storage form changes).
     private func write(_ r: ConnectionRecord, touching: Bool) throws -> Bool {
-        try session.execute(
+        written?.insert(r.id)
+        return try session.execute(
             Self.updateSQL(touching: touching), [.text(tenantID.rawValue), .text(r.id.lowercasedString)] + (try fields(r))) == 1
     }
 
@@ -155,7 +160,8 @@ struct PostgresConnectionRepository: ConnectionRepository {
     }
 
     func delete(_ id: UUID) throws -> Bool {
-        try session.execute(
+        written?.insert(id)
+        return try session.execute(
             "DELETE FROM aerie.connections WHERE tenant_id = $1::uuid AND id = $2::uuid",
             [.text(tenantID.rawValue), .text(id.lowercasedString)]) == 1
     }

@@ -1,4 +1,6 @@
 import AerieCore
+import Foundation
+import Synchronization
 
 /// `TenantDatabase` on PostgreSQL: every transaction sets `aerie.tenant_id`, so row-level
 /// security confines it to this tenant whatever its queries say. With a keyring
@@ -11,10 +13,48 @@ struct PostgresTenantDatabase: TenantDatabase {
     var keyring: (any TenantKeyring)? = nil
     /// Told of the outbox rows each transaction enqueued, once it committed.
     var outbox: (any OutboxSignal)? = nil
+    /// The server's `connections.get` answers; the connections each transaction wrote leave it
+    /// when the transaction ends (committed, failed or unknown: dropping an entry is always safe).
+    var connectionViews: ConnectionViewCache = .off
 
     func sealing(with keyring: any TenantKeyring) -> any TenantDatabase {
         precondition(keyring.tenantID == tenantID, "a tenant database seals with its own tenant's keyring")
-        return PostgresTenantDatabase(tenantID: tenantID, pool: pool, stores: stores, keyring: keyring, outbox: outbox)
+        return PostgresTenantDatabase(
+            tenantID: tenantID, pool: pool, stores: stores, keyring: keyring, outbox: outbox, connectionViews: connectionViews)
+    }
+
+    /// From the cache when it holds the view; else one read, which fills the cache unless a
+    /// change (or a listener outage) happened while it read. Only a sealing database (one with
+    /// the tenant's keyring, as every handler's is) uses the cache.
+    func connectionView(_ id: UUID) async throws -> ConnectionView? {
+        var generation: UInt64? = nil
+        if keyring != nil {
+            switch connectionViews.lookup(tenant: tenantID, key: id) {
+            case .hit(let view): return view
+            case .miss(let current): generation = current
+            }
+        }
+        guard let record = try await read({ try $0.connections.get(id) }) else { return nil }
+        let view = ConnectionView(record)
+        if let generation, Self.textBytes(of: view) <= Self.largestCachedView {
+            connectionViews.store(tenant: tenantID, key: id, value: view, generation: generation)
+        }
+        return view
+    }
+
+    /// The cache bounds entries by count; this bounds each one, so a tenant filling it with
+    /// views of 64 KiB invitations cannot make it hold hundreds of megabytes (a usual view has
+    /// under 1 KiB of text; bigger ones are read every time).
+    static let largestCachedView = 4096
+
+    private static func textBytes(of view: ConnectionView) -> Int {
+        let optional: [String?] = [
+            view.pwDid, view.pwVerkey, view.theirDid, view.theirVerkey, view.theirEndpoint, view.invitationId, view.label,
+            view.logoUrl, view.goal, view.goalCode, view.failureReason, view.handshakeProtocol, view.alias,
+        ]
+        return optional.reduce(view.connectionId.utf8.count + view.invitationKind.utf8.count + view.role.utf8.count) {
+            $0 + ($1?.utf8.count ?? 0)
+        }
     }
 
     /// The body runs on a store thread and may be run a second time on a new connection if the
@@ -25,11 +65,14 @@ struct PostgresTenantDatabase: TenantDatabase {
         let (tenantID, stores) = (tenantID, stores)
         let sealer = try await self.sealer()
         let outbox = self.outbox
+        let written = WrittenConnections()
+        defer { if let ids = written.take() { connectionViews.invalidate(tenant: tenantID, keys: ids) } }
         let (value, enqueued) = try await pool.transaction(tenant: tenantID) { session in
             let enqueued = EnqueuedRows()
             let value = try body(
                 PostgresTenantTransaction(
-                    tenantID: tenantID, session: session, sealer: sealer, stores: stores, outboxLease: outbox?.enqueueLease, enqueued: enqueued))
+                    tenantID: tenantID, session: session, sealer: sealer, stores: stores, outboxLease: outbox?.enqueueLease,
+                    enqueued: enqueued, writtenConnections: written))
             return (value, enqueued.items)
         }
         if let outbox, !enqueued.isEmpty { outbox.committed(enqueued, tenant: tenantID) }
@@ -59,6 +102,8 @@ struct PostgresTenantTransaction: TenantTransaction {
     let stores: PluginStores
     var outboxLease: OutboxLease? = nil
     var enqueued: EnqueuedRows? = nil
+    /// Where the connections this transaction writes are recorded (nil in read-only ones).
+    var writtenConnections: WrittenConnections? = nil
 
     var settings: any TenantSettingsRepository {
         PostgresSettingsRepository(tenantID: tenantID, session: session, sealing: rowSealing("tenant_settings"))
@@ -68,8 +113,11 @@ struct PostgresTenantTransaction: TenantTransaction {
         PostgresKeyRepository(tenantID: tenantID, session: session)
     }
 
-    var connections: any ConnectionRepository {
-        PostgresConnectionRepository(tenantID: tenantID, session: session, sealing: rowSealing("connections"))
+    var connections: any ConnectionRepository { postgresConnections }
+
+    private var postgresConnections: PostgresConnectionRepository {
+        PostgresConnectionRepository(
+            tenantID: tenantID, session: session, sealing: rowSealing("connections"), written: writtenConnections)
     }
 
     var mailbox: any MailboxRepository {
@@ -86,8 +134,7 @@ struct PostgresTenantTransaction: TenantTransaction {
     func sealClearRows(limit: Int) throws -> Int {
         try PostgresSettingsRepository(tenantID: tenantID, session: session, sealing: rowSealing("tenant_settings"))
             .sealClearRows(limit: limit)
-            + PostgresConnectionRepository(tenantID: tenantID, session: session, sealing: rowSealing("connections"))
-            .sealClearRows(limit: limit)
+            + postgresConnections.sealClearRows(limit: limit)
             + PostgresMailboxRepository(tenantID: tenantID, session: session, sealing: rowSealing("mailbox"))
             .sealClearRows(limit: limit)
             + stores.sealClearRows(in: self, limit: limit)
@@ -108,3 +155,21 @@ struct SessionSQL: TenantSQL {
 }
 
 extension PostgresResult: SQLRows {}
+
+/// The connections one transaction wrote (every run of its body: a body run again on a fresh
+/// connection only adds ids), for `ConnectionViewCache` invalidation when the transaction ends.
+final class WrittenConnections: Sendable {
+    private let ids = Mutex<Set<UUID>>([])
+
+    func insert(_ id: UUID) {
+        _ = ids.withLock { $0.insert(id) }
+    }
+
+    /// The ids written, nil when none.
+    func take() -> Set<UUID>? {
+        ids.withLock { ids in
+            defer { ids = [] }
+            return ids.isEmpty ? nil : ids
+        }
+    }
+}
