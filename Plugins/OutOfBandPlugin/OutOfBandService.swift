@@ -253,7 +253,7 @@ public struct OutOfBandService: Sendable {
     /// The attached request as a mailbox message of the connection, as if the inviter had sent it
     /// over it (`MS-103`, so `messages.download` shows it under the pairwise DID).
     static func mailboxEntry(_ attached: JSONValue, on connection: ConnectionRecord) -> MailboxMessage {
-        let id = attached["@id"]?.stringValue ?? UUID().lowercasedString
+        let id = attached["@id"]?.stringValue ?? UUID.random().lowercasedString
         return MailboxMessage(
             connectionId: connection.id, recipientVerkey: connection.myVerkey ?? "", senderVerkey: connection.theirVerkey,
             messageId: id, type: InboundMessage.normalizedType(attached["@type"]?.stringValue ?? ""),

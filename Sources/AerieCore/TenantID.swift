@@ -11,7 +11,7 @@ public struct TenantID: Sendable, Hashable, Codable, CustomStringConvertible {
 
     public init(uuid: UUID) { self.rawValue = uuid.lowercasedString }
 
-    public static func random() -> TenantID { TenantID(uuid: UUID()) }
+    public static func random() -> TenantID { TenantID(uuid: UUID.random()) }
 
     public var description: String { rawValue }
 
@@ -39,7 +39,7 @@ public struct BackendID: Sendable, Hashable, Codable, CustomStringConvertible {
         self.rawValue = uuid.lowercasedString
     }
 
-    public static func random() -> BackendID { BackendID(UUID().uuidString)! }
+    public static func random() -> BackendID { BackendID(UUID.random().uuidString)! }
 
     public var description: String { rawValue }
 
