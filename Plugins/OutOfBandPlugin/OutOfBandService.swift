@@ -355,7 +355,7 @@ public struct OutOfBandService: Sendable {
             record.state = .reused
             try tx.outOfBand.update(record)
             return try handshakes.move(
-                .reuseAccepted, connection, reviewed: message.receipt?.claimed?.uid ?? UUID(uuidString: message.uid), in: tx)
+                .reuseAccepted, connection, reviewed: message.receipt?.claimed?.uid ?? UUID(text: message.uid), in: tx)
         }
         if let reused {
             handshakes.committed(reused, tenant: tenant)
@@ -380,7 +380,7 @@ public struct OutOfBandService: Sendable {
             record.state = .failed
             record.failureReason = reason
             try tx.outOfBand.update(record)
-            if let uid = message.receipt?.claimed?.uid ?? UUID(uuidString: message.uid) {
+            if let uid = message.receipt?.claimed?.uid ?? UUID(text: message.uid) {
                 try tx.mailbox.updateStatus(uid, to: MailboxMessage.reviewed)
             }
             return connection

@@ -5,7 +5,7 @@ public struct TenantID: Sendable, Hashable, Codable, CustomStringConvertible {
     public let rawValue: String
 
     public init?(_ string: String) {
-        guard let uuid = UUID(uuidString: string) else { return nil }
+        guard let uuid = UUID(text: string) else { return nil }
         self.rawValue = uuid.lowercasedString
     }
 
@@ -35,7 +35,7 @@ public struct BackendID: Sendable, Hashable, Codable, CustomStringConvertible {
     public let rawValue: String
 
     public init?(_ string: String) {
-        guard let uuid = UUID(uuidString: string) else { return nil }
+        guard let uuid = UUID(text: string) else { return nil }
         self.rawValue = uuid.lowercasedString
     }
 
