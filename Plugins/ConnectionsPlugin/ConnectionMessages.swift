@@ -80,7 +80,7 @@ public enum ConnectionMessages {
 
     /// A Connection Response: `connection~sig` (made by the invitation key) over `connection`, on
     /// the Request's thread (and its parent, the invitation, when the Request named it).
-    public static func response(id: String = UUID().lowercasedString, threadId: String, parentThreadId: String?,
+    public static func response(id: String = UUID.random().lowercasedString, threadId: String, parentThreadId: String?,
                                 signature: SignatureDecorator) -> JSONValue {
         var thread: [String: JSONValue] = ["thid": .string(threadId)]
         if let parentThreadId { thread["pthid"] = .string(parentThreadId) }
@@ -121,7 +121,7 @@ public enum ConnectionMessages {
             parentThreadId: thread?["pthid"]?.stringValue.map { String($0.prefix(256)) })
     }
 
-    public static func trustPing(id: String = UUID().lowercasedString, threadId: String?) -> JSONValue {
+    public static func trustPing(id: String = UUID.random().lowercasedString, threadId: String?) -> JSONValue {
         var fields: [String: JSONValue] = [
             "@type": .string(trustPingType), "@id": .string(id), "response_requested": .bool(false),
         ]

@@ -26,7 +26,7 @@ extension ConnectionService {
     {
         let label = label ?? defaultLabel
         let record = try await storeInvitation(kind: .aries, multiUse: multiUse, alias: alias, tenant: tenant) { key, endpoint, _ in
-            ConnectionMessages.invitation(id: UUID().lowercasedString, label: label, recipientKey: key, endpoint: endpoint)
+            ConnectionMessages.invitation(id: UUID.random().lowercasedString, label: label, recipientKey: key, endpoint: endpoint)
         }
         return CreatedInvitation(
             connectionId: record.id.lowercasedString, invitation: record.invitation,

@@ -166,7 +166,7 @@ public struct ConnectionService: Sendable {
         try await checkDestination(destination)
         let key = try await AerieError.mappingCrypto { try await tenant.keys.makeKey() }
         let verkey = key.verkey
-        let requestId = UUID().lowercasedString
+        let requestId = UUID.random().lowercasedString
         let did: String
         let request: JSONValue
         switch handshake {

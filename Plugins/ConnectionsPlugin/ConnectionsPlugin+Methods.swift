@@ -83,7 +83,7 @@ extension ConnectionsPlugin {
             let limit = min(max(params.limit ?? 100, 1), 500)
             let state = try params.stateFilter()
             let after = try params.after.map { raw -> UUID in
-                guard let id = UUID(uuidString: raw) else { throw AerieError.invalidParams("after must be a connection id", field: "after") }
+                guard let id = UUID(text: raw) else { throw AerieError.invalidParams("after must be a connection id", field: "after") }
                 return id
             }
             let rows = try await service.list(after: after, state: state, limit: limit, tenant: tenant)
@@ -125,7 +125,7 @@ extension ConnectionsPlugin {
                 message, tenant in
                 try await service.apply(
                     message.body, recipientVerkey: message.recipientVerkey, connectionId: nil,
-                    mailboxUid: UUID(uuidString: message.uid), receipt: message.receipt,
+                    mailboxUid: UUID(text: message.uid), receipt: message.receipt,
                     inbound: message.connection.flatMap { connection in
                         message.sender.map { (connection, $0, message.recipientSealedSecret) }
                     }, tenant: tenant)
@@ -213,7 +213,7 @@ struct ConnectionIdParams: Decodable, Sendable, DocumentedParams {
     static let documentation = [ParamDoc("connectionId", "string", "the connection id")]
 
     func id() throws -> UUID {
-        guard let id = UUID(uuidString: connectionId) else {
+        guard let id = UUID(text: connectionId) else {
             throw AerieError.invalidParams("connectionId must be a connection id (UUID)", field: "connectionId")
         }
         return id

@@ -42,7 +42,7 @@ public enum DIDExchangeMessages {
 
     /// The `complete` that ends the exchange (ACA-Py moves to `completed` on it); `~thread`
     /// needs both `thid` and `pthid`.
-    public static func complete(version: String, id: String = UUID().lowercasedString, threadId: String,
+    public static func complete(version: String, id: String = UUID.random().lowercasedString, threadId: String,
                                 parentThreadId: String) -> JSONValue {
         [
             "@type": .string(type("complete", version: version)),
@@ -90,7 +90,7 @@ public enum DIDExchangeMessages {
     /// and `did_rotate~attach` (that DID signed by the invitation key), 1.0 our unqualified `did`
     /// and `did_doc~attach` (its legacy DIDDoc signed by the invitation key), as ACA-Py writes them.
     static func response(
-        version: String, id: String = UUID().lowercasedString, threadId: String, parentThreadId: String?, did: String,
+        version: String, id: String = UUID.random().lowercasedString, threadId: String, parentThreadId: String?, did: String,
         signedAttachment: JSONValue
     ) -> JSONValue {
         var thread: [String: JSONValue] = ["thid": .string(threadId)]

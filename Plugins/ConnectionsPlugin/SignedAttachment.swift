@@ -57,7 +57,7 @@ public enum SignedAttachment {
     /// A signed `base64` attachment in ACA-Py's shape; `sign` signs with `verkey`'s private key
     /// (the tenant's key wallet, or a key pair in tests).
     public static func make(
-        _ payload: [UInt8], mimeType: String, verkey: String, id: String = UUID().lowercasedString,
+        _ payload: [UInt8], mimeType: String, verkey: String, id: String = UUID.random().lowercasedString,
         sign: ([UInt8]) async throws -> [UInt8]
     ) async throws -> JSONValue {
         let key = try KeyReference.verkey(from: verkey)

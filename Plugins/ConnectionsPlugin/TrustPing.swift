@@ -8,7 +8,7 @@ enum TrustPing {
     static let maxCommentBytes = 1024
 
     /// A ping that asks for a response.
-    static func ping(id: String = UUID().lowercasedString, comment: String? = nil) -> JSONValue {
+    static func ping(id: String = UUID.random().lowercasedString, comment: String? = nil) -> JSONValue {
         var fields: [String: JSONValue] = ["@type": .string(pingType), "@id": .string(id), "response_requested": true]
         if let comment { fields["comment"] = .string(String(comment.prefix(maxCommentBytes))) }
         return .object(fields)
@@ -21,7 +21,7 @@ enum TrustPing {
     }
 
     /// The answer to the ping `pingId`: `~thread.thid` names it.
-    static func response(to pingId: String, id: String = UUID().lowercasedString) -> JSONValue {
+    static func response(to pingId: String, id: String = UUID.random().lowercasedString) -> JSONValue {
         ["@type": .string(responseType), "@id": .string(id), "~thread": ["thid": .string(pingId)]]
     }
 }

@@ -7,7 +7,7 @@ public enum ClosedNotice {
     public static let type = "https://didcomm.org/notification/1.0/problem-report"
     public static let code = "connection_closed"
 
-    public static func message(threadId: String?, id: String = UUID().lowercasedString) -> JSONValue {
+    public static func message(threadId: String?, id: String = UUID.random().lowercasedString) -> JSONValue {
         var fields: [String: JSONValue] = [
             "@type": .string(type),
             "@id": .string(id),

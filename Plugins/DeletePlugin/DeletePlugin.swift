@@ -40,7 +40,7 @@ struct DeleteParams: Decodable, Sendable, DocumentedParams {
     ]
 
     func id() throws -> UUID {
-        guard let id = UUID(uuidString: connectionId) else {
+        guard let id = UUID(text: connectionId) else {
             throw AerieError.invalidParams("connectionId must be a connection id (UUID)", field: "connectionId")
         }
         return id

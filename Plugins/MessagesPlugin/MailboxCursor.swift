@@ -17,7 +17,7 @@ enum MailboxCursor {
             let raw = String(data: data, encoding: .utf8)
         else { throw invalid }
         let parts = raw.split(separator: ":")
-        guard parts.count == 2, let micros = Int64(parts[0]), let uid = UUID(uuidString: String(parts[1])) else {
+        guard parts.count == 2, let micros = Int64(parts[0]), let uid = UUID(text: String(parts[1])) else {
             throw invalid
         }
         return MailboxPosition(receivedAtMicros: micros, uid: uid)

@@ -73,7 +73,7 @@ public struct MessageMailbox: Sendable {
                 let uids = requested.compactMap(UUID.init(uuidString:))
                 let matched = Set(try tx.mailbox.updateStatus(uids, pairwiseDid: item.pairwiseDID, to: status))
                 updated += matched.count
-                let missing = requested.filter { UUID(uuidString: $0).map { !matched.contains($0) } ?? true }
+                let missing = requested.filter { UUID(text: $0).map { !matched.contains($0) } ?? true }
                 if !missing.isEmpty { notFound.append((item.pairwiseDID, missing)) }
             }
             return (updated, notFound)

@@ -38,7 +38,7 @@ struct DownloadParams: Decodable, Sendable, DocumentedParams {
             try MessageStatus.validated($0, field: "status")
         }
         let uids = try Self.list(uids, field: "uids")?.map { text in
-            guard let uid = UUID(uuidString: text) else { throw AerieError.invalidParams("uids must be message uids", field: "uids") }
+            guard let uid = UUID(text: text) else { throw AerieError.invalidParams("uids must be message uids", field: "uids") }
             return uid
         }
         let limit = limit ?? Self.defaultLimit
@@ -151,11 +151,11 @@ struct SendTextParams: Decodable, Sendable, DocumentedParams {
 /// Ids of the send params, checked before any work.
 enum SendIds {
     static func parse(connectionId: String, replyTo: String?) throws -> (connection: UUID, replyTo: UUID?) {
-        guard let connection = UUID(uuidString: connectionId) else {
+        guard let connection = UUID(text: connectionId) else {
             throw AerieError.invalidParams("connectionId must be a connection id (UUID)", field: "connectionId")
         }
         let reply = try replyTo.map { text -> UUID in
-            guard let uid = UUID(uuidString: text) else {
+            guard let uid = UUID(text: text) else {
                 throw AerieError.invalidParams("replyTo must be a message uid", field: "replyTo")
             }
             return uid

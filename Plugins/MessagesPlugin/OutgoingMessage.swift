@@ -16,7 +16,7 @@ public enum OutgoingMessage {
     static let refusedTypes: Set<String> = [InboundMessage.didcommPrefix + "routing/1.0/forward"]
 
     /// The message as it will be sent (`@id` filled in), or `invalid_params` naming the field.
-    public static func validated(_ message: JSONValue, makeId: () -> String = { UUID().lowercasedString }) throws -> JSONValue {
+    public static func validated(_ message: JSONValue, makeId: () -> String = { UUID.random().lowercasedString }) throws -> JSONValue {
         guard case .object(var fields) = message else {
             throw AerieError.invalidParams("message must be a JSON object", field: "message")
         }
@@ -60,7 +60,7 @@ public enum OutgoingMessage {
             throw AerieError.invalidParams("content must be 1 to \(maxTextBytes) bytes of text", field: "content")
         }
         return [
-            "@type": .string(basicMessageType), "@id": .string(UUID().lowercasedString), "content": .string(content),
+            "@type": .string(basicMessageType), "@id": .string(UUID.random().lowercasedString), "content": .string(content),
             "sent_time": .string(sentTime(date)), "~l10n": ["locale": .string(locale)],
         ]
     }

@@ -23,7 +23,7 @@ public enum OutOfBandMessages {
     }
 
     /// A handshake-reuse: its `@id` is the thread, `pthid` the invitation's `@id`.
-    public static func reuse(id: String = UUID().lowercasedString, invitationId: String, version: String) -> JSONValue {
+    public static func reuse(id: String = UUID.random().lowercasedString, invitationId: String, version: String) -> JSONValue {
         .object([
             "@type": .string(reuseType(version: version)),
             "@id": .string(id),
@@ -32,7 +32,7 @@ public enum OutOfBandMessages {
     }
 
     /// The answer to a handshake-reuse: `thid` the reuse's thread, `pthid` the invitation.
-    public static func reuseAccepted(id: String = UUID().lowercasedString, threadId: String, invitationId: String,
+    public static func reuseAccepted(id: String = UUID.random().lowercasedString, threadId: String, invitationId: String,
                                      version: String) -> JSONValue {
         .object([
             "@type": .string(reuseAcceptedType(version: version)),
@@ -44,7 +44,7 @@ public enum OutOfBandMessages {
     /// Our out-of-band 1.1 invitation: one service (inline, or the tenant's invitation DID), the
     /// handshakes offered, and the attached messages as `requests~attach` (JSON).
     public static func invitation(
-        id: String = UUID().lowercasedString, label: String, handshakeProtocols: [String], attachments: [JSONValue],
+        id: String = UUID.random().lowercasedString, label: String, handshakeProtocols: [String], attachments: [JSONValue],
         goalCode: String?, goal: String?, service: JSONValue
     ) -> JSONValue {
         var fields: [String: JSONValue] = [
@@ -56,7 +56,7 @@ public enum OutOfBandMessages {
         if !attachments.isEmpty {
             fields["requests~attach"] = .array(
                 attachments.map { message in
-                    ["@id": .string(UUID().lowercasedString), "mime-type": "application/json", "data": ["json": message]]
+                    ["@id": .string(UUID.random().lowercasedString), "mime-type": "application/json", "data": ["json": message]]
                 })
         }
         return .object(fields)

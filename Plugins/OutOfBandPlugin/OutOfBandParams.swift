@@ -50,7 +50,7 @@ struct SendReuseParams: Decodable, Sendable, DocumentedParams {
         ]
 
     func id() throws -> UUID {
-        guard let id = UUID(uuidString: connectionId) else {
+        guard let id = UUID(text: connectionId) else {
             throw AerieError.invalidParams("connectionId must be a connection id (UUID)", field: "connectionId")
         }
         return id

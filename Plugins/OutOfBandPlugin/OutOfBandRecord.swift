@@ -36,7 +36,7 @@ public struct OutOfBandRecord: Sendable, Hashable {
     public var updatedAt: Date
 
     public init(
-        id: UUID = UUID(), invitationId: String, connectionId: UUID?, decisionRow: Int, state: State,
+        id: UUID = UUID.random(), invitationId: String, connectionId: UUID?, decisionRow: Int, state: State,
         reuseMessageId: String? = nil, attachedMessage: JSONValue? = nil, attachedMessageUid: UUID? = nil,
         failureReason: String? = nil, invitation: JSONValue, createdAt: Date = Date(), updatedAt: Date = Date()
     ) {

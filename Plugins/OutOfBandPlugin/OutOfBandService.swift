@@ -253,7 +253,7 @@ public struct OutOfBandService: Sendable {
     /// The attached request as a mailbox message of the connection, as if the inviter had sent it
     /// over it (`MS-103`, so `messages.download` shows it under the pairwise DID).
     static func mailboxEntry(_ attached: JSONValue, on connection: ConnectionRecord) -> MailboxMessage {
-        let id = attached["@id"]?.stringValue ?? UUID().lowercasedString
+        let id = attached["@id"]?.stringValue ?? UUID.random().lowercasedString
         return MailboxMessage(
             connectionId: connection.id, recipientVerkey: connection.myVerkey ?? "", senderVerkey: connection.theirVerkey,
             messageId: id, type: InboundMessage.normalizedType(attached["@type"]?.stringValue ?? ""),
@@ -355,7 +355,7 @@ public struct OutOfBandService: Sendable {
             record.state = .reused
             try tx.outOfBand.update(record)
             return try handshakes.move(
-                .reuseAccepted, connection, reviewed: message.receipt?.claimed?.uid ?? UUID(uuidString: message.uid), in: tx)
+                .reuseAccepted, connection, reviewed: message.receipt?.claimed?.uid ?? UUID(text: message.uid), in: tx)
         }
         if let reused {
             handshakes.committed(reused, tenant: tenant)
@@ -380,7 +380,7 @@ public struct OutOfBandService: Sendable {
             record.state = .failed
             record.failureReason = reason
             try tx.outOfBand.update(record)
-            if let uid = message.receipt?.claimed?.uid ?? UUID(uuidString: message.uid) {
+            if let uid = message.receipt?.claimed?.uid ?? UUID(text: message.uid) {
                 try tx.mailbox.updateStatus(uid, to: MailboxMessage.reviewed)
             }
             return connection

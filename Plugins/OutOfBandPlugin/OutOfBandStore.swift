@@ -102,7 +102,7 @@ struct OutOfBandStore: OutOfBandRepository {
     }
 
     private func record(_ r: any SQLRows, _ row: Int) throws -> OutOfBandRecord {
-        guard let idText = r.string(row, 0), let id = UUID(uuidString: idText), let decisionRow = r.int(row, 3),
+        guard let idText = r.string(row, 0), let id = UUID(text: idText), let decisionRow = r.int(row, 3),
             let state = r.string(row, 4).flatMap(OutOfBandRecord.State.init(rawValue:)),
             let createdAt = r.date(microseconds: row, 10), let updatedAt = r.date(microseconds: row, 11)
         else { throw AerieError.internalError(details: "malformed row in aerie.oob_invitations") }

@@ -68,7 +68,7 @@ public struct ConnectionRecord: Sendable, Hashable, Codable {
     public var updatedAt: Date
 
     public init(
-        id: UUID = UUID(), state: State = .initialized, invitation: JSONValue, invitationKind: String,
+        id: UUID = UUID.random(), state: State = .initialized, invitation: JSONValue, invitationKind: String,
         invitationId: String? = nil, publicDid: String? = nil, firstRecipientKey: String? = nil,
         invitationEndpoint: String? = nil, invitationRoutingKeys: [String] = [], myDid: String? = nil,
         myVerkey: String? = nil, threadId: String? = nil, theirDid: String? = nil, theirVerkey: String? = nil,

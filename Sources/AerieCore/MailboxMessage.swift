@@ -33,7 +33,7 @@ public struct MailboxMessage: Sendable, Hashable, Codable {
     public var deliveryError: String?
 
     public init(
-        uid: UUID = UUID(), connectionId: UUID?, recipientVerkey: String, senderVerkey: String?, messageId: String,
+        uid: UUID = UUID.random(), connectionId: UUID?, recipientVerkey: String, senderVerkey: String?, messageId: String,
         type: String, threadId: String?, status: String = MailboxMessage.received, payload: JSONValue,
         receivedAt: Date = Date(), direction: Direction = .received, deliveryError: String? = nil
     ) {

@@ -19,7 +19,7 @@ public struct OutboxItem: Sendable, Hashable {
     public var leasedBy: String?
 
     public init(
-        id: UUID = UUID(), connectionId: UUID?, endpoint: String, envelope: [UInt8], attempts: Int = 0,
+        id: UUID = UUID.random(), connectionId: UUID?, endpoint: String, envelope: [UInt8], attempts: Int = 0,
         nextAttemptAt: Date = Date(), status: Status = .pending, lastError: String? = nil, messageUid: UUID? = nil
     ) {
         self.id = id

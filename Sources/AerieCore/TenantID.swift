@@ -5,13 +5,13 @@ public struct TenantID: Sendable, Hashable, Codable, CustomStringConvertible {
     public let rawValue: String
 
     public init?(_ string: String) {
-        guard let uuid = UUID(uuidString: string) else { return nil }
+        guard let uuid = UUID(text: string) else { return nil }
         self.rawValue = uuid.lowercasedString
     }
 
     public init(uuid: UUID) { self.rawValue = uuid.lowercasedString }
 
-    public static func random() -> TenantID { TenantID(uuid: UUID()) }
+    public static func random() -> TenantID { TenantID(uuid: UUID.random()) }
 
     public var description: String { rawValue }
 
@@ -35,11 +35,11 @@ public struct BackendID: Sendable, Hashable, Codable, CustomStringConvertible {
     public let rawValue: String
 
     public init?(_ string: String) {
-        guard let uuid = UUID(uuidString: string) else { return nil }
+        guard let uuid = UUID(text: string) else { return nil }
         self.rawValue = uuid.lowercasedString
     }
 
-    public static func random() -> BackendID { BackendID(UUID().uuidString)! }
+    public static func random() -> BackendID { BackendID(UUID.random().uuidString)! }
 
     public var description: String { rawValue }
 

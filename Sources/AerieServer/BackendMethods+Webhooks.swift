@@ -94,7 +94,7 @@ extension BackendMethods {
                 start = try EventMethods.validPosition(after, field: "after", head: head)
             }
             let secret = WebhookSecret.generate()
-            let generation = UUID().lowercasedString
+            let generation = UUID.random().lowercasedString
             let wrapped = administration.masterKeys.current.wrap(secret, backendID: id.rawValue, generation: generation)
             guard let record = try await webhooks.set(backend: id, url: url, secretWrapped: wrapped, generation: generation, position: start)
             else { throw AerieError.notFound("no backend \(params.backendId)") }

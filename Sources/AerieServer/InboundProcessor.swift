@@ -133,7 +133,7 @@ struct InboundProcessor: Sendable {
         guard let (connection, sender) = try await authenticate(
             sender: unpacked.senderVerkey, connection: recipient.connection, route: route, tenant: tenant)
         else { return .rejected(status: 400, reason: "no recipient of this message is known here") }
-        let uid = UUID()
+        let uid = UUID.random()
         let receipt = InboundReceipt(
             message: MailboxMessage(
                 uid: uid, connectionId: connection.id, recipientVerkey: unpacked.recipientVerkey,

@@ -61,6 +61,14 @@ final class CurlEasy {
 
     func perform() -> CURLcode { curl_easy_perform(handle) }
 
+    /// Clears every option (pointers into a finished transfer included) and the request headers;
+    /// libcurl keeps the handle's live connections and DNS cache for the next transfer.
+    func reset() {
+        curl_easy_reset(handle)
+        if let headers { curl_slist_free_all(headers) }
+        headers = nil
+    }
+
     func info(long info: CURLINFO) -> Int? {
         var value = 0
         guard aerie_curl_getinfo_long(handle, info, &value) == CURLE_OK else { return nil }

@@ -4,7 +4,9 @@ import Logging
 import NIOPosix
 
 /// POSTs packed DIDComm envelopes to peers' endpoints with libcurl, on its own threads (never
-/// the Swift concurrency pool), with the same address policy as URL fetching.
+/// the Swift concurrency pool), with the same address policy as URL fetching. Easy handles are
+/// kept between deliveries (`CurlHandleCache`), so deliveries to one endpoint reuse its
+/// connection (HTTP keep-alive).
 public final class HTTPDelivery: Sendable {
     public struct Configuration: Sendable {
         public var allowPrivateAddresses: Bool
@@ -57,12 +59,14 @@ public final class HTTPDelivery: Sendable {
     public let configuration: Configuration
     private let policy: AddressPolicy
     private let threads: NIOThreadPool
+    private let handles: CurlHandleCache
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         self.policy = AddressPolicy(
             allowPrivateAddresses: configuration.allowPrivateAddresses, allowedNetworks: configuration.allowedNetworks)
         self.threads = NIOThreadPool(numberOfThreads: max(1, configuration.threads))
+        self.handles = CurlHandleCache(capacity: max(1, configuration.threads))
         threads.start()
     }
 
@@ -85,10 +89,12 @@ public final class HTTPDelivery: Sendable {
         let transfer = CurlTransfer(policy: policy, maxBodyBytes: configuration.maxResponseBytes)
         do {
             return try await withTaskCancellationHandler {
-                try await threads.runIfActive {
-                    try Self.run(
-                        envelope, endpoint: endpoint, headers: ["Content-Type: \(contentType)", "Expect:"] + headers, transfer: transfer,
-                        configuration: configuration)
+                try await threads.runIfActive { [handles] in
+                    let easy = try handles.take()
+                    defer { handles.giveBack(easy) }
+                    return try Self.run(
+                        envelope, on: easy, endpoint: endpoint, headers: ["Content-Type: \(contentType)", "Expect:"] + headers,
+                        transfer: transfer, configuration: configuration)
                 }
             } onCancel: {
                 transfer.cancelled.store(true, ordering: .relaxed)
@@ -103,11 +109,11 @@ public final class HTTPDelivery: Sendable {
     }
 
     private static func run(
-        _ envelope: [UInt8], endpoint: String, headers: [String], transfer: CurlTransfer, configuration: Configuration
+        _ envelope: [UInt8], on easy: CurlEasy, endpoint: String, headers: [String], transfer: CurlTransfer,
+        configuration: Configuration
     ) throws
         -> Response
     {
-        let easy = try CurlEasy()
         try easy.set(CURLOPT_NOSIGNAL, true)
         try easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
         try easy.set(CURLOPT_FOLLOWLOCATION, false)

@@ -35,6 +35,14 @@ struct PrimitivesTests {
         #expect(Base58.encode(secret) == v.x25519Private)
     }
 
+    /// `x25519()` derives its public half from the secret; it must equal the verkey's conversion.
+    @Test func x25519PublicHalfEqualsTheVerkeyConversion() throws {
+        for _ in 0..<500 {
+            let pair = Ed25519KeyPair.generate()
+            #expect(try pair.x25519().publicKey == Ed25519.x25519PublicKey(fromVerkey: pair.verkey))
+        }
+    }
+
     @Test func signAndVerify() throws {
         let pair = Ed25519KeyPair.generate()
         let message = Array("attack at dawn".utf8)

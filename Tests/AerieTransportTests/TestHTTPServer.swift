@@ -23,28 +23,39 @@ final class TestHTTPServer: Sendable {
     let channel: any Channel
     let port: Int
     private let log = Mutex<[String]>([])
+    private let accepted: AcceptCount
 
     /// Paths requested so far, in order.
     var requests: [String] { log.withLock { $0 } }
 
-    private init(channel: any Channel) {
+    /// TCP connections accepted so far.
+    var connections: Int { accepted.value.load(ordering: .relaxed) }
+
+    private final class AcceptCount: Sendable {
+        let value = Atomic<Int>(0)
+    }
+
+    private init(channel: any Channel, accepted: AcceptCount) {
         self.channel = channel
+        self.accepted = accepted
         self.port = channel.localAddress?.port ?? 0
     }
 
     static func start() async throws -> TestHTTPServer {
         let box = Mutex<TestHTTPServer?>(nil)
+        let accepted = AcceptCount()
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
+                accepted.value.add(1, ordering: .relaxed)
+                return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
                     try channel.pipeline.syncOperations.addHandler(
                         RouteHandler { path in box.withLock { $0?.record(path) } })
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()
-        let server = TestHTTPServer(channel: channel)
+        let server = TestHTTPServer(channel: channel, accepted: accepted)
         box.withLock { $0 = server }
         return server
     }

@@ -153,6 +153,30 @@ import Testing
         await refusing.shutdown(); await allowing.shutdown(); await server.shutdown()
     }
 
+    /// Deliveries to one endpoint reuse the connection the first one opened (keep-alive), from
+    /// whichever delivery thread runs them; each gets its own answer.
+    @Test func deliveriesReuseTheirConnection() async throws {
+        let server = try await TestHTTPServer.start()
+        let delivery = HTTPDelivery(
+            configuration: HTTPDelivery.Configuration(allowPrivateAddresses: false, allowedNetworks: [IPNetwork("127.0.0.1/32")!]))
+        do {
+            for size in [3, 70, 5, 1200] {
+                let answer = try await delivery.post([1, 2, 3], to: server.url("/bytes/\(size)"))
+                #expect(answer.status == 200)
+                #expect(answer.body == Array(repeating: UInt8(ascii: "x"), count: size))
+            }
+            let missing = try await delivery.post([4], to: server.url("/nowhere"))
+            #expect(missing.status == 404)
+            #expect(missing.body == Array("no such route".utf8))
+            #expect(server.requests == ["/bytes/3", "/bytes/70", "/bytes/5", "/bytes/1200", "/nowhere"])
+            #expect(server.connections == 1)
+        } catch {
+            await delivery.shutdown(); await server.shutdown()
+            throw error
+        }
+        await delivery.shutdown(); await server.shutdown()
+    }
+
     @Test func privateAddressesAllowedWhenConfigured() async throws {
         try await withServer(allowPrivate: true) { server, resolver in
             let fetched1 = try await resolver.fetch(server.url("/json"))

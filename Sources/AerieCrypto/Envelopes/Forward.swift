@@ -27,7 +27,7 @@ public enum Forward {
     }
 
     /// The plaintext `forward` message carrying `packed` to `to`.
-    public static func forwardMessage(to: String, packed: [UInt8], id: String = UUID().lowercasedString)
+    public static func forwardMessage(to: String, packed: [UInt8], id: String = UUID.random().lowercasedString)
         -> [UInt8]
     {
         var out: [UInt8] = []

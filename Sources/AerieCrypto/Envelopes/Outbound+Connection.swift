@@ -67,7 +67,7 @@ extension Outbound {
         }
         guard let myVerkey = record.myVerkey, let route = Route(peerOf: record) else { throw notEstablished(record) }
         let outbound = try await pack(message, from: .sealed(verkey: myVerkey, sealedSecret: sealedSecret), to: route, tenant: tenant)
-        let uid = UUID()
+        let uid = UUID.random()
         let threadId = message["~thread"]?["thid"]?.stringValue.map { String($0.prefix(256)) }
         let stored = MailboxMessage(
             uid: uid, connectionId: connectionId, recipientVerkey: route.recipientKey, senderVerkey: myVerkey,

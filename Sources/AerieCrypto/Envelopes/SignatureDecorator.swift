@@ -125,7 +125,7 @@ public struct SignatureDecorator: Sendable, Hashable, Codable {
         let valueJSON = Array(data[8...])
         let value: JSONValue
         do {
-            value = try JSONDecoder().decode(JSONValue.self, from: Data(valueJSON))
+            value = try JSONValue(parsing: valueJSON)
         } catch {
             throw CryptoError(.malformedSignature, "signed data is not JSON")
         }

@@ -56,14 +56,13 @@ package final class PostgresResult {
         return Array(UnsafeBufferPointer(start: decoded, count: length))
     }
 
-    /// A `uuid` column in its canonical text form, parsed in place (Foundation's
-    /// `UUID(uuidString:)` goes through `sscanf`, which showed in listings of many rows).
+    /// A `uuid` column in its canonical text form, parsed in place (`UUID(text:)`).
     package func uuid(_ row: Int, _ column: Int) -> UUID? {
         if isNull(row, column) { return nil }
         let length = Int(PQgetlength(handle, Int32(row), Int32(column)))
         guard length == 36, let raw = PQgetvalue(handle, Int32(row), Int32(column)) else { return nil }
         return raw.withMemoryRebound(to: UInt8.self, capacity: length) { pointer in
-            UUIDText.parse(UnsafeBufferPointer(start: pointer, count: length))
+            UUID(canonicalText: UnsafeBufferPointer(start: pointer, count: length))
         }
     }
 
@@ -76,39 +75,5 @@ package final class PostgresResult {
     /// Every row as optional strings, for tests and diagnostics.
     package func allRows() -> [[String?]] {
         (0..<rowCount).map { row in (0..<columnCount).map { string(row, $0) } }
-    }
-}
-
-/// Parses a UUID's canonical text form (`8-4-4-4-12` hex digits, either case).
-enum UUIDText {
-    static func parse(_ text: UnsafeBufferPointer<UInt8>) -> UUID? {
-        guard text.count == 36, text[8] == UInt8(ascii: "-"), text[13] == UInt8(ascii: "-"),
-            text[18] == UInt8(ascii: "-"), text[23] == UInt8(ascii: "-")
-        else { return nil }
-        var bytes = [UInt8](repeating: 0, count: 16)
-        var position = 0
-        var index = 0
-        while position < 16 {
-            if index == 8 || index == 13 || index == 18 || index == 23 { index += 1 }
-            let high = nibble(text[index]), low = nibble(text[index + 1])
-            guard high | low < 16 else { return nil }
-            bytes[position] = high << 4 | low
-            position += 1
-            index += 2
-        }
-        return UUID(uuid: (
-            bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-            bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
-    }
-
-    /// The value of a hex digit, or 0xFF.
-    @inline(__always)
-    static func nibble(_ c: UInt8) -> UInt8 {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): c &- UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): c &- UInt8(ascii: "a") &+ 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): c &- UInt8(ascii: "A") &+ 10
-        default: 0xFF
-        }
     }
 }

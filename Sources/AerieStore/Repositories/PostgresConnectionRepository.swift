@@ -213,7 +213,7 @@ struct PostgresConnectionRepository: ConnectionRepository {
     }
 
     private static func record(_ r: PostgresResult, _ row: Int, sealing: RowSealing) throws -> ConnectionRecord {
-        guard let idText = r.string(row, 0), let id = UUID(uuidString: idText),
+        guard let idText = r.string(row, 0), let id = UUID(text: idText),
             let state = r.string(row, 1).flatMap(ConnectionRecord.State.init(rawValue:)),
             let createdAt = r.date(microseconds: row, 22), let updatedAt = r.date(microseconds: row, 23)
         else { throw AerieError.internalError(details: "malformed row in aerie.connections") }
