@@ -238,6 +238,25 @@ public final class ACAPyAgent: @unchecked Sendable {
         throw Unavailable(description: "no free port found in 20000-31999")
     }
 
+    /// A base port `b` such that `b + offset` is free for every offset, all reserved like
+    /// `freePort`'s answers (no later `freePort` hands one out): for a script that derives its
+    /// ports from one base (`deploy/local-cluster`).
+    public static func freePortBase(offsets: [Int]) throws -> Int {
+        let span = offsets.max() ?? 0
+        for _ in 0..<200 {
+            let base = Int.random(in: 20_000..<(32_000 - span))
+            let ports = offsets.map { base + $0 }
+            let reserved = picked.withLock { picked in
+                guard ports.allSatisfy({ !picked.contains($0) }) else { return false }
+                picked.formUnion(ports)
+                return true
+            }
+            guard reserved else { continue }
+            if ports.allSatisfy(canBind) { return base }
+        }
+        throw Unavailable(description: "no base port with \(offsets.count) free ports found in 20000-31999")
+    }
+
     private static let picked = Mutex<Set<Int>>([])
 
     private static func canBind(_ port: Int) -> Bool {

@@ -17,7 +17,8 @@ public struct LocalCluster: Sendable {
         directory = URL(fileURLWithPath: "/tmp/aerie-cluster-\(UUID().uuidString.prefix(8))")
         rpcPort = try ACAPyAgent.freePort()
         didcommPort = try ACAPyAgent.freePort()
-        serverBasePort = Int.random(in: 20_000..<29_000)
+        // deploy/local-cluster gives server i the ports base+i-1, base+100+i-1 and base+200+i-1.
+        serverBasePort = try ACAPyAgent.freePortBase(offsets: (0..<servers).flatMap { [$0, 100 + $0, 200 + $0] })
         self.servers = servers
         self.serverEnvironment = serverEnvironment
     }

@@ -7,9 +7,10 @@ public struct PatroniCluster: Sendable {
     /// Node i listens on base+i (PostgreSQL) and base+100+i (REST API); etcd on base+200, base+201.
     public let basePort: Int
 
-    public init() {
+    public init() throws {
         directory = URL(fileURLWithPath: "/tmp/aerie-patroni-\(UUID().uuidString.prefix(8))")
-        basePort = 30_000 + Int.random(in: 0..<300) * 10
+        // Reserved with the other tests' free ports, so none of them takes one of these.
+        basePort = try ACAPyAgent.freePortBase(offsets: [1, 2, 101, 102, 200, 201])
     }
 
     @discardableResult

@@ -20,7 +20,7 @@ import Testing
     }
 
     @Test func primaryKilledUnderLoadLosesNoAcknowledgedWrite() async throws {
-        let cluster = PatroniCluster()
+        let cluster = try PatroniCluster()
         do {
             try await cluster.start()
         } catch {
