@@ -132,12 +132,16 @@ struct PostgresConnectionRepository: ConnectionRepository {
 
     /// The tenant's keys among `verkeys` with their connections: each row the connection's
     /// columns (0...25, NULL for a key of no connection), then the verkey (26) and the sealed
-    /// secret (27).
+    /// secret (27). `tenant_keys.verkey` is `COLLATE "C"` and `connections.my_verkey` the
+    /// default collation: compared as they are, the comparison matches no index on `my_verkey`
+    /// and the join read every connection of the tenant; in the column's own collation it is
+    /// one probe of `connections_my_verkey`.
     static func recipientsSQL(tenant: String, verkeys: String) -> String {
         """
         SELECT c.*, k.verkey, k.sealed_secret FROM aerie.tenant_keys k
         LEFT JOIN LATERAL (
-            SELECT \(columns) FROM aerie.connections WHERE tenant_id = k.tenant_id AND my_verkey = k.verkey
+            SELECT \(columns) FROM aerie.connections
+            WHERE tenant_id = k.tenant_id AND my_verkey = k.verkey COLLATE "default"
         ) c ON true
         WHERE k.tenant_id = \(tenant) AND k.verkey = ANY(\(verkeys))
         """
