@@ -79,10 +79,10 @@ struct RPCBench {
             })
 
         var lines = ["rpc: \(sessions) sessions, closed loop, \(String(format: "%.0f", seconds)) s each after \(String(format: "%.0f", warmup)) s warm-up"]
-        lines.append("  target                          req/s      p50 µs   p99 µs")
+        lines.append("  target                            req/s      p50 µs   p99 µs")
         for outcome in [echoOutcome, pingOutcome, readOutcome, getOutcome, listOutcome, noViewOutcome, uncachedOutcome] {
             lines.append(
-                "  " + outcome.name.padding(toLength: 30, withPad: " ", startingAt: 0)
+                "  " + outcome.name.padding(toLength: 32, withPad: " ", startingAt: 0)
                     + String(format: "%9.0f  %8.0f %8.0f", outcome.rate, outcome.p50, outcome.p99))
         }
         let ratio = pingOutcome.rate / echoOutcome.rate
@@ -92,10 +92,10 @@ struct RPCBench {
                    getOutcome.rate / pingOutcome.rate, noViewOutcome.rate / pingOutcome.rate, uncachedOutcome.rate / pingOutcome.rate))
         lines.append(
             String(format: "paced latency: %d sessions x %.0f req/s (%.0f req/s offered)", sessions, pacedRatePerSession, Double(sessions) * pacedRatePerSession))
-        lines.append("  target                          req/s      p50 µs   p99 µs")
+        lines.append("  target                            req/s      p50 µs   p99 µs")
         for outcome in [pacedEchoOutcome, pacedPing, pacedRead, pacedGet, pacedNoView, pacedUncached] {
             lines.append(
-                "  " + outcome.name.padding(toLength: 30, withPad: " ", startingAt: 0)
+                "  " + outcome.name.padding(toLength: 32, withPad: " ", startingAt: 0)
                     + String(format: "%9.0f  %8.0f %8.0f", outcome.rate, outcome.p50, outcome.p99))
         }
         lines.append(String(format: "  ping p99 at %d sessions: %.2f ms (target < 2 ms)", sessions, pacedPing.p99 / 1000))
