@@ -34,8 +34,9 @@ import Testing
                 #expect(codes.allSatisfy { (400..<500).contains($0) }, "\(name): \(codes)")
             }
             #expect(!latencies.isEmpty, "system.ping never answered during the attack")
-            // Loose: before the fix one request held ping for 26 s.
-            #expect((latencies.max() ?? .zero) < .seconds(5))
+            // A stall detector, not a speed test: before the fix one request held ping for 26 s;
+            // on a machine loaded by other builds a ping took 5.2 s once.
+            #expect((latencies.max() ?? .zero) < .seconds(15))
             let requests = answered.values.reduce(0) { $0 + $1.count }
             print(
                 "hostile inbound: \(requests) requests of ~1 MiB in \(attack); ping during the attack: "
@@ -76,7 +77,8 @@ import Testing
             let started = ContinuousClock.now
             let status = try await DIDCommEndpointTests.post(body, to: server.didcommPort)
             #expect((400..<500).contains(status))
-            #expect(ContinuousClock.now - started < .seconds(5))
+            // A stall detector (the report's request froze the server for 26 s), loose for loaded machines.
+            #expect(ContinuousClock.now - started < .seconds(15))
             let ping = try await RawLineClient.connect(port: server.port)
             try await ping.send(#"{"jsonrpc":"2.0","id":1,"method":"system.ping"}"# + "\n")
             #expect(try await ping.readLine()?.contains(#""result""#) == true)
