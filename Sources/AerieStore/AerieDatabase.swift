@@ -91,7 +91,7 @@ public struct AerieDatabase: Sendable {
             let result = try session.query(sql, [.int(max(1, min(limit, 1000))), .text(busy)])
             return (0..<result.rowCount).compactMap { row in
                 guard let tenant = result.string(row, 0).flatMap(TenantID.init),
-                    let id = result.string(row, 1).flatMap(UUID.init(uuidString:))
+                    let id = result.uuid(row, 1)
                 else { return nil }
                 return (tenant, id, result.string(row, 2) ?? "")
             }
@@ -116,7 +116,7 @@ public struct AerieDatabase: Sendable {
             let result = try session.query(sql, [.int(max(1, min(limit, 1000)))])
             return (0..<result.rowCount).compactMap { row in
                 guard let tenant = result.string(row, 0).flatMap(TenantID.init),
-                    let id = result.string(row, 1).flatMap(UUID.init(uuidString:))
+                    let id = result.uuid(row, 1)
                 else { return nil }
                 return (tenant, id)
             }

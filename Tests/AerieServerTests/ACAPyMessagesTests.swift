@@ -79,13 +79,8 @@ import Testing
             let created = try await agent.admin("POST", "/connections/create-invitation", body: [:])
             let url = try #require(created["invitation_url"]?.stringValue)
             let acapyConnection = try #require(created["connection_id"]?.stringValue)
-            let (alice, _) = try await server.tenantClient(label: "alice")
-            let (bob, _) = try await server.tenantClient(label: "bob")
+            let (alice, bob, aliceSeen, bobSeen) = try await MessagesPushTests.subscribedPair(server)
             defer { Task { await alice.close(); await bob.close() } }
-            let aliceSeen = MessagesPushTests.Collector(alice)
-            let bobSeen = MessagesPushTests.Collector(bob)
-            _ = try await alice.call("messages.subscribe")
-            _ = try await bob.call("messages.subscribe")
 
             let accepted = try await alice.call(
                 "connections.accept", params: ["url": .string(url), "wait": true, "timeoutSeconds": 30, "label": "Alice"])

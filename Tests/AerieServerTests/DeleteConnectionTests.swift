@@ -290,13 +290,8 @@ import Testing
     /// nothing of it: its first event is its own, made after the delete.
     @Test func deleteIsTheConnectionsLastStateChange() async throws {
         try await LiveServer.with(server: { $0.allowPrivateURLs = true; $0.deliveryEnabled = false }) { server in
-            let (alice, _) = try await server.tenantClient(label: "alice")
-            let (bob, _) = try await server.tenantClient(label: "bob")
+            let (alice, bob, aliceSeen, bobSeen) = try await MessagesPushTests.subscribedPair(server)
             defer { Task { await alice.close(); await bob.close() } }
-            let aliceSeen = MessagesPushTests.Collector(alice)
-            let bobSeen = MessagesPushTests.Collector(bob)
-            _ = try await alice.call("messages.subscribe")
-            _ = try await bob.call("messages.subscribe")
 
             let invitation = try DIDCommEndpointTests.deadInvitation()
             async let accepted = alice.call(

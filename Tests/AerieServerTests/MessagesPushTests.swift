@@ -8,6 +8,21 @@ import Testing
 /// `messages.subscribe`: notifications for stored inbound messages and connection state changes,
 /// per tenant, filtered, across two server processes on one database.
 @Suite(.timeLimit(.minutes(10))) struct MessagesPushTests {
+    /// Two tenants, alice and bob, each with a session subscribed to its pushes (no filter) and
+    /// a collector of what it is pushed: the set-up of the tests that check a push reaches its
+    /// tenant and no other. The caller closes the two sessions.
+    static func subscribedPair(_ server: LiveServer) async throws -> (
+        alice: AerieClient, bob: AerieClient, aliceSeen: Collector, bobSeen: Collector
+    ) {
+        let (alice, _) = try await server.tenantClient(label: "alice")
+        let (bob, _) = try await server.tenantClient(label: "bob")
+        let aliceSeen = Collector(alice)
+        let bobSeen = Collector(bob)
+        _ = try await alice.call("messages.subscribe")
+        _ = try await bob.call("messages.subscribe")
+        return (alice, bob, aliceSeen, bobSeen)
+    }
+
     /// Everything a client is pushed, collected in the background.
     final class Collector: Sendable {
         private let task: Task<Void, Never>

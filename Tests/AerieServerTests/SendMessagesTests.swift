@@ -218,13 +218,8 @@ import Testing
 
     @Test func unreachablePeerEndsDeliveryFailedWithTheReason() async throws {
         try await LiveServer.with(server: Self.configure) { server in
-            let (alice, _) = try await server.tenantClient(label: "alice")
-            let (bob, _) = try await server.tenantClient(label: "bob")
+            let (alice, bob, aliceSeen, bobSeen) = try await MessagesPushTests.subscribedPair(server)
             defer { Task { await alice.close(); await bob.close() } }
-            let aliceSeen = MessagesPushTests.Collector(alice)
-            let bobSeen = MessagesPushTests.Collector(bob)
-            _ = try await alice.call("messages.subscribe")
-            _ = try await bob.call("messages.subscribe")
             let peer = try await TestPeer.connect(alice)  // its endpoint refuses connections
             let sent = try await alice.call("messages.sendText", params: ["connectionId": .string(peer.connectionId), "content": "anyone?"])
             let uid = try #require(sent["uid"]?.stringValue)

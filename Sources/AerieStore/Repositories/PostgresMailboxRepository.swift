@@ -32,7 +32,7 @@ struct PostgresMailboxRepository: MailboxRepository {
         let existing = try session.query(
             "SELECT uid::text FROM aerie.mailbox WHERE tenant_id = $1::uuid AND recipient_verkey = $2 AND message_id = $3",
             [.text(tenantID.rawValue), .text(m.recipientVerkey), .text(m.messageId)])
-        guard existing.rowCount == 1, let uid = existing.string(0, 0).flatMap(UUID.init(uuidString:)) else {
+        guard existing.rowCount == 1, let uid = existing.uuid(0, 0) else {
             throw AerieError.internalError(details: "mailbox insert conflicted but no row was found")
         }
         return (uid, false)
@@ -47,7 +47,7 @@ struct PostgresMailboxRepository: MailboxRepository {
             WHERE tenant_id = $1::uuid AND recipient_verkey = $2 AND message_id = $3 FOR UPDATE
             """,
             [.text(tenantID.rawValue), .text(m.recipientVerkey), .text(m.messageId)])
-        guard existing.rowCount == 1, let uid = existing.string(0, 0).flatMap(UUID.init(uuidString:)) else {
+        guard existing.rowCount == 1, let uid = existing.uuid(0, 0) else {
             throw AerieError.internalError(details: "mailbox claim conflicted but no row was found")
         }
         if existing.bool(0, 1) == true { return .alreadyHandled(uid) }
@@ -85,7 +85,7 @@ struct PostgresMailboxRepository: MailboxRepository {
             """,
             try insertParameters(m) + [.text(String(error.prefix(1000))), .int(maxAttempts), .int(backoffSeconds)])
         guard result.rowCount == 1, let attempts = result.string(0, 0).flatMap({ Int($0) }) else { return nil }
-        return (attempts, result.string(0, 1).flatMap(UUID.init(uuidString:)))
+        return (attempts, result.uuid(0, 1))
     }
 
     private static let claimSQL = """
@@ -291,7 +291,7 @@ struct PostgresMailboxRepository: MailboxRepository {
             RETURNING m.uid::text
             """,
             [.text(tenantID.rawValue), .textArray(uids.map { $0.lowercasedString }), .text(pairwiseDid), .text(status)])
-        return (0..<result.rowCount).compactMap { result.string($0, 0).flatMap(UUID.init(uuidString:)) }
+        return (0..<result.rowCount).compactMap { result.uuid($0, 0) }
     }
 
     func purgeReviewed(receivedBefore date: Date, limit: Int) throws -> Int {

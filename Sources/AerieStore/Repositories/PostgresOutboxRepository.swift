@@ -117,14 +117,14 @@ struct PostgresOutboxRepository: OutboxRepository {
     }
 
     private static func item(_ r: PostgresResult, _ row: Int) throws -> OutboxItem {
-        guard let id = r.string(row, 0).flatMap(UUID.init(uuidString:)), let endpoint = r.string(row, 2),
+        guard let id = r.uuid(row, 0), let endpoint = r.string(row, 2),
             let envelope = r.bytes(row, 3), let next = r.date(microseconds: row, 5),
             let status = r.string(row, 6).flatMap(OutboxItem.Status.init(rawValue:))
         else { throw AerieError.internalError(details: "malformed row in aerie.outbox") }
         return OutboxItem(
-            id: id, connectionId: r.string(row, 1).flatMap(UUID.init(uuidString:)), endpoint: endpoint, envelope: envelope,
+            id: id, connectionId: r.uuid(row, 1), endpoint: endpoint, envelope: envelope,
             attempts: r.int(row, 4) ?? 0, nextAttemptAt: next, status: status, lastError: r.string(row, 7),
-            messageUid: r.string(row, 8).flatMap(UUID.init(uuidString:)))
+            messageUid: r.uuid(row, 8))
     }
 }
 
