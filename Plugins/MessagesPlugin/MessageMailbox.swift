@@ -70,7 +70,7 @@ public struct MessageMailbox: Sendable {
             for item in messages {
                 var seen = Set<String>()
                 let requested = item.uids.filter { seen.insert($0.lowercased()).inserted }
-                let uids = requested.compactMap(UUID.init(uuidString:))
+                let uids = requested.compactMap { UUID(text: $0) }
                 let matched = Set(try tx.mailbox.updateStatus(uids, pairwiseDid: item.pairwiseDID, to: status))
                 updated += matched.count
                 let missing = requested.filter { UUID(text: $0).map { !matched.contains($0) } ?? true }
