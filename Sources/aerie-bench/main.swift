@@ -135,7 +135,7 @@ if command == "scale" || command == "all" {
     let bench = ScaleBench(
         tenants: Int(option("--tenants", default: 100_000)), connections: Int(option("--connections", default: 1_000_000)),
         sessions: Int(option("--sessions", default: 10)), seconds: option("--seconds", default: 5),
-        ratePerSession: option("--rate", default: 100))
+        ratePerSession: option("--rate", default: 100), rounds: max(1, Int(option("--rounds", default: 4))))
     do {
         print(try await bench.run())
     } catch {
