@@ -84,10 +84,10 @@ import Testing
                 var after: UUID? = nil
                 while true {
                     let cursor = after
-                    let page = try await a.read { try $0.connections.list(after: cursor, state: state, limit: 40) }.map(\.id)
-                    if page.isEmpty { return pages }
-                    pages.append(page)
-                    after = page.last
+                    let rows: [ConnectionRecord] = try await a.read { tx in try tx.connections.list(after: cursor, state: state, limit: 40) }
+                    if rows.isEmpty { return pages }
+                    pages.append(rows.map(\.id))
+                    after = rows.last?.id
                 }
             }
             let inIdOrder = { (ids: [UUID]) in ids.map(\.lowercasedString).sorted() }
@@ -97,8 +97,8 @@ import Testing
             let accepted = try await pages(.accepted)
             #expect(accepted.flatMap { $0 }.map(\.lowercasedString) == inIdOrder(records.filter { $0.state == .accepted }.map(\.id)))
             #expect(accepted.count == 3)
-            #expect(try await b.read { try $0.connections.list(after: nil, state: nil, limit: 100) }.map(\.lowercasedString)
-                == inIdOrder(bRecords.map(\.id)))
+            let bRows: [ConnectionRecord] = try await b.read { tx in try tx.connections.list(after: nil, state: nil, limit: 100) }
+            #expect(bRows.map(\.id.lowercasedString) == inIdOrder(bRecords.map(\.id)))
         }
     }
 
