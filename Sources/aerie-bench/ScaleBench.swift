@@ -14,8 +14,8 @@ import NIOCore
 /// sides are measured at the same time, each with its own sessions at the full paced load: a
 /// stall of this shared 2-core machine (another build, a checkpoint) then falls on both sides'
 /// answers alike instead of deciding the ratio, as it could when all small runs came minutes
-/// before all large ones. The runs are repeated for `rounds` rounds; every percentile is taken
-/// over all rounds' answers, and the per-round p99 ratios are printed as the spread.
+/// before all large ones. The runs are repeated for `rounds` rounds; the goal's figure is the
+/// median of the rounds' p99 ratios (see `report`).
 ///
 /// The other tenants' rows are seeded by SQL in the clear form of the previous release (readers
 /// take both forms; a row sealed needs its tenant's data key) with triggers off, so the seeding
@@ -128,11 +128,14 @@ struct ScaleBench {
         }
     }
 
-    /// Per target: p50 and p99 of all rounds' answers on each side, the p99 ratio of those (the
-    /// goal's figure), and the per-round p99 ratios' spread.
+    /// Per target: p50 and p99 of all rounds' answers on each side, and the p99 ratio of each
+    /// round (both sides measured at once): the goal's figure is their median, so one round
+    /// hit harder on one side (a burst of slow answers on one server's sessions) cannot decide
+    /// it; min and max are the spread, and the ratio of the pooled p99s is printed beside it.
     private func report(small: Side, large: Side) -> [String] {
         var lines = [
-            "  target                    small p50 µs  p99 µs   large p50 µs  p99 µs   p50 ratio  p99 large/small   per round p99 ratio min / median / max"
+            "  target                    small p50 µs  p99 µs   large p50 µs  p99 µs   p50 ratio"
+                + "   p99 large/small: median of rounds (min-max), pooled"
         ]
         var met = 0
         let targets = small.runs.first?.count ?? 0
@@ -144,13 +147,14 @@ struct ScaleBench {
             let (sp50, sp99) = (RPCBench.Outcome.percentile(0.5, of: pooledSmall), RPCBench.Outcome.percentile(0.99, of: pooledSmall))
             let (lp50, lp99) = (RPCBench.Outcome.percentile(0.5, of: pooledLarge), RPCBench.Outcome.percentile(0.99, of: pooledLarge))
             let perRound = zip(smallRuns, largeRuns).map { $1.p99 / $0.p99 }.sorted()
-            let ratio = lp99 / sp99
-            if ratio <= Self.targetRatio { met += 1 }
+            let middle = perRound.count / 2
+            let median = perRound.count.isMultiple(of: 2) ? (perRound[middle - 1] + perRound[middle]) / 2 : perRound[middle]
+            if median <= Self.targetRatio { met += 1 }
             lines.append(
                 "  " + smallRuns[0].name.padding(toLength: 24, withPad: " ", startingAt: 0)
                     + String(
-                        format: "%12.0f %7.0f %14.0f %7.0f %10.2f   %.2f (target <= %.1f)   %.2f / %.2f / %.2f", sp50, sp99, lp50, lp99,
-                        lp50 / sp50, ratio, Self.targetRatio, perRound.first ?? .nan, perRound[perRound.count / 2], perRound.last ?? .nan))
+                        format: "%12.0f %7.0f %14.0f %7.0f %10.2f   %.2f (%.2f-%.2f), %.2f", sp50, sp99, lp50, lp99, lp50 / sp50, median,
+                        perRound.first ?? .nan, perRound.last ?? .nan, lp99 / sp99))
         }
         let offered = Double(sessions) * ratePerSession
         let answered = { (side: Side) in
@@ -160,7 +164,8 @@ struct ScaleBench {
             }.joined(separator: "/")
         }
         lines.append(String(format: "  answered per second (offered %.0f): small %@, large %@", offered, answered(small), answered(large)))
-        lines.append("  goal 5 (every p99 ratio over all rounds <= \(Self.targetRatio)): \(met == targets ? "met" : "not met") (\(met) of \(targets))")
+        lines.append(
+            "  goal 5 (each target's median p99 ratio <= \(Self.targetRatio)): \(met == targets ? "met" : "not met") (\(met) of \(targets))")
         return lines
     }
 
