@@ -32,7 +32,15 @@ struct RPCBench {
         var seconds: Double
         var p50: Double  // microseconds
         var p99: Double
+        /// Every answer's latency in nanoseconds, sorted: for pooling several runs of a target.
+        var latencies: [UInt64] = []
         var rate: Double { Double(requests) / seconds }
+
+        /// Percentile `p` (0...1) of sorted nanosecond `latencies`, in microseconds.
+        static func percentile(_ p: Double, of latencies: [UInt64]) -> Double {
+            guard !latencies.isEmpty else { return .nan }
+            return Double(latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))]) / 1000
+        }
     }
 
     func run() async throws -> String {
@@ -186,12 +194,10 @@ struct RPCBench {
             try? await channel.close()
         }
         latencies.sort()
-        func percentile(_ p: Double) -> Double {
-            guard !latencies.isEmpty else { return .nan }
-            return Double(latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))]) / 1000
-        }
         let secondsElapsed = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        return Outcome(name: name, requests: latencies.count, seconds: secondsElapsed, p50: percentile(0.50), p99: percentile(0.99))
+        return Outcome(
+            name: name, requests: latencies.count, seconds: secondsElapsed, p50: Outcome.percentile(0.50, of: latencies),
+            p99: Outcome.percentile(0.99, of: latencies), latencies: latencies)
     }
 }
 

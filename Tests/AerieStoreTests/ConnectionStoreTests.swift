@@ -64,6 +64,44 @@ import Testing
         }
     }
 
+    /// Keyset pages of a tenant with many connections, with and without the state filter (each
+    /// combination of filters is its own statement): every row once, in id order, none of B's.
+    @Test func connectionPagesCoverEveryRowInIdOrder() async throws {
+        try await StoreFixture.with { fixture in
+            let a = fixture.runtime.sealed(try await fixture.createTenant("A").id)
+            let b = fixture.runtime.sealed(try await fixture.createTenant("B").id)
+            let records = (0..<250).map { index in
+                var record = Self.record(invitationId: "inv-\(index)", key: "KEY\(index)")
+                record.state = index.isMultiple(of: 3) ? .accepted : .requested
+                return record
+            }
+            try await a.transaction { tx in for record in records { try tx.connections.insert(record) } }
+            let bRecords = (0..<5).map { Self.record(invitationId: "inv-\($0)", key: "KEY\($0)") }
+            try await b.transaction { tx in for record in bRecords { try tx.connections.insert(record) } }
+
+            func pages(_ state: ConnectionRecord.State?) async throws -> [[UUID]] {
+                var pages: [[UUID]] = []
+                var after: UUID? = nil
+                while true {
+                    let cursor = after
+                    let rows: [ConnectionRecord] = try await a.read { tx in try tx.connections.list(after: cursor, state: state, limit: 40) }
+                    if rows.isEmpty { return pages }
+                    pages.append(rows.map(\.id))
+                    after = rows.last?.id
+                }
+            }
+            let inIdOrder = { (ids: [UUID]) in ids.map(\.lowercasedString).sorted() }
+            let all = try await pages(nil)
+            #expect(all.count == 7 && all.dropLast().allSatisfy { $0.count == 40 })
+            #expect(all.flatMap { $0 }.map(\.lowercasedString) == inIdOrder(records.map(\.id)))
+            let accepted = try await pages(.accepted)
+            #expect(accepted.flatMap { $0 }.map(\.lowercasedString) == inIdOrder(records.filter { $0.state == .accepted }.map(\.id)))
+            #expect(accepted.count == 3)
+            let bRows: [ConnectionRecord] = try await b.read { tx in try tx.connections.list(after: nil, state: nil, limit: 100) }
+            #expect(bRows.map(\.id.lowercasedString) == inIdOrder(bRecords.map(\.id)))
+        }
+    }
+
     @Test func mailboxStoresADuplicateDeliveryOnce() async throws {
         try await StoreFixture.with { fixture in
             let a = fixture.runtime.sealed(try await fixture.createTenant("A").id)

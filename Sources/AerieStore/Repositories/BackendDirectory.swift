@@ -55,7 +55,7 @@ public struct BackendDirectory: Sendable {
         try await pool.read { session in
             try Self.records(
                 in: session.query(
-                    "SELECT \(Self.columns) FROM aerie.backends WHERE $1::uuid IS NULL OR id > $1::uuid ORDER BY id LIMIT $2",
+                    "SELECT \(Self.columns) FROM aerie.backends WHERE $1::uuid IS NULL OR id > $1::uuid ORDER BY backends.id LIMIT $2",
                     [.optionalText(after?.rawValue), .int(max(0, limit))]))
         }
     }

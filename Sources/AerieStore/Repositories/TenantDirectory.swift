@@ -210,7 +210,7 @@ public struct TenantDirectory: Sendable {
                 let page = try session.query(
                     """
                     SELECT id::text, data_key_wrapped FROM aerie.tenants
-                    WHERE $1::uuid IS NULL OR id > $1::uuid ORDER BY id LIMIT $2
+                    WHERE $1::uuid IS NULL OR id > $1::uuid ORDER BY tenants.id LIMIT $2
                     """,
                     [.optionalText(after?.rawValue), .int(Self.rewrapBatch)])
                 var updates: [(TenantID, [UInt8])] = []
