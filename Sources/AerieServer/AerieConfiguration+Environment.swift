@@ -57,8 +57,6 @@ extension AerieConfiguration {
               shown: "half the pool") { text, config in
                 config.databaseTenantShare = try V.parseInteger("AERIE_DB_POOL_TENANT_SHARE", text, 1...256)
             },
-            .flag("AERIE_TASKS_ON_EVENT_LOOPS", \.tasksOnEventLoops,
-                  "1 runs Swift tasks on the NIO event loops (fewer thread switches per call); 0 on Swift's own pool"),
             .integer("AERIE_MAILBOX_MAX_MESSAGES", 0...1_000_000_000, \.quotas.mailboxMessages,
                      "messages one tenant's mailbox holds, 0 = no limit; more inbound answers 503"),
             .integer("AERIE_MAILBOX_MAX_BYTES", 0...(1 << 50), \.quotas.mailboxBytes,

@@ -78,11 +78,6 @@ public struct AerieConfiguration: Sendable {
     public var deliveryPerDestination: Int = 4
     /// Whether this process delivers the outbox (tests turn it off to hold messages back).
     public var deliveryEnabled = true
-    /// `AERIE_TASKS_ON_EVENT_LOOPS`: Swift tasks run on the NIO event loops instead of Swift's
-    /// own thread pool (`AerieApplication.runTasksOnEventLoops()`), so a task woken by a socket
-    /// continues on the loop that read it and answers on it without a thread switch. Read by
-    /// `aerie-server` before anything starts; an embedding process decides for itself.
-    public var tasksOnEventLoops = true
     /// `AERIE_MESSAGE_RETENTION_DAYS`: reviewed (`MS-106`) mailbox messages older than this many
     /// days are purged; nil keeps them forever.
     public var messageRetentionDays: Int?

@@ -36,16 +36,10 @@ do {
     exit(2)
 }
 
-// Before anything makes a task (see `AerieConfiguration.tasksOnEventLoops`).
-let tasksOnEventLoops = configuration.tasksOnEventLoops && AerieApplication.runTasksOnEventLoops()
-
 configuration.bootstrapLogging()
 // Metrics are bound to their backend when created: bootstrap before anything records.
 if configuration.metricsListen != nil { _ = AerieMetrics.registry }
 let logger = Logger(label: "aerie")
-if configuration.tasksOnEventLoops && !tasksOnEventLoops {
-    logger.notice("Swift tasks run on Swift's own thread pool: this runtime offers no hook to run them on the event loops")
-}
 
 do {
     let prepared = try await AerieApplication.prepare(configuration: configuration, logger: logger)
