@@ -93,8 +93,15 @@ struct RPCDispatcher: Sendable {
         case .success: result = "ok"
         case .failure(let error): result = error.code.name
         }
-        Counter(label: "aerie_rpc_calls_total", dimensions: [("method", method), ("outcome", result)]).increment()
-        Metrics.Timer(label: "aerie_rpc_call_duration_seconds", dimensions: [("method", method)]).record(duration: elapsed)
+        calls(method, result).increment()
+        durations(method).record(duration: elapsed)
+    }
+
+    private let calls = MetricHandles { values in
+        Counter(label: "aerie_rpc_calls_total", dimensions: [("method", values[0]), ("outcome", values[1])])
+    }
+    private let durations = MetricHandles { values in
+        Metrics.Timer(label: "aerie_rpc_call_duration_seconds", dimensions: [("method", values[0])])
     }
 
     private func call(_ request: RPCRequest, session: RPCSession) async throws -> JSONValue {

@@ -1,5 +1,6 @@
 import AerieCore
 import AerieCrypto
+import AerieRPC
 import AerieStore
 import Foundation
 import Logging
@@ -24,6 +25,10 @@ struct InboundProcessor: Sendable {
     let handlingBackoff: Duration
     /// Runs the parsing done before the sender is known (`InboundParsing`).
     let parsing: InboundParsing
+    /// `aerie_inbound_messages_total{outcome}`.
+    private let outcomes = MetricHandles { values in
+        Counter(label: "aerie_inbound_messages_total", dimensions: [("outcome", values[0])])
+    }
 
     enum Outcome: Sendable, Equatable {
         case accepted
@@ -88,7 +93,7 @@ struct InboundProcessor: Sendable {
         if case .rejected(let status, let reason) = outcome {
             logger.info("inbound message refused", metadata: ["status": "\(status)", "reason": "\(reason)"])
         }
-        Counter(label: "aerie_inbound_messages_total", dimensions: [("outcome", outcome.metricName)]).increment()
+        outcomes(outcome.metricName).increment()
         return outcome
     }
 

@@ -1,4 +1,5 @@
 import AerieCore
+import AerieRPC
 import AerieStore
 import AerieTransport
 import Foundation
@@ -143,10 +144,16 @@ struct OutboxDeliveryService: Service {
     /// `aerie_delivery_attempts_total{outcome}` and `aerie_delivery_duration_seconds{outcome}`:
     /// `sent` (2xx), `http_error` (any other answer), `unreachable` (no answer) or `refused`
     /// (the address policy or the URL rules forbid the endpoint: not retried).
-    static func recordAttempt(_ outcome: String, since started: ContinuousClock.Instant) {
-        Counter(label: "aerie_delivery_attempts_total", dimensions: [("outcome", outcome)]).increment()
-        Metrics.Timer(label: "aerie_delivery_duration_seconds", dimensions: [("outcome", outcome)])
-            .record(duration: ContinuousClock.now - started)
+    func recordAttempt(_ outcome: String, since started: ContinuousClock.Instant) {
+        attemptCounts(outcome).increment()
+        attemptDurations(outcome).record(duration: ContinuousClock.now - started)
+    }
+
+    private let attemptCounts = MetricHandles { values in
+        Counter(label: "aerie_delivery_attempts_total", dimensions: [("outcome", values[0])])
+    }
+    private let attemptDurations = MetricHandles { values in
+        Metrics.Timer(label: "aerie_delivery_duration_seconds", dimensions: [("outcome", values[0])])
     }
 
     /// Delivers a scanned row once claimed (the claim checks that the tenant is active).
@@ -170,7 +177,7 @@ struct OutboxDeliveryService: Service {
             let started = ContinuousClock.now
             do {
                 let response = try await delivery.post(item.envelope, to: item.endpoint)
-                Self.recordAttempt((200..<300).contains(response.status) ? "sent" : "http_error", since: started)
+                recordAttempt((200..<300).contains(response.status) ? "sent" : "http_error", since: started)
                 if (200..<300).contains(response.status) {
                     FaultPoint.reach("outbox.afterPost")
                     // A return-routed reply is stored and handled before the row is marked sent,
@@ -183,7 +190,7 @@ struct OutboxDeliveryService: Service {
                 }
                 failure = "the endpoint answered HTTP \(response.status)"
             } catch let error as HTTPDelivery.Failure {
-                Self.recordAttempt(error.permanent ? "refused" : "unreachable", since: started)
+                recordAttempt(error.permanent ? "refused" : "unreachable", since: started)
                 failure = error.message
                 permanent = error.permanent
             }

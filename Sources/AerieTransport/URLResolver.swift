@@ -84,8 +84,19 @@ public final class URLResolver: URLFetcher {
     /// resolved by libcurl exactly as a delivery would (same parser, resolver and policy
     /// callback), but no socket is opened. A name that does not resolve, or resolves too slowly,
     /// is not refused: that may pass, and delivery retries it.
+    ///
+    /// A host written as a dotted-decimal IPv4 address has nothing to resolve: it is judged here,
+    /// without a thread switch and a curl handle (every other spelling goes to curl, as before).
     public func checkDestination(_ url: String) async throws {
         try Self.checkFetchable(url, maxBytes: configuration.maxURLBytes)
+        if let address = Self.dottedIPv4Host(url) {
+            guard policy.permits(address) else {
+                throw URLFetchError(
+                    .forbiddenAddress, "the endpoint \(url) is not a public address: \(AddressPolicy.refusalHint)",
+                    details: "refused [\(CurlTransfer.text(address))]")
+            }
+            return
+        }
         let transfer = CurlTransfer(policy: policy, maxBodyBytes: 0, probeOnly: true)
         let connectTimeout = configuration.connectTimeout
         do {
@@ -218,6 +229,36 @@ public final class URLResolver: URLFetcher {
         guard hasHTTPScheme(url) else {
             throw URLFetchError(.forbiddenScheme, "only http and https URLs can be fetched")
         }
+    }
+
+    /// The host of an http(s) URL when it is exactly a dotted-decimal IPv4 address (four
+    /// numbers 0-255 without leading zeros), optionally with a numeric port and no user part;
+    /// nil for anything else, including the spellings curl reads as other addresses (octal,
+    /// hexadecimal, fewer parts), which only curl's own parser may judge.
+    package static func dottedIPv4Host(_ url: String) -> [UInt8]? {
+        guard hasHTTPScheme(url), let schemeEnd = url.utf8.firstIndex(of: UInt8(ascii: ":")) else { return nil }
+        let rest = url.utf8[schemeEnd...].dropFirst(3)
+        let authority = rest.prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }
+        var host = authority[...]
+        if let colon = authority.firstIndex(of: UInt8(ascii: ":")) {
+            let port = authority[authority.index(after: colon)...]
+            guard (1...5).contains(port.count), port.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
+                return nil
+            }
+            host = authority[..<colon]
+        }
+        let parts = host.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        guard parts.count == 4 else { return nil }
+        var address: [UInt8] = []
+        for part in parts {
+            guard (1...3).contains(part.count), part.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+                part.count == 1 || part.first != UInt8(ascii: "0")
+            else { return nil }
+            let value = part.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
+            guard value <= 255 else { return nil }
+            address.append(UInt8(value))
+        }
+        return address
     }
 
     package static func hasHTTPScheme(_ url: String) -> Bool {

@@ -115,6 +115,28 @@ import Testing
         }
     }
 
+    /// Only an exact dotted-decimal IPv4 host skips curl's probe; every spelling curl reads
+    /// differently (octal, hexadecimal, short forms, a user part) goes to curl.
+    @Test func onlyExactDottedIPv4HostsAreJudgedWithoutCurl() async throws {
+        #expect(URLResolver.dottedIPv4Host("http://127.0.0.1:8020/") == [127, 0, 0, 1])
+        #expect(URLResolver.dottedIPv4Host("https://93.184.215.14") == [93, 184, 215, 14])
+        #expect(URLResolver.dottedIPv4Host("HTTP://10.0.0.255?c_i=x") == [10, 0, 0, 255])
+        #expect(URLResolver.dottedIPv4Host("http://0.0.0.0#x") == [0, 0, 0, 0])
+        for url in [
+            "http://0127.0.0.1/", "http://0x7f.0.0.1/", "http://127.1/", "http://2130706433/", "http://127.0.0.1./",
+            "http://127.0.0.256/", "http://1.2.3.4@evil.example/", "http://evil.example:80@1.2.3.4/", "http://1.2.3.4:/",
+            "http://1.2.3.4:123456/", "http://1.2.3.4:8x/", "http://[::1]/", "http://example.org/", "ftp://1.2.3.4/",
+            "http://1.2.3.4\\@evil.example/", "http://1.2.3.4%2e5/",
+        ] {
+            #expect(URLResolver.dottedIPv4Host(url) == nil, "\(url)")
+        }
+        // Judged by the same policy as curl's probe would.
+        try await withServer(allowPrivate: false) { _, resolver in
+            await #expect(throws: URLFetchError.self) { try await resolver.checkDestination("http://10.1.2.3:9/") }
+            try await resolver.checkDestination("http://93.184.215.14:9/")
+        }
+    }
+
     /// A delivery the policy refuses is a permanent failure (not retried); an unreachable one
     /// is not.
     @Test func refusedDeliveriesArePermanent() async throws {
