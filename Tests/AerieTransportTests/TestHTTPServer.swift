@@ -11,7 +11,7 @@ import Synchronization
 /// - `/to?url=U`: one redirect to U (percent-encoded)
 /// - `/invite-redirect`: a redirect to `http://203.0.113.7/welcome?c_i=…` (a refused address)
 /// - `/bytes/N`: N bytes with Content-Length; `/chunked/N`: N bytes, chunked, no length
-/// - `/slow`: answers after 5 s
+/// - `/slow`: answers after `slowAnswer` (30 s), longer than any test waits for it
 /// - `/html`: a web page
 final class TestHTTPServer: Sendable {
     static let invitationJSON =
@@ -19,6 +19,9 @@ final class TestHTTPServer: Sendable {
     static var inviteLocation: String {
         "http://203.0.113.7/welcome?c_i=" + Data(invitationJSON.utf8).base64EncodedString()
     }
+
+    /// When `/slow` answers: a fetch that ends well before it did not wait for the answer.
+    static let slowAnswer: TimeAmount = .seconds(30)
 
     let channel: any Channel
     let port: Int
@@ -129,7 +132,7 @@ private final class RouteHandler: ChannelInboundHandler {
             respondChunked(context, count: Int(segments[1]) ?? 0)
         case ("slow", 1):
             let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-            context.eventLoop.scheduleTask(in: .seconds(5)) {
+            context.eventLoop.scheduleTask(in: TestHTTPServer.slowAnswer) {
                 let (handler, context) = bound.value
                 handler.respond(context, status: .ok, contentType: "application/json", body: TestHTTPServer.invitationJSON)
             }

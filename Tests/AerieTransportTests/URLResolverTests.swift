@@ -291,16 +291,14 @@ import Testing
     }
 
     @Test func slowServerTimesOut() async throws {
+        // `/slow` answers after 30 s: the `timeout` error itself shows the bound held.
         try await withServer(totalTimeout: .milliseconds(500)) { server, resolver in
-            let clock = ContinuousClock()
-            let start = clock.now
             await expectFetchError(.timeout) { try await resolver.fetch(server.url("/slow")) }
-            #expect(start.duration(to: clock.now) < .seconds(3))
         }
     }
 
     @Test func timeoutCoversTheWholeRedirectChain() async throws {
-        // `/slow` answers after 5 s, which a fetch without the total timeout would wait for and
+        // `/slow` answers after 30 s, which a fetch without the total timeout would wait for and
         // return: the `timeout` error itself shows the bound held (no clock: a loaded machine ran
         // this in 3.08 s once, against a 3 s bound).
         try await withServer(totalTimeout: .milliseconds(700)) { server, resolver in
@@ -309,7 +307,10 @@ import Testing
     }
 
     @Test func cancellationStopsATransfer() async throws {
-        try await withServer { server, resolver in
+        // The total timeout (60 s) and `/slow`'s answer (30 s) are both far off: a fetch that ends
+        // before either did so because it was cancelled, not because the transfer ran out. (The
+        // bound is that, not a speed: a loaded machine took 4.35 s once against the 4 s it had.)
+        try await withServer(totalTimeout: .seconds(60)) { server, resolver in
             let clock = ContinuousClock()
             let start = clock.now
             let task = Task { try await resolver.fetch(server.url("/slow")) }
@@ -317,7 +318,7 @@ import Testing
             task.cancel()
             let result = await task.result
             #expect(throws: CancellationError.self) { try result.get() }
-            #expect(start.duration(to: clock.now) < .seconds(4))
+            #expect(start.duration(to: clock.now) < .seconds(20))
         }
     }
 
