@@ -4,7 +4,8 @@
 --
 -- 1. The event triggers insert their row into aerie.events themselves instead of through
 --    aerie.log_event: per event one PL/pgSQL call and one SPI execution less (6 events per
---    connection). aerie.log_event has no caller left and goes.
+--    connection). One function, aerie.record_event, does it for the three kinds (the three it
+--    replaces and aerie.log_event go); the triggers keep their names and conditions.
 -- 2. The message event's lookup of the pairwise DID was one statement with
 --    `c.id = NEW.connection_id OR (NEW.connection_id IS NULL AND c.my_verkey = ...)`: its generic
 --    plan could not use either index well, so PL/pgSQL planned it again at most calls. Two
@@ -24,57 +25,60 @@
 --    events_unsequenced, the UPDATE by a nested loop over the primary key), so the function
 --    runs with plan_cache_mode = force_generic_plan.
 
-CREATE OR REPLACE FUNCTION aerie.notify_mailbox_insert() RETURNS trigger
+-- The event of a change, in its transaction: the log's row and the NOTIFY. TG_ARGV[0] names the
+-- kind: 'message' (a mailbox row stored), 'connection' (a connection inserted or its state
+-- changed), 'delivery' (an outbox row's delivery ended; the trigger's WHEN says when).
+CREATE FUNCTION aerie.record_event() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE
+    kind text := TG_ARGV[0];
     pairwise text;
     payload jsonb;
 BEGIN
-    -- A sent message (schema/0016) is not a received one: its outcome is the outbox's delivery event.
-    IF NEW.direction = 'sent' THEN
-        RETURN NULL;
-    END IF;
-    IF NEW.connection_id IS NOT NULL THEN
-        SELECT c.my_did INTO pairwise FROM aerie.connections c WHERE c.tenant_id = NEW.tenant_id AND c.id = NEW.connection_id;
+    IF kind = 'message' THEN
+        -- A sent message (schema/0016) is not a received one: its outcome is the outbox's delivery event.
+        IF NEW.direction = 'sent' THEN
+            RETURN NULL;
+        END IF;
+        IF NEW.connection_id IS NOT NULL THEN
+            SELECT c.my_did INTO pairwise FROM aerie.connections c WHERE c.tenant_id = NEW.tenant_id AND c.id = NEW.connection_id;
+        ELSE
+            SELECT c.my_did INTO pairwise FROM aerie.connections c
+            WHERE c.tenant_id = NEW.tenant_id AND c.my_verkey = NEW.recipient_verkey LIMIT 1;
+        END IF;
+        payload := jsonb_build_object('uid', NEW.uid, 'type', left(NEW.type, 512), 'pairwiseDID', left(pairwise, 512));
+    ELSIF kind = 'connection' THEN
+        payload := jsonb_build_object('connectionId', NEW.id, 'state', NEW.state, 'pairwiseDID', left(NEW.my_did, 512));
     ELSE
-        SELECT c.my_did INTO pairwise FROM aerie.connections c
-        WHERE c.tenant_id = NEW.tenant_id AND c.my_verkey = NEW.recipient_verkey LIMIT 1;
+        payload := jsonb_build_object(
+            'outboxId', NEW.id, 'connectionId', NEW.connection_id, 'status', NEW.status, 'messageUid', NEW.message_uid);
     END IF;
-    payload := jsonb_build_object('uid', NEW.uid, 'type', left(NEW.type, 512), 'pairwiseDID', left(pairwise, 512));
     INSERT INTO aerie.events (tenant_id, backend_id, kind, data)
-    SELECT t.id, t.backend_id, 'message', payload FROM aerie.tenants t WHERE t.id = NEW.tenant_id;
-    PERFORM pg_notify('aerie_events', (jsonb_build_object('tenant', NEW.tenant_id, 'kind', 'message') || payload)::text);
+    SELECT t.id, t.backend_id, kind, payload FROM aerie.tenants t WHERE t.id = NEW.tenant_id;
+    PERFORM pg_notify('aerie_events', (jsonb_build_object('tenant', NEW.tenant_id, 'kind', kind) || payload)::text);
     RETURN NULL;
 END
 $$;
 
-CREATE OR REPLACE FUNCTION aerie.notify_connection_state() RETURNS trigger
-LANGUAGE plpgsql AS $$
-DECLARE
-    payload jsonb;
-BEGIN
-    payload := jsonb_build_object('connectionId', NEW.id, 'state', NEW.state, 'pairwiseDID', left(NEW.my_did, 512));
-    INSERT INTO aerie.events (tenant_id, backend_id, kind, data)
-    SELECT t.id, t.backend_id, 'connection', payload FROM aerie.tenants t WHERE t.id = NEW.tenant_id;
-    PERFORM pg_notify('aerie_events', (jsonb_build_object('tenant', NEW.tenant_id, 'kind', 'connection') || payload)::text);
-    RETURN NULL;
-END
-$$;
+GRANT EXECUTE ON FUNCTION aerie.record_event() TO aerie_runtime;
 
-CREATE OR REPLACE FUNCTION aerie.log_outbox_delivery() RETURNS trigger
-LANGUAGE plpgsql AS $$
-DECLARE
-    payload jsonb;
-BEGIN
-    payload := jsonb_build_object(
-        'outboxId', NEW.id, 'connectionId', NEW.connection_id, 'status', NEW.status, 'messageUid', NEW.message_uid);
-    INSERT INTO aerie.events (tenant_id, backend_id, kind, data)
-    SELECT t.id, t.backend_id, 'delivery', payload FROM aerie.tenants t WHERE t.id = NEW.tenant_id;
-    PERFORM pg_notify('aerie_events', (jsonb_build_object('tenant', NEW.tenant_id, 'kind', 'delivery') || payload)::text);
-    RETURN NULL;
-END
-$$;
+DROP TRIGGER mailbox_notify ON aerie.mailbox;
+CREATE TRIGGER mailbox_notify AFTER INSERT ON aerie.mailbox
+    FOR EACH ROW EXECUTE FUNCTION aerie.record_event('message');
+DROP TRIGGER connections_notify_insert ON aerie.connections;
+CREATE TRIGGER connections_notify_insert AFTER INSERT ON aerie.connections
+    FOR EACH ROW EXECUTE FUNCTION aerie.record_event('connection');
+DROP TRIGGER connections_notify_state ON aerie.connections;
+CREATE TRIGGER connections_notify_state AFTER UPDATE OF state ON aerie.connections
+    FOR EACH ROW WHEN (OLD.state IS DISTINCT FROM NEW.state) EXECUTE FUNCTION aerie.record_event('connection');
+DROP TRIGGER outbox_log_delivery ON aerie.outbox;
+CREATE TRIGGER outbox_log_delivery AFTER UPDATE OF status ON aerie.outbox
+    FOR EACH ROW WHEN (OLD.status IS DISTINCT FROM NEW.status AND NEW.status IN ('sent', 'failed'))
+    EXECUTE FUNCTION aerie.record_event('delivery');
 
+DROP FUNCTION aerie.notify_mailbox_insert();
+DROP FUNCTION aerie.notify_connection_state();
+DROP FUNCTION aerie.log_outbox_delivery();
 DROP FUNCTION aerie.log_event(uuid, text, jsonb);
 
 DROP TRIGGER mailbox_count_insert ON aerie.mailbox;
