@@ -19,11 +19,6 @@
 -- 4. aerie.due_outbox (the delivery service's scan) and aerie.unhandled_mailbox were SQL
 --    functions with SECURITY DEFINER, which PostgreSQL cannot inline: each call parsed and
 --    planned their query again. PL/pgSQL keeps the plan for the session.
--- 5. aerie.sequence_events planned its numbering UPDATE (a join of aerie.events with the unnested
---    arrays of ids) again at every run: for array parameters PL/pgSQL's plan cache kept
---    preferring a custom plan. Its generic plans are the ones wanted at any size (the batch by
---    events_unsequenced, the UPDATE by a nested loop over the primary key), so the function
---    runs with plan_cache_mode = force_generic_plan.
 
 -- The event of a change, in its transaction: the log's row and the NOTIFY. TG_ARGV[0] names the
 -- kind: 'message' (a mailbox row stored), 'connection' (a connection inserted or its state
@@ -144,5 +139,3 @@ BEGIN
         ORDER BY m.next_handle_at LIMIT least(max_rows, 1000);
 END
 $$;
-
-ALTER FUNCTION aerie.sequence_events(integer) SET plan_cache_mode = force_generic_plan;
