@@ -19,12 +19,6 @@
 -- 4. aerie.due_outbox (the delivery service's scan) and aerie.unhandled_mailbox were SQL
 --    functions with SECURITY DEFINER, which PostgreSQL cannot inline: each call parsed and
 --    planned their query again. PL/pgSQL keeps the plan for the session.
--- 5. The inbound endpoint's tenant lookup called aerie.tenant_for_verkey once per recipient key
---    of the envelope: per key a SECURITY DEFINER call with its SET search_path (a GUC save and
---    restore and a search path computed again), a PL/pgSQL call and a statement.
---    aerie.tenant_for_verkeys takes the keys at once: the tenant of the first of them that any
---    tenant holds, in the array's order, as the caller computed from the single-key one. It
---    reveals nothing more (a tenant id) and replaces it.
 
 -- The event of a change, in its transaction: the log's row and the NOTIFY. TG_ARGV[0] names the
 -- kind: 'message' (a mailbox row stored), 'connection' (a connection inserted or its state
@@ -145,18 +139,3 @@ BEGIN
         ORDER BY m.next_handle_at LIMIT least(max_rows, 1000);
 END
 $$;
-
-CREATE FUNCTION aerie.tenant_for_verkeys(lookup_verkeys text[]) RETURNS uuid
-    LANGUAGE plpgsql STABLE STRICT SECURITY DEFINER
-    SET search_path = pg_catalog, pg_temp
-    AS $$
-BEGIN
-    RETURN (SELECT k.tenant_id FROM unnest(lookup_verkeys) WITH ORDINALITY AS u(verkey, n)
-            JOIN aerie.tenant_keys k ON k.verkey = u.verkey COLLATE "C"
-            ORDER BY u.n LIMIT 1);
-END
-$$;
-
-REVOKE ALL ON FUNCTION aerie.tenant_for_verkeys(text[]) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION aerie.tenant_for_verkeys(text[]) TO aerie_runtime;
-DROP FUNCTION aerie.tenant_for_verkey(text);

@@ -80,7 +80,7 @@ import Testing
                         has_function_privilege('aerie_runtime', p.oid, 'EXECUTE'),
                         has_function_privilege('public', p.oid, 'EXECUTE')
                     FROM pg_class c, pg_proc p
-                    WHERE c.oid = 'aerie.tenant_keys'::regclass AND p.oid = 'aerie.tenant_for_verkeys(text[])'::regprocedure
+                    WHERE c.oid = 'aerie.tenant_keys'::regclass AND p.oid = 'aerie.tenant_for_verkey(text)'::regprocedure
                     """
                 ).allRows()
             }

@@ -115,7 +115,7 @@ public struct TenantDirectory: Sendable {
     /// holding the first of `verkeys` that any tenant holds (with its wrapped data key while
     /// active), and that tenant's first key of `verkeys` with its sealed secret and the connection
     /// it is our key of. The pipeline's first statement sets the tenant from
-    /// `aerie.tenant_for_verkeys` (SECURITY DEFINER, revealing only the tenant id) and read-only
+    /// `aerie.tenant_for_verkey` (SECURITY DEFINER, revealing only the tenant id) and read-only
     /// mode, so the second reads the keys and the connection under that tenant's row-level
     /// security, as `TenantDatabase.read` would; both are one implicit transaction. `sealer`
     /// unwraps the tenant's data key to open the connection's sealed columns (not called for a
@@ -129,7 +129,10 @@ public struct TenantDirectory: Sendable {
                 "too many keys to look up at once (at most \(PostgresKeyRepository.maxLookup))", field: "verkeys")
         }
         let setTenant = """
-            SELECT set_config('aerie.tenant_id', coalesce(aerie.tenant_for_verkeys($1::text[])::text, ''), true),
+            SELECT set_config('aerie.tenant_id', coalesce((
+                SELECT f.tenant::text FROM unnest($1::text[]) WITH ORDINALITY AS u(verkey, n),
+                    LATERAL (SELECT aerie.tenant_for_verkey(u.verkey) AS tenant) f
+                WHERE f.tenant IS NOT NULL ORDER BY u.n LIMIT 1), ''), true),
                 set_config('transaction_read_only', 'on', true)
             """
         let read = """
