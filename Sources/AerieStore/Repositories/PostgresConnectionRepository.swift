@@ -98,21 +98,30 @@ struct PostgresConnectionRepository: ConnectionRepository {
     }
 
     /// Sealed rows match on the keyed hashes, rows of the previous form on their clear columns.
+    /// Only the keys given are in the statement, never a NULL parameter: with NULLs the planner
+    /// could drop arms from a custom plan only, so PostgreSQL kept planning the statement again
+    /// at most calls instead of using its generic plan (one variant per set of keys given).
     func findMatching(invitationId: String?, publicDid: String?, firstRecipientKey: String?) throws -> ConnectionRecord? {
-        guard invitationId != nil || publicDid != nil || firstRecipientKey != nil else { return nil }
+        var arms: [String] = []
+        var parameters: [SQLValue] = []
+        for (value, column) in [(invitationId, "invitation_id"), (publicDid, "public_did"), (firstRecipientKey, "first_recipient_key")] {
+            guard let value else { continue }
+            let first = parameters.count + 2  // $1 is the tenant
+            arms.append("\(column)_hash = $\(first) OR \(column) = $\(first + 1)::text")
+            parameters += [try hash(value, column), .text(value)]
+        }
+        guard !arms.isEmpty else { return nil }
+        // Rows matching the invitation's @id first; without one, rows without one.
+        let invitationMatch =
+            invitationId == nil
+            ? "CASE WHEN sealed IS NULL THEN invitation_id IS NULL ELSE invitation_id_hash IS NULL END"
+            : "CASE WHEN sealed IS NULL THEN invitation_id IS NOT DISTINCT FROM $3::text ELSE invitation_id_hash IS NOT DISTINCT FROM $2 END"
         return try one(
             """
-            WHERE tenant_id = $1::uuid AND state <> 'deleted'
-              AND (invitation_id_hash = $2 OR public_did_hash = $3 OR first_recipient_key_hash = $4
-                OR invitation_id = $5::text OR public_did = $6::text OR first_recipient_key = $7::text)
-            ORDER BY (CASE WHEN sealed IS NULL THEN invitation_id IS NOT DISTINCT FROM $5::text
-                ELSE invitation_id_hash IS NOT DISTINCT FROM $2 END) DESC, created_at, id LIMIT 1
+            WHERE tenant_id = $1::uuid AND state <> 'deleted' AND (\(arms.joined(separator: " OR ")))
+            ORDER BY (\(invitationMatch)) DESC, created_at, id LIMIT 1
             """,
-            [
-                try hash(invitationId, "invitation_id"), try hash(publicDid, "public_did"),
-                try hash(firstRecipientKey, "first_recipient_key"), .optionalText(invitationId),
-                .optionalText(publicDid), .optionalText(firstRecipientKey),
-            ])
+            parameters)
     }
 
     func lockInvitation(_ invitationId: String) throws {
