@@ -58,6 +58,49 @@ import Testing
         }
     }
 
+    /// Backends, and one backend's tenants, page by id from a cursor: each combination of cursor
+    /// and filter is a statement of its own (`SQLConditions`), so every one is walked here.
+    @Test func backendsAndABackendsTenantsPageByID() async throws {
+        try await StoreFixture.with { fixture in
+            var backends: [BackendID] = []
+            for index in 0..<5 {
+                backends.append(try await fixture.runtime.backends.create(id: .random(), label: "b\(index)", tokenHash: randomBytes(32)).id)
+            }
+            backends.sort { $0.rawValue < $1.rawValue }
+            var seenBackends: [BackendID] = []
+            var backendCursor: BackendID? = nil
+            for _ in 0...backends.count {  // bounded: a cursor that never advances fails below
+                let page = try await fixture.runtime.backends.list(after: backendCursor, limit: 2)
+                seenBackends += page.map(\.id)
+                guard let last = page.last, page.count == 2 else { break }
+                backendCursor = last.id
+            }
+            #expect(seenBackends == backends)
+
+            let owner = backends[0]
+            var owned: [TenantID] = []
+            for index in 0..<5 {
+                owned.append(
+                    try await fixture.runtime.tenants.create(
+                        id: .random(), label: "owned\(index)", tokenHash: randomBytes(32), wrappedDataKey: randomBytes(72),
+                        masterKeyFingerprint: "test-master", backend: owner
+                    ).id)
+                _ = try await fixture.createTenant("other\(index)")  // no backend: never in the owner's pages
+            }
+            owned.sort { $0.rawValue < $1.rawValue }
+            var seen: [TenantID] = []
+            var cursor: TenantID? = nil
+            for _ in 0...owned.count {
+                let page = try await fixture.runtime.tenants.list(after: cursor, limit: 2, backend: owner)
+                seen += page.map(\.id)
+                guard let last = page.last, page.count == 2 else { break }
+                cursor = last.id
+            }
+            #expect(seen == owned)
+            #expect(try await fixture.runtime.tenants.list(after: nil, limit: 10, backend: backends[1]) == [])
+        }
+    }
+
     @Test func statusAndTokenRotationTakeEffectAtOnce() async throws {
         try await StoreFixture.with { fixture in
             let directory = fixture.runtime.tenants

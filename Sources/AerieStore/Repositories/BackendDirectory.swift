@@ -52,11 +52,13 @@ public struct BackendDirectory: Sendable {
 
     /// Backends in id order, strictly after `after` (keyset paging).
     public func list(after: BackendID?, limit: Int) async throws -> [BackendRecord] {
-        try await pool.read { session in
-            try Self.records(
-                in: session.query(
-                    "SELECT \(Self.columns) FROM aerie.backends WHERE $1::uuid IS NULL OR id > $1::uuid ORDER BY backends.id LIMIT $2",
-                    [.optionalText(after?.rawValue), .int(max(0, limit))]))
+        var conditions = SQLConditions()
+        conditions.add(after.map { .text($0.rawValue) }) { "id > \($0)::uuid" }
+        let limit = conditions.parameter(.int(max(0, limit)))
+        let sql = "SELECT \(Self.columns) FROM aerie.backends \(conditions.whereClause) ORDER BY backends.id LIMIT \(limit)"
+        let parameters = conditions.parameters
+        return try await pool.read { session in
+            try Self.records(in: session.query(sql, parameters))
         }
     }
 

@@ -76,25 +76,17 @@ struct PostgresConnectionRepository: ConnectionRepository {
         """
     }
 
-    /// Only the filters given become conditions, each combination a prepared statement of its
-    /// own, so every page is one probe of `connections_pkey` (of `connections_state` with a state)
-    /// at the cursor, read in order up to `limit`, however many connections the tenant has (a
-    /// `$2 IS NULL OR id > $2` condition is no index bound in a generic plan: the scan went
-    /// through every row before the cursor). `connections.id` names the column: a bare `id` is
-    /// the output column `id::text`, a sort of all the tenant's rows as text.
+    /// Only the filters given become conditions (`SQLConditions`), so every page is one probe of
+    /// `connections_pkey` (of `connections_state` with a state) at the cursor, read in order up to
+    /// `limit`, however many connections the tenant has. `connections.id` names the column: a
+    /// bare `id` is the output column `id::text`, a sort of all the tenant's rows as text.
     func list(after afterId: UUID?, state: ConnectionRecord.State?, limit: Int) throws -> [ConnectionRecord] {
-        var clause = "WHERE tenant_id = $1::uuid"
-        var parameters: [SQLValue] = []
-        if let afterId {
-            parameters.append(.text(afterId.lowercasedString))
-            clause += " AND id > $\(parameters.count + 1)::uuid"
-        }
-        if let state {
-            parameters.append(.text(state.rawValue))
-            clause += " AND state = $\(parameters.count + 1)::text"
-        }
-        parameters.append(.int(max(0, limit)))
-        return try many(clause + " ORDER BY connections.id LIMIT $\(parameters.count + 1)", parameters)
+        var conditions = SQLConditions(parameters: [.text(tenantID.rawValue)])
+        conditions.add("tenant_id = $1::uuid")
+        conditions.add(afterId.map { .text($0.lowercasedString) }) { "id > \($0)::uuid" }
+        conditions.add(state.map { .text($0.rawValue) }) { "state = \($0)::text" }
+        let limit = conditions.parameter(.int(max(0, limit)))
+        return try many("\(conditions.whereClause) ORDER BY connections.id LIMIT \(limit)", Array(conditions.parameters.dropFirst()))
     }
 
     /// Sealed rows match on the keyed hashes, rows of the previous form on their clear columns.

@@ -46,14 +46,19 @@ struct PostgresKeyRepository: TenantKeyRepository {
         return found
     }
 
+    /// Only the conditions given are in the statement (`SQLConditions`): a page starts at its
+    /// cursor in the tenant's keys instead of reading every key before it.
     func list(after afterVerkey: String?, limit: Int) throws -> [StoredKey] {
+        var conditions = SQLConditions(parameters: [.text(tenantID.rawValue)])
+        conditions.add("tenant_id = $1::uuid")
+        conditions.add(afterVerkey.map(SQLValue.text)) { "verkey > \($0)::text" }
+        let limit = conditions.parameter(.int(max(0, limit)))
         let result = try session.query(
             """
             SELECT verkey, (extract(epoch FROM created_at) * 1000000)::int8 FROM aerie.tenant_keys
-            WHERE tenant_id = $1::uuid AND ($2::text IS NULL OR verkey > $2::text)
-            ORDER BY verkey LIMIT $3
+            \(conditions.whereClause) ORDER BY tenant_keys.verkey LIMIT \(limit)
             """,
-            [.text(tenantID.rawValue), .optionalText(afterVerkey), .int(max(0, limit))])
+            conditions.parameters)
         return try (0..<result.rowCount).map { row in
             guard let verkey = result.string(row, 0), let createdAt = result.date(microseconds: row, 1) else {
                 throw AerieError.internalError(details: "malformed row in aerie.tenant_keys")

@@ -32,14 +32,19 @@ struct PostgresSettingsRepository: TenantSettingsRepository {
             [.text(tenantID.rawValue), .text(key)]) == 1
     }
 
+    /// Only the conditions given are in the statement (`SQLConditions`): a page starts at its
+    /// cursor in the tenant's settings instead of reading every setting before it.
     func list(after afterKey: String?, limit: Int) throws -> [TenantSetting] {
+        var conditions = SQLConditions(parameters: [.text(tenantID.rawValue)])
+        conditions.add("tenant_id = $1::uuid")
+        conditions.add(afterKey.map(SQLValue.text)) { "key > \($0)::text" }
+        let limit = conditions.parameter(.int(max(0, limit)))
         let result = try session.query(
             """
             SELECT value::text, sealed, key FROM aerie.tenant_settings
-            WHERE tenant_id = $1::uuid AND ($2::text IS NULL OR key > $2::text)
-            ORDER BY key LIMIT $3
+            \(conditions.whereClause) ORDER BY tenant_settings.key LIMIT \(limit)
             """,
-            [.text(tenantID.rawValue), .optionalText(afterKey), .int(max(0, limit))])
+            conditions.parameters)
         return try (0..<result.rowCount).map { row in
             let key = result.string(row, 2) ?? ""
             return TenantSetting(key: key, value: try value(result, row, key: key))

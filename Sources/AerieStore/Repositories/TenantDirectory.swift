@@ -56,17 +56,17 @@ public struct TenantDirectory: Sendable {
     }
 
     /// Tenants in id order, strictly after `after` (keyset paging: pass the last id of a page);
-    /// only those of `backend` when given.
+    /// only those of `backend` when given. Only the conditions given are in the statement
+    /// (`SQLConditions`), so a page starts at its cursor in `tenants_pkey`.
     public func list(after: TenantID?, limit: Int, backend: BackendID? = nil) async throws -> [TenantRecord] {
-        try await pool.read { session in
-            let result = try session.query(
-                """
-                SELECT \(TenantRecord.columns) FROM aerie.tenants
-                WHERE ($1::uuid IS NULL OR id > $1::uuid) AND ($3::uuid IS NULL OR backend_id = $3::uuid)
-                ORDER BY id LIMIT $2
-                """,
-                [.optionalText(after?.rawValue), .int(max(0, limit)), .optionalText(backend?.rawValue)])
-            return try TenantRecord.all(in: result)
+        var conditions = SQLConditions()
+        conditions.add(after.map { .text($0.rawValue) }) { "id > \($0)::uuid" }
+        conditions.add(backend.map { .text($0.rawValue) }) { "backend_id = \($0)::uuid" }
+        let limit = conditions.parameter(.int(max(0, limit)))
+        let sql = "SELECT \(TenantRecord.columns) FROM aerie.tenants \(conditions.whereClause) ORDER BY tenants.id LIMIT \(limit)"
+        let parameters = conditions.parameters
+        return try await pool.read { session in
+            try TenantRecord.all(in: session.query(sql, parameters))
         }
     }
 
@@ -207,12 +207,12 @@ public struct TenantDirectory: Sendable {
             var count = DataKeyRewrapCount(rewrapped: 0, unchanged: 0)
             var after: TenantID? = nil
             while true {
+                var conditions = SQLConditions()
+                conditions.add(after.map { .text($0.rawValue) }) { "id > \($0)::uuid" }
+                let limit = conditions.parameter(.int(Self.rewrapBatch))
                 let page = try session.query(
-                    """
-                    SELECT id::text, data_key_wrapped FROM aerie.tenants
-                    WHERE $1::uuid IS NULL OR id > $1::uuid ORDER BY tenants.id LIMIT $2
-                    """,
-                    [.optionalText(after?.rawValue), .int(Self.rewrapBatch)])
+                    "SELECT id::text, data_key_wrapped FROM aerie.tenants \(conditions.whereClause) ORDER BY tenants.id LIMIT \(limit)",
+                    conditions.parameters)
                 var updates: [(TenantID, [UInt8])] = []
                 for row in 0..<page.rowCount {
                     guard let id = page.string(row, 0).flatMap(TenantID.init), let wrapped = page.bytes(row, 1) else {
