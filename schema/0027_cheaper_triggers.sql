@@ -44,9 +44,11 @@ BEGIN
         payload := jsonb_build_object('uid', NEW.uid, 'type', left(NEW.type, 512), 'pairwiseDID', left(pairwise, 512));
     ELSIF kind = 'connection' THEN
         payload := jsonb_build_object('connectionId', NEW.id, 'state', NEW.state, 'pairwiseDID', left(NEW.my_did, 512));
-    ELSE
+    ELSIF kind = 'delivery' THEN
         payload := jsonb_build_object(
             'outboxId', NEW.id, 'connectionId', NEW.connection_id, 'status', NEW.status, 'messageUid', NEW.message_uid);
+    ELSE
+        RAISE EXCEPTION 'aerie.record_event: no event kind %', kind;
     END IF;
     INSERT INTO aerie.events (tenant_id, backend_id, kind, data)
     SELECT t.id, t.backend_id, kind, payload FROM aerie.tenants t WHERE t.id = NEW.tenant_id;

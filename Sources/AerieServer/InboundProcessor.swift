@@ -1,6 +1,5 @@
 import AerieCore
 import AerieCrypto
-import AerieRPC
 import AerieStore
 import Foundation
 import Logging

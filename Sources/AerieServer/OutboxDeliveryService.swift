@@ -1,5 +1,4 @@
 import AerieCore
-import AerieRPC
 import AerieStore
 import AerieTransport
 import Foundation

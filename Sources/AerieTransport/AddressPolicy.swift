@@ -153,15 +153,23 @@ public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
 
     private static func parseAddress(_ text: String) -> [UInt8]? {
         guard !text.isEmpty, text.utf8.count <= 45 else { return nil }
-        var v4 = in_addr()
-        if inet_pton(AF_INET, text, &v4) == 1 {
-            return withUnsafeBytes(of: &v4) { Array($0) }
-        }
+        if let v4 = parseIPv4(text) { return v4 }
         var v6 = in6_addr()
         if inet_pton(AF_INET6, text, &v6) == 1 {
             return withUnsafeBytes(of: &v6) { Array($0) }
         }
         return nil
+    }
+
+    /// The four bytes of an IPv4 address written exactly in dotted decimal (four numbers 0-255,
+    /// no leading zeros: `inet_pton`'s form); nil for anything else, including the octal,
+    /// hexadecimal and short spellings other parsers read as addresses.
+    package static func parseIPv4(_ text: String) -> [UInt8]? {
+        // A NUL would end the C string early: "1.2.3.4\0.evil.example" is no address.
+        guard !text.isEmpty, text.utf8.count <= 15, !text.utf8.contains(0) else { return nil }
+        var v4 = in_addr()
+        guard inet_pton(AF_INET, text, &v4) == 1 else { return nil }
+        return withUnsafeBytes(of: &v4) { Array($0) }
     }
 
     private static func masked(_ bytes: [UInt8], prefix: Int) -> [UInt8] {

@@ -231,8 +231,8 @@ public final class URLResolver: URLFetcher {
         }
     }
 
-    /// The host of an http(s) URL when it is exactly a dotted-decimal IPv4 address (four
-    /// numbers 0-255 without leading zeros), optionally with a numeric port and no user part;
+    /// The host of an http(s) URL when it is exactly a dotted-decimal IPv4 address
+    /// (`IPNetwork.parseIPv4`), optionally with a numeric port and no user part;
     /// nil for anything else, including the spellings curl reads as other addresses (octal,
     /// hexadecimal, fewer parts), which only curl's own parser may judge.
     package static func dottedIPv4Host(_ url: String) -> [UInt8]? {
@@ -247,18 +247,7 @@ public final class URLResolver: URLFetcher {
             }
             host = authority[..<colon]
         }
-        let parts = host.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard parts.count == 4 else { return nil }
-        var address: [UInt8] = []
-        for part in parts {
-            guard (1...3).contains(part.count), part.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
-                part.count == 1 || part.first != UInt8(ascii: "0")
-            else { return nil }
-            let value = part.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
-            guard value <= 255 else { return nil }
-            address.append(UInt8(value))
-        }
-        return address
+        return IPNetwork.parseIPv4(String(decoding: host, as: UTF8.self))
     }
 
     package static func hasHTTPScheme(_ url: String) -> Bool {

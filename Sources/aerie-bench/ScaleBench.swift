@@ -208,8 +208,7 @@ struct ScaleBench {
         try await Self.withSuperuser(server) { superuser in
             try await seed(count, perTenant: perTenant, superuser)
         }
-        let elapsed = ContinuousClock.now - started
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return MessagesBench.seconds(ContinuousClock.now - started)
     }
 
     private func seed(_ count: Int, perTenant: Int, _ superuser: AerieDatabase) async throws {

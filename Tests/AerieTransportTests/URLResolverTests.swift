@@ -126,7 +126,7 @@ import Testing
             "http://0127.0.0.1/", "http://0x7f.0.0.1/", "http://127.1/", "http://2130706433/", "http://127.0.0.1./",
             "http://127.0.0.256/", "http://1.2.3.4@evil.example/", "http://evil.example:80@1.2.3.4/", "http://1.2.3.4:/",
             "http://1.2.3.4:123456/", "http://1.2.3.4:8x/", "http://[::1]/", "http://example.org/", "ftp://1.2.3.4/",
-            "http://1.2.3.4\\@evil.example/", "http://1.2.3.4%2e5/",
+            "http://1.2.3.4\\@evil.example/", "http://1.2.3.4%2e5/", "http://1.2.3.4\0.evil/",
         ] {
             #expect(URLResolver.dottedIPv4Host(url) == nil, "\(url)")
         }
