@@ -10,7 +10,7 @@ import ServiceLifecycle
 /// finishes its request and answers `Connection: close`).
 ///
 /// What a connection's pipeline holds (framing, deadlines, idle close) is the server's:
-/// `initialize` builds it on the connection's event loop.
+/// `initialize` builds it on the connection's event loop; the listener then wraps the channel.
 package final class TCPListener<Inbound: Sendable, Outbound: Sendable>: Sendable {
     package struct Options: Sendable {
         package var host: String
@@ -34,12 +34,12 @@ package final class TCPListener<Inbound: Sendable, Outbound: Sendable>: Sendable
     private let group: any EventLoopGroup
     private let logger: Logger
     private let bound: EventLoopPromise<Int>
-    private let initialize: @Sendable (any Channel) throws -> Connection
+    private let initialize: @Sendable (any Channel) throws -> Void
 
     /// `name` appears in the log lines ("JSON-RPC listening").
     package init(
         name: String, options: Options, group: any EventLoopGroup, logger: Logger,
-        initialize: @escaping @Sendable (any Channel) throws -> Connection
+        initialize: @escaping @Sendable (any Channel) throws -> Void
     ) {
         self.name = name
         self.options = options
@@ -47,6 +47,16 @@ package final class TCPListener<Inbound: Sendable, Outbound: Sendable>: Sendable
         self.logger = logger
         self.initialize = initialize
         self.bound = group.any().makePromise(of: Int.self)
+    }
+
+    /// An accepted channel as the accept loop hands it to `serve`. A connection accepted while
+    /// the listening socket closes never reaches `serve` (the loop has ended) and is dropped: it
+    /// must then close itself, so this uses NIO's initializer that closes on deinit. The other
+    /// one stops the whole process on such a drop ("Deinited NIOAsyncWriter without calling
+    /// finish()", seen once in a test of the drain). Served connections close through
+    /// `executeThenClose` as before.
+    private static func wrap(_ channel: any Channel) throws -> Connection {
+        try NIOAsyncChannel(synchronouslyWrapping: channel)
     }
 
     /// The port actually bound (useful with port 0); fails if binding failed.
@@ -71,7 +81,10 @@ package final class TCPListener<Inbound: Sendable, Outbound: Sendable>: Sendable
                 .childChannelOption(.socketOption(.tcp_nodelay), value: options.noDelay ? 1 : 0)
                 .childChannelOption(.allowRemoteHalfClosure, value: options.allowRemoteHalfClosure)
                 .bind(host: options.host, port: options.port) { channel in
-                    channel.eventLoop.makeCompletedFuture { try initialize(channel) }
+                    channel.eventLoop.makeCompletedFuture {
+                        try initialize(channel)
+                        return try Self.wrap(channel)
+                    }
                 }
         } catch {
             bound.fail(error)

@@ -51,7 +51,6 @@ public final class RPCServer: Service, Sendable {
                 SessionTimeoutHandler(
                     idleTimeout: .seconds(Int64(configuration.idleTimeoutSeconds)),
                     authTimeout: .seconds(Int64(configuration.authTimeoutSeconds))))
-            return try NIOAsyncChannel<LineFrame, ByteBuffer>(wrappingChannelSynchronously: channel)
         }
     }
 

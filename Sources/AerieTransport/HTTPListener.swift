@@ -71,7 +71,6 @@ public final class HTTPListener: Service, Sendable {
         ) { channel in
             try channel.pipeline.syncOperations.configureHTTPServerPipeline()
             try channel.pipeline.syncOperations.addHandler(HTTPDeadlineHandler(limits: limits))
-            return try NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>(wrappingChannelSynchronously: channel)
         }
     }
 
