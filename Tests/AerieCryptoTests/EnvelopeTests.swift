@@ -71,6 +71,27 @@ struct EnvelopeTests {
         #expect(unpacked.recipientVerkey == Self.bob.verkeyBase58)
     }
 
+    /// With a tenant's `keyScope` the X25519 keys come from `X25519PublicKeys`: the envelopes are
+    /// the same to the other side, either way round, authcrypt and anoncrypt.
+    @Test(arguments: [true, false])
+    func keyScopeChangesNothingOnTheWire(authcrypt: Bool) throws {
+        let scope = "tenant-\(authcrypt)"
+        let sender = authcrypt ? Self.alice : nil
+        for _ in 0..<2 {
+            let scoped = try DIDCommEnvelope.pack(Self.message, to: [Self.bob.verkeyBase58], from: sender, keyScope: scope)
+            let opened = try DIDCommEnvelope(parsing: scoped).open(with: Self.bob)
+            #expect(opened.plaintext == Self.message)
+            #expect(opened.senderVerkey == sender?.verkeyBase58)
+            let plain = try DIDCommEnvelope.pack(Self.message, to: [Self.bob.verkeyBase58], from: sender)
+            let reopened = try DIDCommEnvelope(parsing: plain).open(with: Self.bob, keyScope: scope)
+            #expect(reopened.plaintext == Self.message)
+            #expect(reopened.senderVerkey == sender?.verkeyBase58)
+        }
+        // A scoped open still refuses what is not for the key given.
+        let forAlice = try DIDCommEnvelope.pack(Self.message, to: [Self.alice.verkeyBase58], from: sender, keyScope: scope)
+        #expect(throws: CryptoError.self) { try DIDCommEnvelope(parsing: forAlice).open(with: Self.bob, keyScope: scope) }
+    }
+
     @Test func anoncryptRoundTrip() throws {
         let packed = try DIDCommEnvelope.pack(Self.message, to: [Self.bob.verkeyBase58], from: nil)
         let unpacked = try DIDCommEnvelope.unpack(packed) { _ in Self.bob }

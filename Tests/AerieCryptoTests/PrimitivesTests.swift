@@ -43,6 +43,29 @@ struct PrimitivesTests {
         }
     }
 
+    /// The per-tenant conversions: the same bytes as converting each time, kept per scope, and a
+    /// verkey that is no valid point is refused every time (never remembered).
+    @Test func x25519PublicKeysRememberConversionsPerScope() throws {
+        let cache = X25519PublicKeys(capacity: 3)
+        let pairs = (0..<4).map { _ in Ed25519KeyPair.generate() }
+        for pair in pairs.prefix(2) {
+            let expected = try Ed25519.x25519PublicKey(fromVerkey: pair.verkey)
+            #expect(try cache.publicKey(ofVerkey: pair.verkey, scope: "a") == expected)
+            #expect(cache.publicKey(of: pair, scope: "a") == expected)
+        }
+        #expect(cache.count == 2)
+        #expect(cache.publicKey(of: pairs[0], scope: "b") == pairs[0].x25519().publicKey)
+        #expect(cache.count == 3)
+        // Full: emptied, then holds the new entry.
+        #expect(try cache.publicKey(ofVerkey: pairs[3].verkey, scope: "a") == pairs[3].x25519().publicKey)
+        #expect(cache.count == 1)
+        // The y of the point of order 4 (all ones but the sign bit): small order, refused.
+        var bad = [UInt8](repeating: 0, count: 32)
+        bad[0] = 1
+        for _ in 0..<2 { #expect(throws: CryptoError.self) { try cache.publicKey(ofVerkey: bad, scope: "a") } }
+        #expect(cache.count == 1)
+    }
+
     @Test func signAndVerify() throws {
         let pair = Ed25519KeyPair.generate()
         let message = Array("attack at dawn".utf8)

@@ -41,16 +41,17 @@ public struct DIDCommEnvelope: Sendable {
     // MARK: - Pack
 
     /// Packs `plaintext` for every verkey in `recipientVerkeys` (base58, did:key or did:key
-    /// reference), authcrypted from `sender` or anoncrypted when `sender` is nil.
+    /// reference), authcrypted from `sender` or anoncrypted when `sender` is nil. With a
+    /// `keyScope` (the tenant's id), the recipients' X25519 keys come from `X25519PublicKeys`.
     public static func pack(
         _ plaintext: [UInt8], to recipientVerkeys: [String], from sender: Ed25519KeyPair?,
-        contentCipher: AEAD = .chacha20Poly1305
+        contentCipher: AEAD = .chacha20Poly1305, keyScope: String? = nil
     ) throws -> [UInt8] {
         guard !recipientVerkeys.isEmpty else {
             throw CryptoError(.invalidMessage, "a packed message needs at least one recipient")
         }
         let cek = SecretBytes.random(count: AEAD.keyByteCount)
-        let senderX = sender?.x25519()
+        let senderX = sender?.x25519Secret()
         let senderVerkey = sender.map { Array($0.verkeyBase58.utf8) }
 
         var header: [UInt8] = []
@@ -65,13 +66,13 @@ public struct DIDCommEnvelope: Sendable {
             guard seen.insert(kid).inserted else {
                 throw CryptoError(.invalidMessage, "recipient \(kid) is listed twice")
             }
-            let targetX = try Ed25519.x25519PublicKey(fromVerkey: verkey)
+            let targetX = try Self.x25519PublicKey(ofVerkey: verkey, scope: keyScope)
             if index > 0 { header.append(UInt8(ascii: ",")) }
             header.append(contentsOf: #"{"encrypted_key":""#.utf8)
             if let senderX, let senderVerkey {
                 let nonce = Random.bytes(Box.nonceByteCount)
                 let encryptedKey = try cek.withUnsafeBytes {
-                    try Box.seal($0, nonce: nonce, to: targetX, from: senderX)
+                    try Box.seal($0, nonce: nonce, to: targetX, fromSecret: senderX)
                 }
                 let encryptedSender = try senderVerkey.withUnsafeBytes { try SealedBox.seal($0, to: targetX) }
                 header.append(contentsOf: Base64.encodeURL(encryptedKey).utf8)
@@ -222,13 +223,17 @@ public struct DIDCommEnvelope: Sendable {
         self.ciphertext = try Self.base64(ciphertext, "ciphertext")
     }
 
-    /// Decrypts with `recipient`, which must be one of `recipientKids`.
-    public func open(with recipient: Ed25519KeyPair) throws -> UnpackedMessage {
+    /// Decrypts with `recipient`, which must be one of `recipientKids`. With a `keyScope` (the
+    /// tenant's id), the X25519 public keys (the recipient's, the sender's) come from
+    /// `X25519PublicKeys`.
+    public func open(with recipient: Ed25519KeyPair, keyScope: String? = nil) throws -> UnpackedMessage {
         let kid = recipient.verkeyBase58
         guard let entry = recipients.first(where: { $0.kid == kid }) else {
             throw CryptoError(.unknownRecipient, "the key given is not a recipient of this message", details: kid)
         }
-        let x = recipient.x25519()
+        let x = X25519KeyPair(
+            publicKey: keyScope.map { X25519PublicKeys.shared.publicKey(of: recipient, scope: $0) } ?? recipient.x25519PublicKey(),
+            secret: recipient.x25519Secret())
         let cek: SecretBytes
         var senderVerkey: String?
         switch algorithm {
@@ -239,7 +244,7 @@ public struct DIDCommEnvelope: Sendable {
             let senderText = try SealedBox.open(sealedSender, with: x)
             let senderBase58 = senderText.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
             guard let verkey = try? Base58.decode(senderBase58), verkey.count == Ed25519.publicKeyByteCount,
-                let senderX = try? Ed25519.x25519PublicKey(fromVerkey: verkey)
+                let senderX = try? Self.x25519PublicKey(ofVerkey: verkey, scope: keyScope)
             else {
                 throw CryptoError(.malformedEnvelope, "sender is not a valid verkey")
             }
@@ -295,6 +300,11 @@ public struct DIDCommEnvelope: Sendable {
     }
 
     // MARK: - Helpers
+
+    private static func x25519PublicKey(ofVerkey verkey: [UInt8], scope: String?) throws -> [UInt8] {
+        guard let scope else { return try Ed25519.x25519PublicKey(fromVerkey: verkey) }
+        return try X25519PublicKeys.shared.publicKey(ofVerkey: verkey, scope: scope)
+    }
 
     static func jsonObject(_ bytes: [UInt8], maxValues: Int, what: String) throws -> JSONValue {
         let value: JSONValue

@@ -9,11 +9,12 @@ public enum Box {
     public static func seal(
         _ message: [UInt8], nonce: [UInt8], to recipientPublicKey: [UInt8], from sender: X25519KeyPair
     ) throws -> [UInt8] {
-        try message.withUnsafeBytes { m throws in try seal(m, nonce: nonce, to: recipientPublicKey, from: sender) }
+        try message.withUnsafeBytes { m throws in try seal(m, nonce: nonce, to: recipientPublicKey, fromSecret: sender.secret) }
     }
 
+    /// Sealing needs only the sender's X25519 secret (`Ed25519KeyPair.x25519Secret`), not its public half.
     package static func seal(
-        _ message: UnsafeRawBufferPointer, nonce: [UInt8], to recipientPublicKey: [UInt8], from sender: X25519KeyPair
+        _ message: UnsafeRawBufferPointer, nonce: [UInt8], to recipientPublicKey: [UInt8], fromSecret senderSecret: SecretBytes
     ) throws -> [UInt8] {
         guard recipientPublicKey.count == X25519KeyPair.byteCount else {
             throw CryptoError(.invalidKey, "X25519 public key must be 32 bytes")
@@ -24,7 +25,7 @@ public enum Box {
         let out = [UInt8](unsafeUninitializedCapacity: message.count + macByteCount) { c, initialized in
             rc = nonce.withUnsafeBytes { n in
                 recipientPublicKey.withUnsafeBytes { pk in
-                    sender.secret.withUnsafeBytes { sk in
+                    senderSecret.withUnsafeBytes { sk in
                         crypto_box_easy(u8m(c), u8(message), UInt64(message.count), u8(n), u8(pk), u8(sk))
                     }
                 }

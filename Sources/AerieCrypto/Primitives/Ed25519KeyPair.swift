@@ -98,23 +98,33 @@ public struct Ed25519KeyPair: Sendable, CustomStringConvertible, CustomDebugStri
 
     /// The X25519 (Curve25519) key pair for the same identity, as crypto_box needs.
     public func x25519() -> X25519KeyPair {
+        X25519KeyPair(publicKey: x25519PublicKey(), secret: x25519Secret())
+    }
+
+    /// The X25519 secret alone (a hash of the seed: no curve arithmetic). Enough to seal a box
+    /// from this key (`Box.seal`), which needs no public half of ours.
+    package func x25519Secret() -> SecretBytes {
         Sodium.ensureReady()
-        let sk = SecretBytes(count: X25519KeyPair.byteCount) { out in
+        return SecretBytes(count: X25519KeyPair.byteCount) { out in
             secretKey.withUnsafeBytes { sk in
                 let rc = crypto_sign_ed25519_sk_to_curve25519(u8m(out), u8(sk))
                 precondition(rc == 0, "crypto_sign_ed25519_sk_to_curve25519 failed")
             }
         }
-        // The public half from the secret (a fixed-base multiplication) rather than from the
-        // verkey: the same bytes, without the verkey conversion's point decoding and subgroup
-        // check (about a third cheaper, and this runs at every pack and unpack).
+    }
+
+    /// The X25519 public key, from the secret (a fixed-base multiplication) rather than from the
+    /// verkey: the same bytes, without the verkey conversion's point decoding and subgroup check
+    /// (about a third cheaper). `X25519PublicKeys` remembers it per tenant.
+    package func x25519PublicKey() -> [UInt8] {
+        let sk = x25519Secret()
         var rc: Int32 = 0
         let pk = [UInt8](unsafeUninitializedCapacity: X25519KeyPair.byteCount) { out, initialized in
             rc = sk.withUnsafeBytes { crypto_scalarmult_curve25519_base(u8m(out), u8($0)) }
             initialized = X25519KeyPair.byteCount
         }
         precondition(rc == 0, "crypto_scalarmult_curve25519_base failed")
-        return X25519KeyPair(publicKey: pk, secret: sk)
+        return pk
     }
 
     public var description: String { "Ed25519KeyPair(verkey: \(verkeyBase58))" }

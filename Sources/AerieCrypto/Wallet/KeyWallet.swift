@@ -47,12 +47,12 @@ public struct KeyWallet: Sendable {
         async throws -> [UInt8]
     {
         let sender = try await open(sealedSecret, verkey: try KeyReference.verkeyBase58(from: senderVerkey))
-        return try DIDCommEnvelope.pack(plaintext, to: recipientKeys, from: sender)
+        return try DIDCommEnvelope.pack(plaintext, to: recipientKeys, from: sender, keyScope: tenantID.rawValue)
     }
 
     /// Packs like `pack(_:to:from:)` with the sender key `sender`, made by `makeKey`.
     public func pack(_ plaintext: [UInt8], to recipientKeys: [String], from sender: PendingKey) throws -> [UInt8] {
-        try DIDCommEnvelope.pack(plaintext, to: recipientKeys, from: sender.pair)
+        try DIDCommEnvelope.pack(plaintext, to: recipientKeys, from: sender.pair, keyScope: tenantID.rawValue)
     }
 
     /// The tenant's keys (public parts), in verkey order after `afterVerkey`; `limit` 1...500.
@@ -97,7 +97,7 @@ public struct KeyWallet: Sendable {
         -> [UInt8]
     {
         let sender: Ed25519KeyPair? = if let senderVerkey { try await keyPair(senderVerkey) } else { nil }
-        return try DIDCommEnvelope.pack(plaintext, to: recipientKeys, from: sender)
+        return try DIDCommEnvelope.pack(plaintext, to: recipientKeys, from: sender, keyScope: tenantID.rawValue)
     }
 
     /// Unpacks a DIDComm v1 envelope addressed to one of this tenant's keys (the first of its
@@ -123,7 +123,8 @@ public struct KeyWallet: Sendable {
     /// recipients), whose sealed secret the caller read (`ConnectionRepository.inboundRecipient`):
     /// no round trip. It opens only for this tenant and `recipient`.
     public func unpack(_ envelope: DIDCommEnvelope, as recipient: String, sealedSecret: [UInt8]) async throws -> UnpackedMessage {
-        try envelope.open(with: try await open(sealedSecret, verkey: try KeyReference.verkeyBase58(from: recipient)))
+        try envelope.open(
+            with: try await open(sealedSecret, verkey: try KeyReference.verkeyBase58(from: recipient)), keyScope: tenantID.rawValue)
     }
 
     // MARK: - Private keys, briefly
