@@ -16,13 +16,15 @@ public final class ConnectionStateWaits: Sendable {
         var connection: UUID
     }
     private let watches = Mutex<[Key: [Watch]]>([:])
+    /// The waiters' timeouts, all on one timer (`Timeouts`).
+    let timeouts = Timeouts()
 
     public init() {}
 
     /// Starts recording changes of the tenant's connection `id`; register before the change can
     /// happen, `stop` when done. Any number of callers may watch one connection.
     func watch(_ id: UUID, tenant: TenantID) -> Watch {
-        let watch = Watch(key: Key(tenant: tenant, connection: id))
+        let watch = Watch(key: Key(tenant: tenant, connection: id), timeouts: timeouts)
         watches.withLock { $0[watch.key, default: []].append(watch) }
         return watch
     }
@@ -72,10 +74,16 @@ public final class ConnectionStateWaits: Sendable {
             var poked = false
             var waiter: (token: UInt64, continuation: CheckedContinuation<ConnectionRecord?, Never>)?
             var nextToken: UInt64 = 0
+            /// The waiter's entry in `timeouts`.
+            var timeout: UInt64?
         }
         private let state = Mutex(State())
+        private let timeouts: Timeouts
 
-        init(key: Key) { self.key = key }
+        init(key: Key, timeouts: Timeouts) {
+            self.key = key
+            self.timeouts = timeouts
+        }
 
         /// Records the state the waiter has (so hearing that state again wakes nobody).
         func saw(_ state: ConnectionRecord.State) {
@@ -87,27 +95,31 @@ public final class ConnectionStateWaits: Sendable {
         /// Wakes the waiter with nil, as its timeout would: it reads the store. Kept for the next
         /// `next` when nobody waits (the waiter may be reading the store from before the commit).
         fileprivate func poke() {
-            let waiter = state.withLock { state -> CheckedContinuation<ConnectionRecord?, Never>? in
+            let (waiter, timeout) = state.withLock { state -> (CheckedContinuation<ConnectionRecord?, Never>?, UInt64?) in
                 guard let waiter = state.waiter else {
                     state.poked = true
-                    return nil
+                    return (nil, nil)
                 }
                 state.waiter = nil
-                return waiter.continuation
+                defer { state.timeout = nil }
+                return (waiter.continuation, state.timeout)
             }
+            if let timeout { timeouts.cancel(timeout) }
             waiter?.resume(returning: nil)
         }
 
         fileprivate func deliver(_ record: ConnectionRecord) {
-            let waiter = state.withLock { state in
+            let (waiter, timeout) = state.withLock { state -> (CheckedContinuation<ConnectionRecord?, Never>?, UInt64?) in
                 defer { state.waiter = nil }
                 state.seen = record.state.rawValue
                 guard let waiter = state.waiter else {
                     state.latest = record
-                    return nil as CheckedContinuation<ConnectionRecord?, Never>?
+                    return (nil, nil)
                 }
-                return waiter.continuation
+                defer { state.timeout = nil }
+                return (waiter.continuation, state.timeout)
             }
+            if let timeout { timeouts.cancel(timeout) }
             waiter?.resume(returning: record)
         }
 
@@ -133,12 +145,16 @@ public final class ConnectionStateWaits: Sendable {
                         continuation.resume(returning: immediate)
                         return
                     }
-                    // The timer is not cancelled when a record arrives first: then it finds no waiter with its token.
+                    // On the shared timer; taken off it when a record or a poke comes first (the
+                    // timer still finds no waiter with its token if it fires meanwhile).
                     let token = outcome.token
-                    Task { [self] in
-                        try? await Task.sleep(for: timeout)
-                        resumeWaiter(token: token)
+                    let entry = timeouts.add(after: timeout) { [self] in resumeWaiter(token: token) }
+                    let waiting = state.withLock { state in
+                        guard state.waiter?.token == token else { return false }
+                        state.timeout = entry
+                        return true
                     }
+                    if !waiting { timeouts.cancel(entry) }
                 }
             } onCancel: {
                 resumeWaiter(token: nil)
@@ -147,12 +163,90 @@ public final class ConnectionStateWaits: Sendable {
 
         /// Resumes the waiter with nil: the one holding `token`, or any when `token` is nil.
         private func resumeWaiter(token: UInt64?) {
-            let waiter = state.withLock { state -> CheckedContinuation<ConnectionRecord?, Never>? in
-                guard let waiter = state.waiter, token == nil || waiter.token == token else { return nil }
+            let (waiter, timeout) = state.withLock { state -> (CheckedContinuation<ConnectionRecord?, Never>?, UInt64?) in
+                guard let waiter = state.waiter, token == nil || waiter.token == token else { return (nil, nil) }
                 state.waiter = nil
-                return waiter.continuation
+                defer { state.timeout = nil }
+                return (waiter.continuation, state.timeout)
             }
+            if let timeout { timeouts.cancel(timeout) }
             waiter?.resume(returning: nil)
+        }
+    }
+
+    /// The waiters' timeouts on one timer task instead of a task and a timer per `next`: each
+    /// of those woke the runtime's timer thread twice and a pool thread twice, also when the
+    /// record came first (the usual case), which was most of the wait's cost. The task sleeps
+    /// until the earliest entry's deadline plus a quarter of its timeout, so entries due close
+    /// together share one wake-up (a timeout is a fallback poll: a little late is fine); it
+    /// ends when no entry is left, and an entry due before the sleeping task wakes starts a
+    /// task of its own (the sleeping one then finds itself superseded and ends).
+    final class Timeouts: Sendable {
+        private struct Entry {
+            let deadline: ContinuousClock.Instant
+            /// The latest the entry may fire: when the timer wakes.
+            let latest: ContinuousClock.Instant
+            let fire: @Sendable () -> Void
+        }
+        private struct State {
+            var entries: [UInt64: Entry] = [:]
+            var nextID: UInt64 = 0
+            /// The running timer task's generation, and when it wakes (nil: none runs).
+            var generation: UInt64 = 0
+            var wakes: ContinuousClock.Instant?
+        }
+        private let state = Mutex(State())
+
+        /// Runs `fire` about `timeout` from now (no earlier, at most a quarter of `timeout`
+        /// later) unless `cancel`led first. Returns the entry to cancel.
+        func add(after timeout: Duration, fire: @escaping @Sendable () -> Void) -> UInt64 {
+            let deadline = ContinuousClock.now + timeout
+            let entry = Entry(deadline: deadline, latest: deadline + timeout / 4, fire: fire)
+            let (id, start) = state.withLock { state -> (UInt64, UInt64?) in
+                state.nextID += 1
+                state.entries[state.nextID] = entry
+                if let wakes = state.wakes, wakes <= entry.latest { return (state.nextID, nil) }
+                state.generation += 1
+                state.wakes = entry.latest
+                return (state.nextID, state.generation)
+            }
+            if let generation = start {
+                Task { [self] in await run(generation: generation, until: entry.latest) }
+            }
+            return id
+        }
+
+        func cancel(_ id: UInt64) {
+            _ = state.withLock { $0.entries.removeValue(forKey: id) }
+        }
+
+        /// Entries waiting (tests).
+        var count: Int { state.withLock { $0.entries.count } }
+
+        private func run(generation: UInt64, until first: ContinuousClock.Instant) async {
+            var wake = first
+            while true {
+                try? await Task.sleep(until: wake, clock: .continuous)
+                let now = ContinuousClock.now
+                let (due, next) = state.withLock { state -> ([Entry], ContinuousClock.Instant?) in
+                    guard state.generation == generation else { return ([], nil) }
+                    var due: [Entry] = []
+                    var next: ContinuousClock.Instant?
+                    for (id, entry) in state.entries {
+                        if entry.deadline <= now {
+                            due.append(entry)
+                            state.entries[id] = nil
+                        } else if next.map({ entry.latest < $0 }) ?? true {
+                            next = entry.latest
+                        }
+                    }
+                    state.wakes = next
+                    return (due, next)
+                }
+                for entry in due { entry.fire() }
+                guard let next else { return }
+                wake = next
+            }
         }
     }
 }

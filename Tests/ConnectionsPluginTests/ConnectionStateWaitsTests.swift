@@ -128,4 +128,59 @@ import Testing
         waits.changed(record(id, .failed), tenant: alice)
         #expect(await watch.next(timeout: .seconds(3600))?.state == .failed)
     }
+
+    /// The timeouts share one timer: a wait woken by a record, a poke or a cancellation leaves
+    /// no entry behind, so the timer ends once nobody waits.
+    @Test func aWokenWaitLeavesNoTimeoutBehind() async throws {
+        let waits = ConnectionStateWaits()
+        let id = UUID()
+        let watch = waits.watch(id, tenant: alice)
+        defer { waits.stop(watch) }
+        async let woken = watch.next(timeout: .seconds(3600))
+        try await Task.sleep(for: .milliseconds(50))
+        waits.changed(record(id, .accepted), tenant: alice)
+        #expect(await woken?.state == .accepted)
+        #expect(waits.timeouts.count == 0)
+
+        watch.saw(.accepted)
+        async let poked = watch.next(timeout: .seconds(3600))
+        try await Task.sleep(for: .milliseconds(50))
+        waits.heard(id, state: "failed", tenant: alice)
+        #expect(await poked == nil)
+        #expect(waits.timeouts.count == 0)
+
+        let task = Task { await watch.next(timeout: .seconds(3600)) }
+        try await Task.sleep(for: .milliseconds(20))
+        task.cancel()
+        #expect(await task.value == nil)
+        #expect(waits.timeouts.count == 0)
+    }
+
+    /// Waits with different timeouts at once, a short one started while the timer sleeps for a
+    /// long one: each times out (none sooner than its timeout), and the short one is not held
+    /// back until the long one's deadline.
+    @Test func waitsWithDifferentTimeoutsEachTimeOut() async throws {
+        let waits = ConnectionStateWaits()
+        let long = waits.watch(UUID(), tenant: alice)
+        let short = waits.watch(UUID(), tenant: bob)
+        defer { waits.stop(long); waits.stop(short) }
+        let longTask = Task { await long.next(timeout: .seconds(3600)) }
+        try await Task.sleep(for: .milliseconds(20))
+        let started = ContinuousClock.now
+        #expect(await short.next(timeout: .milliseconds(40)) == nil)
+        #expect(ContinuousClock.now - started >= .milliseconds(35))
+        #expect(waits.timeouts.count == 1)
+        // Many at once, one timer: all come back.
+        let many = (0..<50).map { _ in waits.watch(UUID(), tenant: alice) }
+        await withTaskGroup(of: ConnectionRecord?.self) { group in
+            for (index, watch) in many.enumerated() {
+                group.addTask { await watch.next(timeout: .milliseconds(10 + index)) }
+            }
+            for await result in group { #expect(result == nil) }
+        }
+        many.forEach(waits.stop)
+        longTask.cancel()
+        #expect(await longTask.value == nil)
+        #expect(waits.timeouts.count == 0)
+    }
 }
