@@ -61,9 +61,13 @@ public struct AerieDatabase: Sendable {
     /// synchronous commit flushes the WAL up to itself, so every earlier commit with it (the
     /// sequencer numbering the delivery event, for one); only a read, or a NOTIFY heard in
     /// that window, may see a mark the crash then takes back.
-    public func markOutboxSent(_ id: UUID, tenant: TenantID) async throws {
+    /// `carriesMessage: false` (the row names no sent message: a connection's Request, Response
+    /// or trust ping) leaves the mailbox out of the statement.
+    public func markOutboxSent(_ id: UUID, tenant: TenantID, carriesMessage: Bool = true) async throws {
         try await pool.transactionStatement(
-            tenant: tenant, durable: false, PostgresOutboxRepository.markSentSQL, [.text(tenant.rawValue), .text(id.lowercasedString)],
+            tenant: tenant, durable: false,
+            carriesMessage ? PostgresOutboxRepository.markSentSQL : PostgresOutboxRepository.markSentWithoutMessageSQL,
+            [.text(tenant.rawValue), .text(id.lowercasedString)],
             read: { _ in })
     }
 

@@ -112,7 +112,9 @@ import Testing
             let (a, b) = (ids[0], ids[1])
             let aRows = rows[a]!
             try await fixture.runtime.markOutboxSent(aRows[7].id, tenant: a)
-            try await fixture.runtime.markOutboxSent(aRows[40].id, tenant: a)  // no message
+            try await fixture.runtime.markOutboxSent(aRows[40].id, tenant: a, carriesMessage: false)  // no message
+            // The form without the mailbox never marks a row that carries a message.
+            try await fixture.runtime.markOutboxSent(aRows[11].id, tenant: a, carriesMessage: false)
             try await fixture.runtime.sealed(a).transaction { tx in
                 try tx.outbox.recordFailure(aRows[9].id, attempts: 3, nextAttemptAt: nil, error: "gone")
                 try tx.outbox.recordFailure(aRows[10].id, attempts: 1, nextAttemptAt: Date().addingTimeInterval(60), error: "later")
@@ -129,6 +131,16 @@ import Testing
                 #expect(status == expected, "\(key)")
             }
             #expect(messages[b]?.count == 40)
+            let outboxStatuses = try await fixture.asSuperuser { session -> [String: String] in
+                let result = try session.query("SELECT tenant_id::text || '/' || id::text, status FROM aerie.outbox")
+                return Dictionary(uniqueKeysWithValues: (0..<result.rowCount).map { (result.string($0, 0)!, result.string($0, 1)!) })
+            }
+            #expect(outboxStatuses.count == 82)
+            for (key, status) in outboxStatuses {
+                let sent = [7, 40].map { "\(a.rawValue)/\(aRows[$0].id.lowercasedString)" }
+                let failed = "\(a.rawValue)/\(aRows[9].id.lowercasedString)"
+                #expect(status == (sent.contains(key) ? "sent" : key == failed ? "failed" : "pending"), "\(key)")
+            }
         }
     }
 

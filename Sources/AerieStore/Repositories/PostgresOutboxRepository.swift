@@ -87,6 +87,13 @@ struct PostgresOutboxRepository: OutboxRepository {
         WHERE m.tenant_id = $1::uuid AND m.uid = (SELECT message_uid FROM sent) AND m.direction = 'sent' AND m.status <> 'MS-102'
         """
 
+    /// `markSentSQL` for a row that carries no sent message (`message_uid` NULL): the outbox row
+    /// alone, without the mailbox update's planning and start-up.
+    static let markSentWithoutMessageSQL = """
+        UPDATE aerie.outbox SET status = 'sent', attempts = attempts + 1, last_error = NULL, leased_by = NULL
+        WHERE tenant_id = $1::uuid AND id = $2::uuid AND message_uid IS NULL
+        """
+
     func recordFailure(_ id: UUID, attempts: Int, nextAttemptAt: Date?, error: String) throws {
         // A final failure fails the sent message it carries in the same statement (looked up by
         // its key, as in `markSentSQL`).
