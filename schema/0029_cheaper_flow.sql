@@ -40,5 +40,8 @@ CREATE TRIGGER outbox_delivery_ended AFTER UPDATE OF status ON aerie.outbox
 --    connection), each update a new version of the one row in a HOT chain that the next update
 --    walks from the index entry until the page is pruned, which happens only once the page is
 --    nearly full (about 100 versions of this row). With fillfactor 10 the page is pruned when
---    less than 90 % of it is free: chains stay a few versions long.
+--    less than 90 % of it is free: chains stay a few versions long. The cost is room: new rows
+--    are placed about 12 to a page instead of about 120 (some 65 MB for 100,000 tenants instead
+--    of 6.5; nothing scans the table, every access is by its key). Rows already stored keep
+--    their pages until the table is rewritten.
 ALTER TABLE aerie.tenant_usage SET (fillfactor = 10);
