@@ -271,8 +271,9 @@ extension ConnectionPool {
     ///
     /// `durable: false` commits asynchronously (`synchronous_commit = off` for this transaction
     /// only): the answer comes before the commit's WAL is flushed, so a crash of PostgreSQL or
-    /// of the machine within about `wal_writer_delay` (200 ms) can lose it, never tear it or
-    /// reorder it (WAL order is commit order: any later synchronous commit flushes it first).
+    /// of the machine up to three `wal_writer_delay`s (600 ms by default) after it can lose it,
+    /// never tear it or reorder it (WAL order is commit order: any later synchronous commit
+    /// flushes it first).
     /// Only for writes whose loss is a repetition the design allows (a delivery marked sent is
     /// sent again, at least once); saves the commit's `fdatasync` on the database's side.
     package func transactionStatement<T: Sendable>(

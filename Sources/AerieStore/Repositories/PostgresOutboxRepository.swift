@@ -76,8 +76,8 @@ struct PostgresOutboxRepository: OutboxRepository {
     /// The row and the sent message it carries (if any) in one statement: they never disagree.
     /// The message is looked up by its key with the uid the outbox row names (a scalar subquery:
     /// one probe of `mailbox_pkey`, none without a message). As a join with the CTE, PostgreSQL
-    /// planned the mailbox as the outer side, filtered on the tenant alone, so every mark read
-    /// all of the tenant's mailbox rows (the estimate for `direction = 'sent'` is one row).
+    /// planned the mailbox as the outer side on a small or new mailbox's statistics, filtered on
+    /// the tenant alone, so every mark read all of the tenant's mailbox rows.
     static let markSentSQL = """
         WITH sent AS (
             UPDATE aerie.outbox SET status = 'sent', attempts = attempts + 1, last_error = NULL, leased_by = NULL
