@@ -184,7 +184,7 @@ struct OutboxDeliveryService: Service {
                     if response.body.first == UInt8(ascii: "{") {
                         _ = await inbound.process(response.body)
                     }
-                    try await database.markOutboxSent(id, tenant: tenantID)
+                    try await database.markOutboxSent(id, tenant: tenantID, carriesMessage: item.messageUid != nil)
                     return
                 }
                 failure = "the endpoint answered HTTP \(response.status)"

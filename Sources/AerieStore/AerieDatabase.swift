@@ -53,10 +53,21 @@ public struct AerieDatabase: Sendable {
     }
 
     /// Marks the outbox row `id` of `tenant` sent, like `OutboxRepository.markSent`, as one
-    /// transaction in one round trip.
-    public func markOutboxSent(_ id: UUID, tenant: TenantID) async throws {
+    /// transaction in one round trip, committed asynchronously (not waiting for its WAL flush):
+    /// a crash that loses the mark leaves the row pending under this server's lease, so it is
+    /// sent again (delivery is at least once), and loses with it everything the same statement
+    /// wrote (the sent message's status, the usage count, the delivery event and its NOTIFY,
+    /// which the repeated mark writes again). Nothing durable can build on a lost mark: a
+    /// synchronous commit flushes the WAL up to itself, so every earlier commit with it (the
+    /// sequencer numbering the delivery event, for one); only a read, or a NOTIFY heard in
+    /// that window, may see a mark the crash then takes back.
+    /// `carriesMessage: false` (the row names no sent message: a connection's Request, Response
+    /// or trust ping) leaves the mailbox out of the statement.
+    public func markOutboxSent(_ id: UUID, tenant: TenantID, carriesMessage: Bool = true) async throws {
         try await pool.transactionStatement(
-            tenant: tenant, PostgresOutboxRepository.markSentSQL, [.text(tenant.rawValue), .text(id.lowercasedString)],
+            tenant: tenant, durable: false,
+            carriesMessage ? PostgresOutboxRepository.markSentSQL : PostgresOutboxRepository.markSentWithoutMessageSQL,
+            [.text(tenant.rawValue), .text(id.lowercasedString)],
             read: { _ in })
     }
 

@@ -76,4 +76,161 @@ import Testing
             #expect(try await a.transaction { try $0.mailbox.get(failing.uid) }?.status == MailboxMessage.deliveryFailed)
         }
     }
+
+    /// A connection's Request-like row (no message) and many sent messages of two tenants: a mark
+    /// or a final failure moves exactly the message its own row names (the statement probes the
+    /// message by key, schema-independent of how many the tenant has), nothing of the other tenant.
+    @Test func aMarkMovesOnlyItsOwnMessageAmongMany() async throws {
+        try await StoreFixture.with { fixture in
+            var ids: [TenantID] = []
+            var rows: [TenantID: [OutboxItem]] = [:]
+            var messages: [TenantID: [MailboxMessage]] = [:]
+            for label in ["A", "B"] {
+                let id = try await fixture.createTenant(label).id
+                ids.append(id)
+                var record = ConnectionStoreTests.record(invitationId: "inv-\(label)", key: "KEY\(label)")
+                record.state = .accepted
+                record.myVerkey = "MYVERKEY"
+                record.theirVerkey = "THEIRKEY"
+                let connection = record
+                // The same @ids in both tenants.
+                let sent = (0..<40).map { n in
+                    MailboxMessage(
+                        connectionId: connection.id, recipientVerkey: "THEIRKEY", senderVerkey: "MYVERKEY", messageId: "s-\(n)",
+                        type: Self.basic, threadId: nil, status: MailboxMessage.queued, payload: ["@id": .string("s-\(n)")], direction: .sent)
+                }
+                let outbox = sent.map { OutboxItem(connectionId: connection.id, endpoint: "http://peer", envelope: [1], messageUid: $0.uid) }
+                    + [OutboxItem(connectionId: connection.id, endpoint: "http://peer", envelope: [2])]
+                try await fixture.runtime.sealed(id).transaction { tx in
+                    try tx.connections.insert(connection)
+                    for message in sent { #expect(try tx.mailbox.insertSent(message)) }
+                    for row in outbox { try tx.outbox.enqueue(row) }
+                }
+                rows[id] = outbox
+                messages[id] = sent
+            }
+            let (a, b) = (ids[0], ids[1])
+            let aRows = rows[a]!
+            try await fixture.runtime.markOutboxSent(aRows[7].id, tenant: a)
+            try await fixture.runtime.markOutboxSent(aRows[40].id, tenant: a, carriesMessage: false)  // no message
+            // The form without the mailbox never marks a row that carries a message.
+            try await fixture.runtime.markOutboxSent(aRows[11].id, tenant: a, carriesMessage: false)
+            try await fixture.runtime.sealed(a).transaction { tx in
+                try tx.outbox.recordFailure(aRows[9].id, attempts: 3, nextAttemptAt: nil, error: "gone")
+                try tx.outbox.recordFailure(aRows[10].id, attempts: 1, nextAttemptAt: Date().addingTimeInterval(60), error: "later")
+            }
+            let statuses = try await fixture.asSuperuser { session -> [String: String] in
+                let result = try session.query(
+                    "SELECT tenant_id::text || '/' || message_id, status FROM aerie.mailbox WHERE direction = 'sent'")
+                return Dictionary(uniqueKeysWithValues: (0..<result.rowCount).map { (result.string($0, 0)!, result.string($0, 1)!) })
+            }
+            #expect(statuses.count == 80)
+            for (key, status) in statuses {
+                let expected =
+                    key == "\(a.rawValue)/s-7" ? MailboxMessage.sent : key == "\(a.rawValue)/s-9" ? MailboxMessage.deliveryFailed : MailboxMessage.queued
+                #expect(status == expected, "\(key)")
+            }
+            #expect(messages[b]?.count == 40)
+            let outboxStatuses = try await fixture.asSuperuser { session -> [String: String] in
+                let result = try session.query("SELECT tenant_id::text || '/' || id::text, status FROM aerie.outbox")
+                return Dictionary(uniqueKeysWithValues: (0..<result.rowCount).map { (result.string($0, 0)!, result.string($0, 1)!) })
+            }
+            #expect(outboxStatuses.count == 82)
+            for (key, status) in outboxStatuses {
+                let sent = [7, 40].map { "\(a.rawValue)/\(aRows[$0].id.lowercasedString)" }
+                let failed = "\(a.rawValue)/\(aRows[9].id.lowercasedString)"
+                #expect(status == (sent.contains(key) ? "sent" : key == failed ? "failed" : "pending"), "\(key)")
+            }
+        }
+    }
+
+    /// schema/0029: one trigger counts an outbox row's delivery out of the tenant's pending rows
+    /// and logs its event: sent and failed for good each do both once, a retry does neither, and
+    /// deleting a pending row still uncounts it.
+    @Test func aDeliveryThatEndsIsUncountedAndLoggedOnce() async throws {
+        try await StoreFixture.with { fixture in
+            let a = try await fixture.createTenant("A").id
+            let b = try await fixture.createTenant("B").id
+            let rows = (0..<4).map { _ in OutboxItem(connectionId: nil, endpoint: "http://peer", envelope: [1]) }
+            for tenant in [a, b] {
+                try await fixture.runtime.sealed(tenant).transaction { tx in for row in rows { try tx.outbox.enqueue(row) } }
+            }
+            let state: @Sendable (TenantID) async throws -> (pending: Int, events: [String]) = { tenant in
+                try await fixture.asSuperuser { session in
+                    let pending = try session.query(
+                        "SELECT outbox_pending::int FROM aerie.tenant_usage WHERE tenant_id = $1::uuid", [.text(tenant.rawValue)]).int(0, 0) ?? -1
+                    let events = try session.query(
+                        "SELECT (data->>'outboxId') || ':' || (data->>'status') FROM aerie.events WHERE tenant_id = $1::uuid AND kind = 'delivery' ORDER BY id",
+                        [.text(tenant.rawValue)])
+                    return (pending, (0..<events.rowCount).map { events.string($0, 0)! })
+                }
+            }
+            #expect(try await state(a).pending == 4)
+            try await fixture.runtime.markOutboxSent(rows[0].id, tenant: a)
+            try await fixture.runtime.sealed(a).transaction { tx in
+                try tx.outbox.recordFailure(rows[1].id, attempts: 1, nextAttemptAt: Date().addingTimeInterval(60), error: "retry")
+            }
+            var now = try await state(a)
+            #expect(now.pending == 3)
+            #expect(now.events == ["\(rows[0].id.lowercasedString):sent"])
+            try await fixture.runtime.sealed(a).transaction { tx in
+                try tx.outbox.recordFailure(rows[1].id, attempts: 2, nextAttemptAt: nil, error: "gone")
+            }
+            // Marking a row that is no longer pending logs nothing more and counts nothing twice.
+            try await fixture.runtime.markOutboxSent(rows[0].id, tenant: a)
+            try await fixture.asSuperuser { session in
+                try session.execute("DELETE FROM aerie.outbox WHERE tenant_id = $1::uuid AND id = $2::uuid", [.text(a.rawValue), .text(rows[2].id.lowercasedString)])
+            }
+            now = try await state(a)
+            #expect(now.pending == 1)
+            #expect(now.events == ["\(rows[0].id.lowercasedString):sent", "\(rows[1].id.lowercasedString):failed"])
+            // The other tenant's rows of the same ids are untouched.
+            let other = try await state(b)
+            #expect(other.pending == 4)
+            #expect(other.events.isEmpty)
+        }
+    }
+
+    /// The mark after delivery commits without waiting for its WAL flush (a crash may lose it:
+    /// the row is then sent again), and only it: the setting lasts its own implicit transaction,
+    /// so the next user of the connection, and every tenant transaction, commits durably.
+    @Test func onlyTheMarkCommitsAsynchronously() async throws {
+        try await StoreFixture.with(maxConnections: 1) { fixture in
+            // The tests' cluster runs with synchronous_commit off; this database gets the
+            // server's own default, before the pool's connection opens.
+            let name = fixture.database.name
+            try await fixture.asSuperuser { session in
+                try session.execute("ALTER DATABASE \"\(name)\" SET synchronous_commit = on")
+            }
+            let a = try await fixture.createTenant("A").id
+            // What synchronous_commit each status change of an outbox row ran under.
+            try await fixture.asSuperuser { session in
+                try session.execute("CREATE TABLE public.seen_commit_modes (mode text NOT NULL, status text NOT NULL)")
+                try session.execute("GRANT INSERT, SELECT ON public.seen_commit_modes TO PUBLIC")
+                try session.execute(
+                    """
+                    CREATE FUNCTION public.note_commit_mode() RETURNS trigger LANGUAGE plpgsql AS $$
+                    BEGIN
+                        INSERT INTO public.seen_commit_modes VALUES (current_setting('synchronous_commit'), NEW.status);
+                        RETURN NULL;
+                    END $$
+                    """)
+                try session.execute(
+                    "CREATE TRIGGER note_commit_mode AFTER UPDATE OF status ON aerie.outbox FOR EACH ROW EXECUTE FUNCTION public.note_commit_mode()")
+            }
+            let rows = (0..<2).map { _ in OutboxItem(connectionId: nil, endpoint: "http://peer", envelope: [1]) }
+            try await fixture.runtime.sealed(a).transaction { tx in for row in rows { try tx.outbox.enqueue(row) } }
+            try await fixture.runtime.markOutboxSent(rows[0].id, tenant: a)
+            let after = try await fixture.runtime.withSession { try $0.query("SHOW synchronous_commit").string(0, 0) }
+            #expect(after == "on")
+            try await fixture.runtime.sealed(a).transaction { tx in
+                try tx.outbox.recordFailure(rows[1].id, attempts: 5, nextAttemptAt: nil, error: "gone")
+            }
+            let seen = try await fixture.asSuperuser { session in
+                let result = try session.query("SELECT status || '=' || mode FROM public.seen_commit_modes ORDER BY status")
+                return (0..<result.rowCount).map { result.string($0, 0)! }
+            }
+            #expect(seen == ["failed=on", "sent=off"])
+        }
+    }
 }

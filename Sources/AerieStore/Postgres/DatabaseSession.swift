@@ -150,6 +150,16 @@ package final class DatabaseSession {
         (tenantSettingSQL, [.text(tenant.rawValue)])
     }
 
+    /// `tenantSettingSQL` for a transaction whose loss in a crash only repeats work that is
+    /// allowed to happen twice (see `ConnectionPool.transactionStatement(durable:)`): its `COMMIT`
+    /// does not wait for the WAL to reach the disk (`synchronous_commit = off` for it alone).
+    static let asynchronousTenantSettingSQL =
+        "SELECT set_config('aerie.tenant_id', $1, true), set_config('synchronous_commit', 'off', true)"
+
+    static func tenantSetting(_ tenant: TenantID, durable: Bool) -> (sql: String, parameters: [SQLValue]) {
+        (durable ? tenantSettingSQL : asynchronousTenantSettingSQL, [.text(tenant.rawValue)])
+    }
+
     static func readOnlyTenantSetting(_ tenant: TenantID) -> (sql: String, parameters: [SQLValue]) {
         (readOnlyTenantSettingSQL, [.text(tenant.rawValue)])
     }
@@ -258,12 +268,21 @@ extension ConnectionPool {
     /// statement's result into the answer. For single writes on hot paths (the outbox lease and
     /// its mark after delivery). Not retried: a connection lost on the way leaves the outcome
     /// unknown, as for any `COMMIT`.
+    ///
+    /// `durable: false` commits asynchronously (`synchronous_commit = off` for this transaction
+    /// only): the answer comes before the commit's WAL is flushed, so a crash of PostgreSQL or
+    /// of the machine up to three `wal_writer_delay`s (600 ms by default) after it can lose it,
+    /// never tear it or reorder it (WAL order is commit order: any later synchronous commit
+    /// flushes it first).
+    /// Only for writes whose loss is a repetition the design allows (a delivery marked sent is
+    /// sent again, at least once); saves the commit's `fdatasync` on the database's side.
     package func transactionStatement<T: Sendable>(
-        tenant: TenantID, _ sql: String, _ parameters: [SQLValue], read: @escaping @Sendable (PostgresResult) throws -> T
+        tenant: TenantID, durable: Bool = true, _ sql: String, _ parameters: [SQLValue],
+        read: @escaping @Sendable (PostgresResult) throws -> T
     ) async throws -> T {
         try await withConnection(tenant: tenant) { connection in
             do {
-                let result = try connection.pipeline([DatabaseSession.tenantSetting(tenant), (sql, parameters)])
+                let result = try connection.pipeline([DatabaseSession.tenantSetting(tenant, durable: durable), (sql, parameters)])
                 // Every step succeeded and the Sync answered: the implicit transaction committed.
                 return try read(result)
             } catch let error as PostgresError {

@@ -74,17 +74,29 @@ struct PostgresOutboxRepository: OutboxRepository {
     }
 
     /// The row and the sent message it carries (if any) in one statement: they never disagree.
+    /// The message is looked up by its key with the uid the outbox row names (a scalar subquery:
+    /// one probe of `mailbox_pkey`, none without a message). As a join with the CTE, PostgreSQL
+    /// planned the mailbox as the outer side on a small or new mailbox's statistics, filtered on
+    /// the tenant alone, so every mark read all of the tenant's mailbox rows.
     static let markSentSQL = """
         WITH sent AS (
             UPDATE aerie.outbox SET status = 'sent', attempts = attempts + 1, last_error = NULL, leased_by = NULL
             WHERE tenant_id = $1::uuid AND id = $2::uuid RETURNING message_uid
         )
-        UPDATE aerie.mailbox m SET status = 'MS-102', delivery_error = NULL FROM sent
-        WHERE m.tenant_id = $1::uuid AND m.uid = sent.message_uid AND m.direction = 'sent' AND m.status <> 'MS-102'
+        UPDATE aerie.mailbox m SET status = 'MS-102', delivery_error = NULL
+        WHERE m.tenant_id = $1::uuid AND m.uid = (SELECT message_uid FROM sent) AND m.direction = 'sent' AND m.status <> 'MS-102'
+        """
+
+    /// `markSentSQL` for a row that carries no sent message (`message_uid` NULL): the outbox row
+    /// alone, without the mailbox update's planning and start-up.
+    static let markSentWithoutMessageSQL = """
+        UPDATE aerie.outbox SET status = 'sent', attempts = attempts + 1, last_error = NULL, leased_by = NULL
+        WHERE tenant_id = $1::uuid AND id = $2::uuid AND message_uid IS NULL
         """
 
     func recordFailure(_ id: UUID, attempts: Int, nextAttemptAt: Date?, error: String) throws {
-        // A final failure fails the sent message it carries in the same statement.
+        // A final failure fails the sent message it carries in the same statement (looked up by
+        // its key, as in `markSentSQL`).
         try session.execute(
             """
             WITH failed AS (
@@ -93,8 +105,8 @@ struct PostgresOutboxRepository: OutboxRepository {
                     next_attempt_at = COALESCE(to_timestamp($5::float8), next_attempt_at)
                 WHERE tenant_id = $1::uuid AND id = $2::uuid RETURNING message_uid, status
             )
-            UPDATE aerie.mailbox m SET status = 'MS-105', delivery_error = $4 FROM failed
-            WHERE m.tenant_id = $1::uuid AND m.uid = failed.message_uid AND failed.status = 'failed'
+            UPDATE aerie.mailbox m SET status = 'MS-105', delivery_error = $4
+            WHERE m.tenant_id = $1::uuid AND m.uid = (SELECT message_uid FROM failed WHERE status = 'failed')
                 AND m.direction = 'sent' AND m.status = 'MS-101'
             """,
             [
