@@ -135,6 +135,9 @@ struct JSONParser {
     var index = 0
     var depth = 0
     var valuesLeft: Int
+    /// The members of the objects being parsed, innermost last: one array for the document
+    /// instead of one per object (a 100-message answer has hundreds of objects).
+    private var pendingMembers: [(key: String, value: JSONValue)] = []
 
     init(_ bytes: UnsafeBufferPointer<UInt8>, maxValues: Int = .max) {
         self.bytes = bytes
@@ -193,11 +196,16 @@ struct JSONParser {
 
     mutating func parseObject() throws -> JSONValue {
         // Members are collected first and the dictionary sized once: growing it member by member
-        // rehashed every key at each doubling.
-        var members: [(key: String, value: JSONValue)] = []
-        try readMembers { parser, key in members.append((key ?? "", try parser.parseValue())) }
-        var fields = [String: JSONValue](minimumCapacity: members.count)
-        for member in members { fields[member.key] = member.value }  // a repeated key: the last wins
+        // rehashed every key at each doubling. A nested object's members go above this one's
+        // and are taken off before it returns.
+        let start = pendingMembers.count
+        try readMembers { parser, key in
+            let value = try parser.parseValue()
+            parser.pendingMembers.append((key ?? "", value))
+        }
+        var fields = [String: JSONValue](minimumCapacity: pendingMembers.count - start)
+        for member in pendingMembers[start...] { fields[member.key] = member.value }  // a repeated key: the last wins
+        pendingMembers.removeSubrange(start...)
         return .object(fields)
     }
 
