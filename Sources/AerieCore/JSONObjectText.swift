@@ -66,7 +66,7 @@ package struct JSONObjectText {
         guard let range = range(key), bytes[range.lowerBound] == UInt8(ascii: "\"") else { return nil }
         let inner = range.lowerBound + 1..<range.upperBound - 1
         if !bytes[inner].contains(UInt8(ascii: "\\")) {
-            return bytes.withUnsafeBufferPointer { String(validating: UnsafeBufferPointer(rebasing: $0[inner]), as: UTF8.self) }
+            return bytes.withUnsafeBufferPointer { JSONParser.string(validating: UnsafeBufferPointer(rebasing: $0[inner])) }
         }
         return (try? JSONValue(parsing: bytes[range]))?.stringValue
     }

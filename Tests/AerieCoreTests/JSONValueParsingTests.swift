@@ -48,6 +48,18 @@ import Testing
         #expect(throws: JSONValue.ParseError.self) { try JSONValue(parsing: #""a\"bc"#) }
     }
 
+    /// ASCII strings skip the UTF-8 validation; everything else is validated as before.
+    @Test func stringsAreValidatedUTF8() throws {
+        #expect(try JSONValue(parsing: Array("[\"ascii \u{7F}\",\"é😀\"]".utf8)) == ["ascii \u{7F}", "é😀"])
+        let refused: [[UInt8]] = [
+            [0x22, 0xC3, 0x28, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22], [0x22, 0xC0, 0xAF, 0x22], [0x22, 0xFF, 0x22],
+            [0x22, 0x61, 0xE2, 0x82, 0x22], [0x7B, 0x22, 0x80, 0x22, 0x3A, 0x31, 0x7D],
+        ]
+        for bytes in refused {
+            #expect(throws: JSONValue.ParseError.self, "\(bytes)") { try JSONValue(parsing: bytes) }
+        }
+    }
+
     @Test func agreesWithFoundationOnValidDocuments() throws {
         let text = #"{"list":[1,2,3],"nested":{"k":"v","e":1.5},"s":"\u0041"}"#
         let ours = try JSONValue(parsing: text)
