@@ -26,15 +26,14 @@ public struct MessagesPlugin: AeriePlugin {
                 + "decryptedPayload}]}], oldest first, filters combined; one page of at most limit (default 100, max 500) messages. "
                 + "To page through more, use messages.downloadPage, which answers the same array with a nextCursor."
         ) { (params: DownloadParams, tenant: TenantContext) in
-            try await mailbox.download(try params.query(), tenant: tenant).connections
+            try await mailbox.download(try params.query(), tenant: tenant)
         }
         try router.register(
             "messages.downloadPage",
             summary: "messages.download with paging: {messages: <the download array>, nextCursor}; nextCursor is null after the last page. "
                 + "Messages arriving later appear on later pages."
-        ) { (params: DownloadParams, tenant: TenantContext) -> JSONValue in
-            let page = try await mailbox.download(try params.query(), tenant: tenant)
-            return ["messages": page.connections, "nextCursor": page.nextCursor.map(JSONValue.string) ?? .null]
+        ) { (params: DownloadParams, tenant: TenantContext) in
+            try await mailbox.downloadPage(try params.query(), tenant: tenant)
         }
         try router.register(
             "messages.updateStatus",

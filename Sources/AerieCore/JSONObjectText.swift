@@ -7,19 +7,29 @@
 /// needs to find where each value ends; `value(_:)` parses a member with the strict parser.
 package struct JSONObjectText {
     package let bytes: [UInt8]
-    private var members: [String: Range<Int>] = [:]
+    /// In the text's order; looked up by a linear search, last one first (a repeated key: the
+    /// last wins, as the parser does). A sealed row's object has a handful of members: hashing
+    /// their keys into a dictionary cost more than comparing them.
+    private var members: [(key: String, range: Range<Int>)] = []
 
     package init(_ bytes: [UInt8]) throws {
+        try self.init(bytes, range: 0..<bytes.count)
+    }
+
+    /// The object that `range` of `bytes` holds (whitespace around it allowed): `bytes` is
+    /// shared, not copied, and ranges stay indices into it.
+    private init(_ bytes: [UInt8], range: Range<Int>) throws {
         self.bytes = bytes
-        members = try bytes.withUnsafeBufferPointer { buffer in
+        members = try bytes.withUnsafeBufferPointer { whole in
+            let buffer = UnsafeBufferPointer(rebasing: whole[range])
             var parser = JSONParser(buffer)
-            var found: [String: Range<Int>] = [:]
+            var found: [(key: String, range: Range<Int>)] = []
             parser.skipWhitespace()
             guard parser.index < buffer.count, buffer[parser.index] == UInt8(ascii: "{") else { throw parser.fail("expected an object") }
             try parser.readMembers { parser, key in
                 let start = parser.index
                 try parser.skipValue()
-                found[key ?? ""] = start..<parser.index
+                found.append((key ?? "", range.lowerBound + start..<range.lowerBound + parser.index))
             }
             parser.skipWhitespace()
             guard parser.index == buffer.count else { throw parser.fail("unexpected data after the object") }
@@ -27,20 +37,37 @@ package struct JSONObjectText {
         }
     }
 
+    private func range(_ key: String) -> Range<Int>? {
+        for member in members.reversed() where member.key == key { return member.range }
+        return nil
+    }
+
     /// The raw text of member `key`'s value, nil when absent.
     package func rawBytes(_ key: String) -> ArraySlice<UInt8>? {
-        members[key].map { bytes[$0] }
+        range(key).map { bytes[$0] }
     }
 
     /// Member `key` parsed, nil when absent.
     package func value(_ key: String) throws -> JSONValue? {
-        guard let range = members[key] else { return nil }
+        guard let range = range(key) else { return nil }
         return try JSONValue(parsing: bytes[range])
     }
 
-    /// Member `key` when it is a string.
+    /// Member `key` when it is an object, scanned in turn (over the same bytes); nil when absent
+    /// or not an object.
+    package func object(_ key: String) throws -> JSONObjectText? {
+        guard let range = range(key), bytes[range.lowerBound] == UInt8(ascii: "{") else { return nil }
+        return try JSONObjectText(bytes, range: range)
+    }
+
+    /// Member `key` when it is a string. One without escapes is taken as it stands (the scan
+    /// checked it has no control characters; its UTF-8 is validated here).
     package func string(_ key: String) -> String? {
-        guard let range = members[key], bytes[range.lowerBound] == UInt8(ascii: "\"") else { return nil }
+        guard let range = range(key), bytes[range.lowerBound] == UInt8(ascii: "\"") else { return nil }
+        let inner = range.lowerBound + 1..<range.upperBound - 1
+        if !bytes[inner].contains(UInt8(ascii: "\\")) {
+            return bytes.withUnsafeBufferPointer { JSONParser.string(validating: UnsafeBufferPointer(rebasing: $0[inner])) }
+        }
         return (try? JSONValue(parsing: bytes[range]))?.stringValue
     }
 }

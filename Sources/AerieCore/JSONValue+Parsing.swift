@@ -77,11 +77,15 @@ extension JSONValue {
             out.append(UInt8(ascii: "]"))
         case .object(let fields):
             out.append(UInt8(ascii: "{"))
-            for (index, key) in fields.keys.sorted().enumerated() {
-                if index > 0 { out.append(UInt8(ascii: ",")) }
+            // The members sorted once as pairs: sorting the keys and then looking each one up
+            // hashed every key again.
+            var first = true
+            for (key, value) in fields.sorted(by: { $0.key < $1.key }) {
+                if !first { out.append(UInt8(ascii: ",")) }
+                first = false
                 Self.writeString(key, into: &out)
                 out.append(UInt8(ascii: ":"))
-                fields[key]!.write(into: &out)
+                value.write(into: &out)
             }
             out.append(UInt8(ascii: "}"))
         }
@@ -90,31 +94,34 @@ extension JSONValue {
     /// Runs of bytes that need no escape are copied whole (a JSON text inside a string, e.g. a
     /// mailbox payload, is mostly such runs between its quotes).
     static func writeString(_ string: String, into out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
         var string = string
-        string.withUTF8 { utf8 in
-            var start = 0
-            for index in 0..<utf8.count {
-                let byte = utf8[index]
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                if start < index { out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<index])) }
-                start = index + 1
-                out.append(UInt8(ascii: "\\"))
-                switch byte {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.append(byte)
-                case 0x0A: out.append(UInt8(ascii: "n"))
-                case 0x0D: out.append(UInt8(ascii: "r"))
-                case 0x09: out.append(UInt8(ascii: "t"))
-                default:
-                    out.append(UInt8(ascii: "u"))
-                    out.append(0x30)
-                    out.append(0x30)
-                    out.append(hexDigit(byte >> 4))
-                    out.append(hexDigit(byte & 0xF))
-                }
+        string.withUTF8 { writeString(utf8: $0, into: &out) }
+    }
+
+    /// `writeString` of bytes that are valid UTF-8 (the caller's promise).
+    static func writeString(utf8: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        var start = 0
+        for index in 0..<utf8.count {
+            let byte = utf8[index]
+            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+            if start < index { out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<index])) }
+            start = index + 1
+            out.append(UInt8(ascii: "\\"))
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.append(byte)
+            case 0x0A: out.append(UInt8(ascii: "n"))
+            case 0x0D: out.append(UInt8(ascii: "r"))
+            case 0x09: out.append(UInt8(ascii: "t"))
+            default:
+                out.append(UInt8(ascii: "u"))
+                out.append(0x30)
+                out.append(0x30)
+                out.append(hexDigit(byte >> 4))
+                out.append(hexDigit(byte & 0xF))
             }
-            if start < utf8.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...])) }
         }
+        if start < utf8.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...])) }
         out.append(UInt8(ascii: "\""))
     }
 
@@ -128,6 +135,9 @@ struct JSONParser {
     var index = 0
     var depth = 0
     var valuesLeft: Int
+    /// The members of the objects being parsed, innermost last: one array for the document
+    /// instead of one per object (a 100-message answer has hundreds of objects).
+    private var pendingMembers: [(key: String, value: JSONValue)] = []
 
     init(_ bytes: UnsafeBufferPointer<UInt8>, maxValues: Int = .max) {
         self.bytes = bytes
@@ -186,11 +196,16 @@ struct JSONParser {
 
     mutating func parseObject() throws -> JSONValue {
         // Members are collected first and the dictionary sized once: growing it member by member
-        // rehashed every key at each doubling.
-        var members: [(key: String, value: JSONValue)] = []
-        try readMembers { parser, key in members.append((key ?? "", try parser.parseValue())) }
-        var fields = [String: JSONValue](minimumCapacity: members.count)
-        for member in members { fields[member.key] = member.value }  // a repeated key: the last wins
+        // rehashed every key at each doubling. A nested object's members go above this one's
+        // and are taken off before it returns.
+        let start = pendingMembers.count
+        try readMembers { parser, key in
+            let value = try parser.parseValue()
+            parser.pendingMembers.append((key ?? "", value))
+        }
+        var fields = [String: JSONValue](minimumCapacity: pendingMembers.count - start)
+        for member in pendingMembers[start...] { fields[member.key] = member.value }  // a repeated key: the last wins
+        pendingMembers.removeSubrange(start...)
         return .object(fields)
     }
 
@@ -353,8 +368,16 @@ struct JSONParser {
                 }
             default:
                 guard byte >= 0x20 else { throw fail("control character in string") }
-                scratch.append(byte)
+                // The run up to the next quote, escape or control character, copied at once (a
+                // JSON text inside a string is mostly such runs between escaped quotes).
+                let run = index
                 index += 1
+                while index < bytes.count {
+                    let next = bytes[index]
+                    if next == UInt8(ascii: "\"") || next == UInt8(ascii: "\\") || next < 0x20 { break }
+                    index += 1
+                }
+                scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<index]))
             }
         }
         throw fail("unterminated string")
@@ -400,7 +423,17 @@ struct JSONParser {
     }
 
     func validatedString(_ slice: UnsafeBufferPointer<UInt8>) throws -> String {
-        guard let string = String(validating: slice, as: UTF8.self) else { throw fail("invalid UTF-8") }
+        guard let string = Self.string(validating: slice) else { throw fail("invalid UTF-8") }
         return string
+    }
+
+    /// `String(validating:as:)` with ASCII (most of JSON's strings: keys, ids, DIDs) taken
+    /// without it: that initializer is generic over the encoding and looked up its generic
+    /// metadata at every call, a tenth of the download bench's CPU.
+    static func string(validating slice: UnsafeBufferPointer<UInt8>) -> String? {
+        var any: UInt8 = 0
+        for byte in slice { any |= byte }
+        if any < 0x80 { return String(decoding: slice, as: UTF8.self) }
+        return String(validating: slice, as: UTF8.self)
     }
 }

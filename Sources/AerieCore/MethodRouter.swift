@@ -19,7 +19,7 @@ public struct MethodRouter: Sendable {
         case backend
     }
 
-    public typealias ErasedHandler = @Sendable (JSONValue?, CallContext) async throws -> JSONValue
+    public typealias ErasedHandler = @Sendable (JSONValue?, CallContext) async throws -> MethodResult
 
     public struct Method: Sendable {
         public let name: String
@@ -81,7 +81,8 @@ public struct MethodRouter: Sendable {
         try registerErased(name, summary: summary, access: access, params: docs) { raw, context in
             let decoded = try Self.decodeParams(Params.self, from: raw)
             let result = try await handler(decoded, context)
-            return try JSONValue(encoding: result)
+            if let text = result as? JSONText { return .text(text) }
+            return .value(try JSONValue(encoding: result))
         }
     }
 
@@ -228,4 +229,21 @@ public struct ParamDoc: Sendable, Hashable {
 /// Params types that describe their fields for the OpenRPC document.
 public protocol DocumentedParams {
     static var documentation: [ParamDoc] { get }
+}
+
+/// What a method answers: a value, or its JSON text already written (`JSONText`), which the RPC
+/// layer sends as it is.
+public enum MethodResult: Sendable {
+    case value(JSONValue)
+    case text(JSONText)
+
+    /// The result as a value (the text parsed): for tests and other in-process callers.
+    public var value: JSONValue {
+        get throws {
+            switch self {
+            case .value(let value): value
+            case .text(let text): try text.value
+            }
+        }
+    }
 }

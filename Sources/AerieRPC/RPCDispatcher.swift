@@ -29,38 +29,52 @@ struct RPCDispatcher: Sendable {
         }
     }
 
-    /// The response (to be sent as one line), or nil when nothing is to be sent.
-    func handle(_ incoming: RPCIncoming, session: RPCSession) async -> JSONValue? {
+    /// The response's text (to be sent as one line), or nil when nothing is to be sent.
+    func handle(_ incoming: RPCIncoming, session: RPCSession) async -> [UInt8]? {
         switch incoming {
         case .parseError(let reason):
-            return RPCEnvelope.error(id: .null, AerieError(.parseError, "parse error: \(reason)"))
+            return RPCEnvelope.error(id: .null, AerieError(.parseError, "parse error: \(reason)")).serialized()
         case .invalidBatch(let reason):
-            return RPCEnvelope.error(id: .null, AerieError(.invalidRequest, reason))
+            return RPCEnvelope.error(id: .null, AerieError(.invalidRequest, reason)).serialized()
         case .single(let entry):
             return await respond(to: entry, session: session)
         case .batch(let entries):
-            let responses = await withTaskGroup(of: JSONValue?.self) { group in
+            let responses = await withTaskGroup(of: [UInt8]?.self) { group in
                 for entry in entries {
                     group.addTask { await respond(to: entry, session: session) }
                 }
-                var collected: [JSONValue] = []
+                var collected: [[UInt8]] = []
                 for await response in group {
                     if let response { collected.append(response) }
                 }
                 return collected
             }
-            return responses.isEmpty ? nil : .array(responses)
+            return Self.batch(responses)
         }
     }
 
-    /// One request (or one entry of a batch): its response, or nil for a notification.
-    func respond(to entry: Result<RPCRequest, RPCInvalidRequest>, session: RPCSession) async -> JSONValue? {
+    /// The text of a batch's answer: its responses as one array; nil when there are none.
+    static func batch(_ responses: [[UInt8]]) -> [UInt8]? {
+        guard !responses.isEmpty else { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(responses.reduce(2) { $0 + $1.count + 1 })
+        out.append(UInt8(ascii: "["))
+        for (index, response) in responses.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(contentsOf: response)
+        }
+        out.append(UInt8(ascii: "]"))
+        return out
+    }
+
+    /// One request (or one entry of a batch): its response's text, or nil for a notification.
+    func respond(to entry: Result<RPCRequest, RPCInvalidRequest>, session: RPCSession) async -> [UInt8]? {
         switch entry {
         case .failure(let invalid):
-            return RPCEnvelope.error(id: invalid.id, AerieError(.invalidRequest, invalid.message))
+            return RPCEnvelope.error(id: invalid.id, AerieError(.invalidRequest, invalid.message)).serialized()
         case .success(let request):
             let started = ContinuousClock.now
-            let outcome: Result<JSONValue, AerieError>
+            let outcome: Result<MethodResult, AerieError>
             defer { record(request, outcome, elapsed: ContinuousClock.now - started) }
             do {
                 outcome = .success(try await call(request, session: session))
@@ -78,7 +92,7 @@ struct RPCDispatcher: Sendable {
             guard let id = request.id else { return nil }
             switch outcome {
             case .success(let result): return RPCEnvelope.result(id: id, result)
-            case .failure(let error): return RPCEnvelope.error(id: id, error)
+            case .failure(let error): return RPCEnvelope.error(id: id, error).serialized()
             }
         }
     }
@@ -86,7 +100,7 @@ struct RPCDispatcher: Sendable {
     /// `aerie_rpc_calls_total{method, outcome}` and `aerie_rpc_call_duration_seconds{method}`.
     /// Only methods the router knows are named (others count as `unknown`), so a client cannot
     /// grow the label set; the outcome is `ok` or the error's stable code.
-    private func record(_ request: RPCRequest, _ outcome: Result<JSONValue, AerieError>, elapsed: Duration) {
+    private func record(_ request: RPCRequest, _ outcome: Result<MethodResult, AerieError>, elapsed: Duration) {
         let method = request.method == "rpc.discover" || router.method(named: request.method) != nil ? request.method : "unknown"
         let result: String
         switch outcome {
@@ -104,9 +118,9 @@ struct RPCDispatcher: Sendable {
         Metrics.Timer(label: "aerie_rpc_call_duration_seconds", dimensions: [("method", values[0])])
     }
 
-    private func call(_ request: RPCRequest, session: RPCSession) async throws -> JSONValue {
+    private func call(_ request: RPCRequest, session: RPCSession) async throws -> MethodResult {
         if request.method == "rpc.discover" {
-            return router.openRPCDocument(title: "Aerie", version: serverVersion)
+            return .value(router.openRPCDocument(title: "Aerie", version: serverVersion))
         }
         guard let method = router.method(named: request.method) else {
             throw AerieError(.methodNotFound, "method not found: \(request.method.prefix(100))")

@@ -169,8 +169,8 @@ public final class RPCServer: Service, Sendable {
                                             requests.addTask {
                                                 let response = await dispatcher.respond(to: entry, session: session)
                                                 limiter.release()
-                                                guard let responses = batch.add(response), !responses.isEmpty else { return }
-                                                try? await outbound.write(Self.frame(.array(responses), allocator: channel.allocator))
+                                                guard let responses = batch.add(response), let line = RPCDispatcher.batch(responses) else { return }
+                                                try? await outbound.write(Self.frame(line, allocator: channel.allocator))
                                             }
                                         }
                                         continue
@@ -196,8 +196,14 @@ public final class RPCServer: Service, Sendable {
     }
 
     static func frame(_ value: JSONValue, allocator: ByteBufferAllocator) -> ByteBuffer {
-        var bytes = value.serialized()
-        bytes.append(UInt8(ascii: "\n"))
-        return allocator.buffer(bytes: bytes)
+        frame(value.serialized(), allocator: allocator)
+    }
+
+    /// One line: `text` and its newline.
+    static func frame(_ text: [UInt8], allocator: ByteBufferAllocator) -> ByteBuffer {
+        var buffer = allocator.buffer(capacity: text.count + 1)
+        buffer.writeBytes(text)
+        buffer.writeInteger(UInt8(ascii: "\n"))
+        return buffer
     }
 }

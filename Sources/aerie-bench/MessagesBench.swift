@@ -108,23 +108,23 @@ struct MessagesBench {
 
         let token = try await benchToken(server, tenant: benchID)
         let without = try await downloadLoad(server, token: token)
-        lines.append(String(format: "  messages.download (100 msgs), %d sessions, %.0f s: %.0f req/s, p50 %.0f µs, p99 %.0f µs (no extra index)",
-                            sessions, seconds, without.rate, without.p50, without.p99))
+        lines.append(String(format: "  messages.download (100 msgs), %d sessions, %.0f s: %.0f req/s, p50 %.0f µs, p99 %.0f µs, bench process CPU %.0f µs/req (no extra index)",
+                            sessions, seconds, without.rate, without.p50, without.p99, without.cpuPerRequest))
         // The same load from raw-line sessions that parse nothing (as `rpc` measures): the
         // AerieClient sessions above parse every 100-message answer on the server's cores.
         let auth = #"{"jsonrpc":"2.0","id":0,"method":"session.authenticate","params":{"token":"\#(token)"}}"#
         let raw = try await RPCBench(sessions: sessions, seconds: seconds, warmup: 1, pacedRatePerSession: 100).measure(
             name: "messages.download", port: server.port, setup: auth, line: #"{"jsonrpc":"2.0","id":1,"method":"messages.download"}"#)
-        lines.append(String(format: "  messages.download (100 msgs), %d raw-line sessions, %.0f s: %.0f req/s, p50 %.0f µs, p99 %.0f µs (no extra index)",
-                            sessions, seconds, raw.rate, raw.p50, raw.p99))
+        lines.append(String(format: "  messages.download (100 msgs), %d raw-line sessions, %.0f s: %.0f req/s, p50 %.0f µs, p99 %.0f µs, bench process CPU %.0f µs/req (no extra index)",
+                            sessions, seconds, raw.rate, raw.p50, raw.p99, raw.cpuPerRequest))
         try await superuser.withSession { session in
             _ = try session.execute(
                 "CREATE INDEX bench_mailbox_pending ON aerie.mailbox (tenant_id, status, received_at, uid)")
             _ = try session.execute("ANALYZE aerie.mailbox")
         }
         let with = try await downloadLoad(server, token: token)
-        lines.append(String(format: "  messages.download (100 msgs), %d sessions, %.0f s: %.0f req/s, p50 %.0f µs, p99 %.0f µs (index on tenant_id, status, received_at, uid)",
-                            sessions, seconds, with.rate, with.p50, with.p99))
+        lines.append(String(format: "  messages.download (100 msgs), %d sessions, %.0f s: %.0f req/s, p50 %.0f µs, p99 %.0f µs, bench process CPU %.0f µs/req (index on tenant_id, status, received_at, uid)",
+                            sessions, seconds, with.rate, with.p50, with.p99, with.cpuPerRequest))
         return lines.joined(separator: "\n")
     }
 
@@ -138,7 +138,18 @@ struct MessagesBench {
         return token
     }
 
-    private struct Load { var rate: Double; var p50: Double; var p99: Double }
+    /// `cpuPerRequest`: this process's CPU (the server and the AerieClient sessions) per request,
+    /// in microseconds: on a shared machine, where the rate follows the CPU the process gets,
+    /// this is what a change to the server or the client moves.
+    private struct Load { var rate: Double; var p50: Double; var p99: Double; var cpuPerRequest: Double }
+
+    /// User and system CPU seconds of this process so far.
+    static func processCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
 
     private func downloadLoad(_ server: LiveServer, token: String) async throws -> Load {
         var clients: [AerieClient] = []
@@ -153,6 +164,7 @@ struct MessagesBench {
         }
         defer { for client in clients { Task { await client.close() } } }
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        let cpuAtStart = Self.processCPUSeconds()
         let start = ContinuousClock.now
         let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
             for client in clients {
@@ -169,7 +181,10 @@ struct MessagesBench {
             return try await group.reduce(into: [Double]()) { $0 += $1 }
         }
         let elapsed = Self.seconds(ContinuousClock.now - start)
-        return Load(rate: Double(latencies.count) / elapsed, p50: Self.percentile(latencies, 0.5), p99: Self.percentile(latencies, 0.99))
+        let cpu = Self.processCPUSeconds() - cpuAtStart
+        return Load(
+            rate: Double(latencies.count) / elapsed, p50: Self.percentile(latencies, 0.5), p99: Self.percentile(latencies, 0.99),
+            cpuPerRequest: latencies.isEmpty ? .nan : cpu / Double(latencies.count) * 1e6)
     }
 
     static func post(_ body: [UInt8], port: Int) async throws -> Int {

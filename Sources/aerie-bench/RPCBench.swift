@@ -34,7 +34,11 @@ struct RPCBench {
         var p99: Double
         /// Every answer's latency in nanoseconds, sorted: for pooling several runs of a target.
         var latencies: [UInt64] = []
+        /// CPU seconds this process (server and clients, when both run in it) spent in the window.
+        var cpuSeconds: Double = 0
         var rate: Double { Double(requests) / seconds }
+        /// This process's CPU per answered request, in microseconds.
+        var cpuPerRequest: Double { requests > 0 ? cpuSeconds / Double(requests) * 1e6 : .nan }
 
         /// Percentile `p` (0...1) of sorted nanosecond `latencies`, in microseconds.
         static func percentile(_ p: Double, of latencies: [UInt64]) -> Double {
@@ -180,11 +184,13 @@ struct RPCBench {
             channels.append(channel)
         }
         try await Task.sleep(for: .seconds(warmup))
+        let cpuAtStart = MessagesBench.processCPUSeconds()
         phase.value.store(1, ordering: .relaxed)
         let started = ContinuousClock.now
         try await Task.sleep(for: .seconds(seconds))
         phase.value.store(2, ordering: .relaxed)
         let elapsed = ContinuousClock.now - started
+        let cpu = MessagesBench.processCPUSeconds() - cpuAtStart
         var latencies: [UInt64] = []
         for channel in channels {
             let collected = try await channel.eventLoop.submit {
@@ -197,7 +203,7 @@ struct RPCBench {
         let secondsElapsed = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         return Outcome(
             name: name, requests: latencies.count, seconds: secondsElapsed, p50: Outcome.percentile(0.50, of: latencies),
-            p99: Outcome.percentile(0.99, of: latencies), latencies: latencies)
+            p99: Outcome.percentile(0.99, of: latencies), latencies: latencies, cpuSeconds: cpu)
     }
 }
 

@@ -30,6 +30,27 @@ struct JSONObjectTextTests {
         #expect(try JSONObjectText(Array(inner.rawBytes("nested")!)).string("") == "empty key")
     }
 
+    /// A nested object is scanned over the same bytes; the last of a repeated key wins, as the
+    /// parser has it; strings come back decoded, invalid UTF-8 as nil.
+    @Test func nestedObjectsRepeatedKeysAndStrings() throws {
+        let bytes = Array(#"{"payload": {"@type":"t\/1","x":{"@type":"inner"}, "@type" : "t/2"},"k":"a","k":"b","n":[1]}"#.utf8)
+        let text = try JSONObjectText(bytes)
+        let payload = try #require(try text.object("payload"))
+        #expect(payload.string("@type") == "t/2")
+        #expect(try payload.object("x")?.string("@type") == "inner")
+        #expect(try payload.value("@type") == "t/2")
+        #expect(text.string("k") == "b")
+        #expect(try text.object("k") == nil)
+        #expect(try text.object("n") == nil)
+        #expect(try text.object("missing") == nil)
+        #expect(payload.rawBytes("x").map { String(decoding: $0, as: UTF8.self) } == #"{"@type":"inner"}"#)
+        let escaped = try JSONObjectText(Array(#"{"a":"x\"y\u00e9\\","b":"plain é"}"#.utf8))
+        #expect(escaped.string("a") == "x\"yé\\")
+        #expect(escaped.string("b") == "plain é")
+        let invalid = try JSONObjectText([0x7B, 0x22, 0x61, 0x22, 0x3A, 0x22, 0xC3, 0x28, 0x22, 0x7D])  // {"a":"\xC3("}
+        #expect(invalid.string("a") == nil)
+    }
+
     @Test func whitespaceAndEmptyObjects() throws {
         let text = try JSONObjectText(Array(#" { "a" : { } , "b" :[ 1 , { "c" : [ ] } ] } "#.utf8))
         #expect(try text.value("a") == .object([:]))

@@ -35,7 +35,7 @@ struct NullSession: SessionHandle {
         try router.install(ProbePlugin())
         let method = try #require(router.method(named: "probe.echo"))
         #expect(method.plugin == "probe")
-        let result = try await method.handler(["text": "hi", "count": 3], context)
+        let result = try await method.handler(["text": "hi", "count": 3], context).value
         #expect(result == ["text": "hi", "count": 3])
     }
 

@@ -84,6 +84,69 @@ import Testing
         }
     }
 
+    /// The download is written as text, not as a value: over a raw line it is one valid JSON-RPC
+    /// response line in the serializer's compact, sorted form, its id echoed as sent (escapes
+    /// included), alone or in a batch, and what AerieClient reads from it is the same value; a
+    /// notification gets no line.
+    @Test func downloadOverARawLineIsOneValidResponse() async throws {
+        try await LiveServer.with(server: { $0.allowPrivateURLs = true; $0.deliveryEnabled = false }) { server in
+            let admin = try await server.adminClient()
+            let created = try await admin.call("admin.tenants.create", params: ["label": "raw"])
+            await admin.close()
+            let token = try #require(created["token"]?.stringValue)
+            let client = try await server.client()
+            try await client.authenticate(token: token)
+            defer { Task { await client.close() } }
+            let c1 = try await Self.connect(client)
+            let awkward = "quote \" backslash \\ newline \n control \u{1} é 😀 \u{2028} </script>"
+            #expect(try await Self.send("https://didcomm.org/basicmessage/1.0/message", id: "b1", to: c1, port: server.didcommPort,
+                                        extra: ["content": .string(awkward), "~thread": ["thid": "x"]]) == 202)
+            #expect(try await Self.send("https://didcomm.org/issue-credential/1.0/offer-credential", id: "o1", to: c1, port: server.didcommPort) == 202)
+            let seen = try await client.call("messages.download")
+            #expect(try Self.ids(seen) == ["\(c1.pwDid):b1", "\(c1.pwDid):o1"])
+            let b1 = try #require(seen[0]?["msgs"]?[0]?["decryptedPayload"]?.stringValue)
+            #expect(try JSONValue(parsing: b1)["content"] == .string(awkward))
+
+            let raw = try await RawLineClient.connect(port: server.port)
+            defer { Task { await raw.close() } }
+            try await raw.send(#"{"jsonrpc":"2.0","id":0,"method":"session.authenticate","params":{"token":"\#(token)"}}"# + "\n")
+            #expect(try JSONValue(parsing: try #require(await raw.readLine()))["result"] != nil)
+
+            try await raw.send(#"{"jsonrpc":"2.0","id":"d\"1\\ é","method":"messages.download"}"# + "\n")
+            let line = try #require(await raw.readLine())
+            let reply = try JSONValue(parsing: line)
+            #expect(line == reply.jsonString)
+            #expect(reply == ["jsonrpc": "2.0", "id": "d\"1\\ é", "result": seen])
+
+            // A notification: no line (the ping's answer is the next one).
+            try await raw.send(#"{"jsonrpc":"2.0","method":"messages.download"}"# + "\n")
+            try await raw.send(#"{"jsonrpc":"2.0","id":7,"method":"system.ping"}"# + "\n")
+            #expect(try JSONValue(parsing: try #require(await raw.readLine())) == ["jsonrpc": "2.0", "id": 7, "result": "pong"])
+
+            try await raw.send(
+                #"[{"jsonrpc":"2.0","id":1,"method":"messages.download"},{"jsonrpc":"2.0","id":2,"method":"system.ping"},"#
+                    + #"{"jsonrpc":"2.0","id":3,"method":"messages.downloadPage","params":{"limit":1}},"#
+                    + #"{"jsonrpc":"2.0","method":"messages.download"}]"# + "\n")
+            let batchLine = try #require(await raw.readLine())
+            let batch = try JSONValue(parsing: batchLine)
+            #expect(batchLine == batch.jsonString)
+            guard case .array(let responses) = batch else {
+                Issue.record("not a batch answer: \(batchLine.prefix(200))")
+                return
+            }
+            var byID: [Int64: JSONValue] = [:]
+            for response in responses { if let id = response["id"]?.intValue { byID[id] = response["result"] } }
+            #expect(responses.count == 3)
+            #expect(byID[1] == seen)
+            #expect(byID[2] == "pong")
+            let page = try #require(byID[3])
+            #expect(page["messages"] == .array([["msgs": .array([try #require(seen[0]?["msgs"]?[0])]), "pairwiseDID": .string(c1.pwDid)]]))
+            #expect(page["nextCursor"]?.stringValue?.isEmpty == false)
+            let next = try await client.call("messages.downloadPage", params: ["limit": 1, "cursor": try #require(page["nextCursor"])])
+            #expect(try Self.ids(try #require(next["messages"])) == ["\(c1.pwDid):o1"])
+        }
+    }
+
     @Test func downloadFiltersUpdatesAndPagesPerTenant() async throws {
         try await LiveServer.with(server: { $0.allowPrivateURLs = true; $0.deliveryEnabled = false }) { server in
             let (alice, aliceID) = try await server.tenantClient(label: "alice")

@@ -16,7 +16,7 @@ import Testing
         -> JSONValue
     {
         let method = try #require(router.method(named: method))
-        return try await method.handler(params, context)
+        return try await method.handler(params, context).value
     }
 
     @Test func registersDocumentedTenantMethods() throws {

@@ -77,8 +77,8 @@ public final class DataSealer: ValueSealer, CustomStringConvertible, CustomDebug
 
     public func lookupHash(_ value: String, table: String, column: String) -> [UInt8] {
         var input = [UInt8]()
-        Self.appendField(Array(table.utf8), to: &input)
-        Self.appendField(Array(column.utf8), to: &input)
+        Self.appendField(table, to: &input)
+        Self.appendField(column, to: &input)
         input += value.utf8
         return lookupKey.withUnsafeBytes { key in input.withUnsafeBytes { BLAKE2b.hash($0, outputCount: 32, key: key) } }
     }
@@ -86,18 +86,23 @@ public final class DataSealer: ValueSealer, CustomStringConvertible, CustomDebug
     private func associatedData(table: String, column: String, row: String) -> [UInt8] {
         var ad: [UInt8] = [Self.formatVersion]
         ad.reserveCapacity(64 + table.utf8.count + column.utf8.count + row.utf8.count)
-        Self.appendField(Array(tenantID.rawValue.utf8), to: &ad)
-        Self.appendField(Array(table.utf8), to: &ad)
-        Self.appendField(Array(column.utf8), to: &ad)
-        Self.appendField(Array(row.utf8), to: &ad)
+        Self.appendField(tenantID.rawValue, to: &ad)
+        Self.appendField(table, to: &ad)
+        Self.appendField(column, to: &ad)
+        Self.appendField(row, to: &ad)
         return ad
     }
 
     /// Length-prefixed (4 bytes, big-endian), so no two (table, column, row) give the same bytes.
-    private static func appendField(_ bytes: [UInt8], to out: inout [UInt8]) {
-        let n = UInt32(bytes.count)
-        out += [UInt8(n >> 24), UInt8((n >> 16) & 0xff), UInt8((n >> 8) & 0xff), UInt8(n & 0xff)]
-        out += bytes
+    /// The string's UTF-8 appended as it is (no array of its own: the associated data is built
+    /// once per row opened).
+    private static func appendField(_ string: String, to out: inout [UInt8]) {
+        let n = UInt32(string.utf8.count)
+        out.append(UInt8(n >> 24))
+        out.append(UInt8((n >> 16) & 0xff))
+        out.append(UInt8((n >> 8) & 0xff))
+        out.append(UInt8(n & 0xff))
+        out.append(contentsOf: string.utf8)
     }
 
     private static func subkey(of dataKey: DataKey, label: String) -> SecretBytes {

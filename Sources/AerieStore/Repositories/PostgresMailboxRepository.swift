@@ -275,8 +275,7 @@ struct PostgresMailboxRepository: MailboxRepository {
         message.senderVerkey = f.string("senderVerkey")
         message.threadId = f.string("threadId")
         guard let payload = f.rawBytes("payload") else { return (message, "null", nil) }
-        let payloadType = payload.first == UInt8(ascii: "{") ? try JSONObjectText(Array(payload)).string("@type") : nil
-        return (message, String(decoding: payload, as: UTF8.self), payloadType)
+        return (message, String(decoding: payload, as: UTF8.self), try f.object("payload")?.string("@type"))
     }
 
     func updateStatus(_ uids: [UUID], pairwiseDid: String, to status: String) throws -> [UUID] {
