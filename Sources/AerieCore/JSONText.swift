@@ -61,6 +61,12 @@ public struct JSONWriter {
         value.write(into: &bytes)
     }
 
+    /// A value already written, copied as it is.
+    public mutating func text(_ text: JSONText) {
+        claim()
+        bytes.append(contentsOf: text.bytes)
+    }
+
     public mutating func object(_ body: (inout JSONObjectWriter) throws -> Void) rethrows {
         claim()
         bytes.append(UInt8(ascii: "{"))

@@ -94,34 +94,31 @@ extension JSONValue {
     /// Runs of bytes that need no escape are copied whole (a JSON text inside a string, e.g. a
     /// mailbox payload, is mostly such runs between its quotes).
     static func writeString(_ string: String, into out: inout [UInt8]) {
-        var string = string
-        string.withUTF8 { writeString(utf8: $0, into: &out) }
-    }
-
-    /// `writeString` of bytes that are valid UTF-8 (the caller's promise).
-    static func writeString(utf8: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        var start = 0
-        for index in 0..<utf8.count {
-            let byte = utf8[index]
-            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-            if start < index { out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<index])) }
-            start = index + 1
-            out.append(UInt8(ascii: "\\"))
-            switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.append(byte)
-            case 0x0A: out.append(UInt8(ascii: "n"))
-            case 0x0D: out.append(UInt8(ascii: "r"))
-            case 0x09: out.append(UInt8(ascii: "t"))
-            default:
-                out.append(UInt8(ascii: "u"))
-                out.append(0x30)
-                out.append(0x30)
-                out.append(hexDigit(byte >> 4))
-                out.append(hexDigit(byte & 0xF))
+        var string = string
+        string.withUTF8 { utf8 in
+            var start = 0
+            for index in 0..<utf8.count {
+                let byte = utf8[index]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                if start < index { out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<index])) }
+                start = index + 1
+                out.append(UInt8(ascii: "\\"))
+                switch byte {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.append(byte)
+                case 0x0A: out.append(UInt8(ascii: "n"))
+                case 0x0D: out.append(UInt8(ascii: "r"))
+                case 0x09: out.append(UInt8(ascii: "t"))
+                default:
+                    out.append(UInt8(ascii: "u"))
+                    out.append(0x30)
+                    out.append(0x30)
+                    out.append(hexDigit(byte >> 4))
+                    out.append(hexDigit(byte & 0xF))
+                }
             }
+            if start < utf8.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...])) }
         }
-        if start < utf8.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...])) }
         out.append(UInt8(ascii: "\""))
     }
 

@@ -75,17 +75,19 @@ enum RPCEnvelope {
     /// The response line's text (without its newline): `{"id":..,"jsonrpc":"2.0","result":..}`,
     /// members in the order `JSONValue.serialized()` writes, a text result copied as it is.
     static func result(id: JSONValue, _ result: MethodResult) -> [UInt8] {
-        var out: [UInt8] = []
-        if case .text(let text) = result { out.reserveCapacity(text.bytes.count + 64) }
-        out.append(contentsOf: #"{"id":"#.utf8)
-        id.write(into: &out)
-        out.append(contentsOf: #","jsonrpc":"2.0","result":"#.utf8)
-        switch result {
-        case .value(let value): value.write(into: &out)
-        case .text(let text): out.append(contentsOf: text.bytes)
-        }
-        out.append(UInt8(ascii: "}"))
-        return out
+        let capacity = if case .text(let text) = result { text.bytes.count + 64 } else { 0 }
+        return JSONText(reservingCapacity: capacity) { writer in
+            writer.object { members in
+                members.member("id", id)
+                members.member("jsonrpc", string: "2.0")
+                members.member("result") { writer in
+                    switch result {
+                    case .value(let value): writer.value(value)
+                    case .text(let text): writer.text(text)
+                    }
+                }
+            }
+        }.bytes
     }
 
     static func error(id: JSONValue, _ error: AerieError) -> JSONValue {
