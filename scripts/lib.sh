@@ -53,3 +53,56 @@ install_acapy_venv() {
     "$py" -m venv "$venv"
     "$venv/bin/pip" install -q --disable-pip-version-check "acapy-agent==$version"
 }
+
+# kill_tree PID: SIGKILL to PID and every process below it.
+kill_tree() {
+    local child
+    for child in $(ps -o pid= --ppid "$1" 2>/dev/null); do kill_tree "$child"; done
+    kill -KILL "$1" 2>/dev/null || true
+}
+
+# test_watchdog PID MINUTES LOG PSQL SOCKET_DIR: after MINUTES, if PID still runs, says which
+# tests started and never ended (from the swift test output in LOG) and what the test cluster's
+# sessions were doing, then kills PID's process tree: a hung test ends the run with its name.
+test_watchdog() {
+    local pid="$1" minutes="$2" log="$3" psql="$4" socket_dir="$5"
+    local waited=0
+    while [ "$waited" -lt $((minutes * 60)) ]; do
+        sleep 5
+        waited=$((waited + 5))
+        kill -0 "$pid" 2>/dev/null || return 0
+    done
+    {
+        echo
+        echo "==> swift test still running after $minutes minutes (AERIE_TEST_MINUTES): stopping it"
+        # Swift Testing announces most tests at once and runs them as threads free up: the list
+        # is what had not finished, the hung one among them.
+        local unfinished
+        unfinished=$(unfinished_tests "$log" | grep '^Test ' || true)
+        if [ -z "$unfinished" ]; then
+            echo "==> no test had been announced yet"
+        else
+            echo "==> $(printf '%s\n' "$unfinished" | wc -l) tests announced and not ended (the first 100):"
+            printf '%s\n' "$unfinished" | head -n 100 | sed 's/^/    /'
+        fi
+        echo "==> sessions of the test cluster that were not idle:"
+        "$psql" -h "$socket_dir" -U postgres -d postgres -X -A -F ' | ' -c \
+            "SELECT pid, datname, application_name, state, wait_event_type, wait_event,
+                    now() - query_start AS running, left(regexp_replace(query, '\\s+', ' ', 'g'), 160) AS query
+             FROM pg_stat_activity WHERE backend_type = 'client backend' AND state IS DISTINCT FROM 'idle' AND pid <> pg_backend_pid()" 2>&1 \
+            | sed 's/^/    /' || true
+    } >&2
+    kill_tree "$pid"
+}
+
+# unfinished_tests LOG: the names of tests and suites that swift test's output shows started
+# ("◇ Test x() started.") and not passed, failed or skipped since (as many ends as starts).
+unfinished_tests() {
+    local started ended
+    started=$(grep -a -E '^◇ (Test|Suite) .* started\.$' "$1" | grep -a -v '^◇ Test case ' \
+        | sed -E 's/^◇ //; s/ started\.$//' | LC_ALL=C sort || true)
+    ended=$(grep -a -E '^(✔|✘|➜) (Test|Suite) ' "$1" | grep -a -v ' recorded an issue' \
+        | sed -E 's/^(✔|✘|➜) //; s/ with [0-9]+ test cases? (passed|failed).*$//; s/ with [0-9]+ tests? in [0-9]+ suites? (passed|failed).*$//; s/ (passed|failed|skipped)( after.*|\.)?$//' \
+        | LC_ALL=C sort || true)
+    LC_ALL=C comm -23 <(printf '%s\n' "$started") <(printf '%s\n' "$ended") | grep -v '^$' || true
+}
