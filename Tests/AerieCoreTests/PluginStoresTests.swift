@@ -3,7 +3,7 @@ import Testing
 
 /// What `PluginStores` refuses at start-up; lookups against a real database are in
 /// AerieServerTests' `PluginStorageTests`.
-@Suite(.timeLimit(.minutes(1))) struct PluginStoresTests {
+@Suite(.timeLimit(.minutes(10))) struct PluginStoresTests {
     protocol ExampleRepository {}
     struct Example: ExampleRepository {}
 

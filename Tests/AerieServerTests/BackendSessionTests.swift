@@ -7,7 +7,7 @@ import Testing
 /// Issue 14, items 1-2: a backend holds one service credential and acts for many tenants over
 /// one session, naming the tenant of each call in `params._meta.tenantId`, with exactly a tenant
 /// session's isolation; it can act only for the tenants it owns.
-@Suite(.timeLimit(.minutes(5))) struct BackendSessionTests {
+@Suite(.timeLimit(.minutes(10))) struct BackendSessionTests {
     struct Backend {
         let id: String
         let token: String

@@ -10,7 +10,7 @@ import Testing
 /// multi-host conninfo with `target_session_attrs=read-write`. Writers run; the primary is
 /// killed (`kill -9` of its Patroni and PostgreSQL); the standby is promoted; the server finds
 /// the new primary by itself, and every write it acknowledged is there.
-@Suite(.serialized, .timeLimit(.minutes(5))) struct DatabaseFailoverTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct DatabaseFailoverTests {
     final class Ledger: Sendable {
         let acknowledged = Mutex<[String]>([])
         let failed = Mutex(0)

@@ -11,7 +11,7 @@ import Testing
 /// message in its own write transaction (`InboundMessage.claim(in:)`); one that fails leaves the
 /// message stored but unhandled, and the recovery service (or the peer's redelivery) runs it again,
 /// bounded; then the connection fails with the reason.
-@Suite(.timeLimit(.minutes(5))) struct InboundHandlingTests {
+@Suite(.timeLimit(.minutes(10))) struct InboundHandlingTests {
     static let flakyType = "https://didcomm.org/aerie-test/1.0/flaky"
 
     /// A handler that fails as told, then stores the message and a setting in one transaction.

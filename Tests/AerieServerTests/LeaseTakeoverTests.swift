@@ -12,7 +12,7 @@ import Testing
 /// Issue 18: two real `aerie-server` processes on one database. The first is killed with
 /// SIGKILL while it is in the middle of sending an outbox row (the peer holds the request
 /// unanswered); the second, never told anything, sends that row once its lease has run out.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct LeaseTakeoverTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct LeaseTakeoverTests {
     /// A DIDComm peer that holds every POST unanswered until `answering`, then answers 202.
     final class Peer: Sendable {
         let state = Mutex<(answering: Bool, held: [[UInt8]], answered: [[UInt8]])>((false, [], []))

@@ -8,7 +8,7 @@ import Testing
 /// Issue 18: the operator endpoint (`AERIE_METRICS_LISTEN`) of the real `aerie-server`
 /// executable: metrics move with real calls and messages and name no tenant, health and
 /// readiness answer, readiness turns 503 the moment a drain starts, JSON logs carry request ids.
-@Suite(.serialized, .timeLimit(.minutes(5))) struct OperatorEndpointTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct OperatorEndpointTests {
     /// The value of the series of `name` whose labels include every one of `labels`, or nil.
     static func value(_ metrics: String, _ name: String, _ labels: [String: String] = [:]) -> Double? {
         for line in metrics.split(separator: "\n") where line.hasPrefix(name + "{") || line.hasPrefix(name + " ") {

@@ -6,7 +6,7 @@ import Testing
 /// The download's text, written straight from the mailbox's entries, is the seed's shape: each
 /// message as the dictionary-built view had it (`expectedView`, kept here as the reference), the
 /// text byte for byte what `JSONValue.serialized()` gives for that tree.
-@Suite(.timeLimit(.minutes(1))) struct DownloadTextTests {
+@Suite(.timeLimit(.minutes(10))) struct DownloadTextTests {
     static let basic = "https://didcomm.org/basicmessage/1.0/message"
 
     static func entry(

@@ -3,7 +3,7 @@ import AerieCore
 import Testing
 
 /// How the messages plugin presents its event kinds to the server's push and event stream.
-@Suite(.timeLimit(.minutes(1))) struct MessageEventsTests {
+@Suite(.timeLimit(.minutes(10))) struct MessageEventsTests {
     static let question = "https://didcomm.org/questionanswer/1.0/question"
 
     @Test func aReceivedMessageIsPushedWithItsShortKind() throws {
