@@ -15,7 +15,10 @@ package final class PostgresConnection: @unchecked Sendable {
     /// `application_name` and `connect_timeout` get defaults that the string may override.
     /// `settings` are set on the session once connected (`set_config(name, value, false)`),
     /// e.g. the quota limits schema/0020's triggers read.
-    package init(conninfo: String, settings: [(name: String, value: String)] = []) throws {
+    package init(
+        conninfo: String, settings: [(name: String, value: String)] = [], answerTimeout: Duration = PostgresConnection.answerTimeout
+    ) throws {
+        self.answerTimeoutLimit = answerTimeout
         let keywords = ["application_name", "connect_timeout", "dbname"]
         let values = ["aerie", "10", conninfo]
         let connection = CStringArray.with(keywords) { keywordPointers in
@@ -49,6 +52,14 @@ package final class PostgresConnection: @unchecked Sendable {
 
     deinit { close() }
 
+    /// How long a statement (or a pipeline) may go without its answer before the connection is
+    /// abandoned as broken: libpq would otherwise wait forever on a server that accepted the
+    /// statement and never answers (a frozen server or network path), holding a store thread
+    /// and a pool slot for good. Far above any statement Aerie runs outside migrations (those,
+    /// `script`, are not bounded: DDL on a big table may legitimately run long).
+    package static let answerTimeout: Duration = .seconds(300)
+    private let answerTimeoutLimit: Duration
+
     /// Closes the session; safe to call twice.
     /// `aerie_db_round_trips_total`: statements or pipelines sent and waited for, by every
     /// connection of this process (the LISTEN connection's waits are not round trips). The
@@ -76,10 +87,14 @@ package final class PostgresConnection: @unchecked Sendable {
         let key = PreparedKey(sql: sql, parameters: parameters)
         guard let name = prepared[key] else { return try pipeline([(sql, parameters)]) }
         Self.roundTrips.increment()
-        let raw = Parameters.with(parameters) { count, _, values, lengths, formats in
-            PQexecPrepared(handle, name, count, values, lengths, formats, 0)
+        let sent = Parameters.with(parameters) { count, _, values, lengths, formats in
+            PQsendQueryPrepared(handle, name, count, values, lengths, formats, 0)
         }
+        guard sent == 1 else { throw failure(nil, sql, forceBroken: true) }
         do {
+            let raw = try nextResult(handle, sql)
+            // The statement's results end with a NULL (one result: a single statement).
+            while let extra = try nextResult(handle, sql) { PQclear(extra) }
             return try check(raw, sql)
         } catch let error as PostgresError {
             forgetIfStale(key, error)
@@ -139,7 +154,7 @@ package final class PostgresConnection: @unchecked Sendable {
         var firstError: PostgresError?
         var last: PostgresResult?
         for step in steps {
-            guard let raw = PQgetResult(handle) else { throw failure(nil, step.key.sql, forceBroken: true) }
+            guard let raw = try nextResult(handle, step.key.sql) else { throw failure(nil, step.key.sql, forceBroken: true) }
             let status = PQresultStatus(raw)
             if status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK {
                 if case .prepare(let name) = step.kind {
@@ -161,9 +176,9 @@ package final class PostgresConnection: @unchecked Sendable {
             }
             if isBroken { throw firstError ?? failure(nil, step.key.sql, forceBroken: true) }
             // Each step's results end with a NULL.
-            while let extra = PQgetResult(handle) { PQclear(extra) }
+            while let extra = try nextResult(handle, step.key.sql) { PQclear(extra) }
         }
-        guard let sync = PQgetResult(handle) else { throw failure(nil, nil, forceBroken: true) }
+        guard let sync = try nextResult(handle, nil) else { throw failure(nil, nil, forceBroken: true) }
         let syncStatus = PQresultStatus(sync)
         PQclear(sync)
         guard syncStatus == PGRES_PIPELINE_SYNC, PQexitPipelineMode(handle) == 1 else {
@@ -172,6 +187,31 @@ package final class PostgresConnection: @unchecked Sendable {
         if let firstError { throw firstError }
         guard let last else { throw failure(nil, nil, forceBroken: true) }
         return last
+    }
+
+    /// `PQgetResult`, after waiting at most `answerTimeout` for the input it needs (libpq's own
+    /// wait has no bound). On timeout the connection is closed and the error is a connection
+    /// failure: as for a connection lost mid-statement, a transaction left open cannot commit,
+    /// and a commit in flight has an unknown outcome (`DatabaseSession`).
+    private func nextResult(_ handle: OpaquePointer, _ sql: String?) throws -> OpaquePointer? {
+        let deadline = ContinuousClock.now + answerTimeoutLimit
+        while PQisBusy(handle) == 1 {
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else {
+                close()
+                throw PostgresError(
+                    sqlState: nil,
+                    message: "no answer from the database within \(answerTimeoutLimit); connection abandoned",
+                    statement: sql, isConnectionFailure: true)
+            }
+            var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+            let milliseconds = Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
+            let ready = poll(&descriptor, 1, milliseconds)
+            if ready < 0 && errno != EINTR { break }  // PQgetResult reports the failure
+            // A consumed error (connection lost) leaves PQisBusy false: PQgetResult reports it.
+            if ready > 0, PQconsumeInput(handle) == 0 { break }
+        }
+        return PQgetResult(handle)
     }
 
     // MARK: - Prepared statements
