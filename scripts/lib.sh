@@ -56,14 +56,15 @@ install_acapy_venv() {
 
 # kill_tree PID: SIGKILL to PID and every process below it.
 kill_tree() {
-    local child
-    for child in $(ps -o pid= --ppid "$1" 2>/dev/null); do kill_tree "$child"; done
-    kill -KILL "$1" 2>/dev/null || true
+    local below
+    below=$(descendants "$1")
+    kill -KILL "$1" $below 2>/dev/null || true
 }
 
-# test_watchdog PID MINUTES LOG PSQL SOCKET_DIR: after MINUTES, if PID still runs, says which
-# tests started and never ended (from the swift test output in LOG) and what the test cluster's
-# sessions were doing, then kills PID's process tree: a hung test ends the run with its name.
+# test_watchdog PID MINUTES LOG PSQL SOCKET_DIR: after MINUTES, if PID still runs, kills its
+# process tree and says which tests had not ended (from the swift test output in LOG) and what
+# the test cluster's sessions were doing. (Thread stacks would not say more: a suspended async
+# test holds no thread, as stop 26's CI run showed, every thread idle.)
 test_watchdog() {
     local pid="$1" minutes="$2" log="$3" psql="$4" socket_dir="$5"
     local waited=0
@@ -72,9 +73,18 @@ test_watchdog() {
         waited=$((waited + 5))
         kill -0 "$pid" 2>/dev/null || return 0
     done
+    touch "$log.watchdog"   # scripts/test then waits for this report instead of ending it
+    local sessions
+    sessions=$("$psql" -h "$socket_dir" -U postgres -d postgres -X -A -F ' | ' -c \
+        "SELECT pid, datname, application_name, state, wait_event_type, wait_event,
+                now() - query_start AS running, left(regexp_replace(query, '\\s+', ' ', 'g'), 160) AS query
+         FROM pg_stat_activity WHERE backend_type = 'client backend' AND state IS DISTINCT FROM 'idle'
+         AND pid <> pg_backend_pid()" 2>&1 || true)
+    kill_tree "$pid"
+    sleep 1   # tee's last lines first
     {
         echo
-        echo "==> swift test still running after $minutes minutes (AERIE_TEST_MINUTES): stopping it"
+        echo "==> swift test still running after $minutes minutes (AERIE_TEST_MINUTES): stopped"
         # Swift Testing announces most tests at once and runs them as threads free up: the list
         # is what had not finished, the hung one among them.
         local unfinished
@@ -85,14 +95,18 @@ test_watchdog() {
             echo "==> $(printf '%s\n' "$unfinished" | wc -l) tests announced and not ended (the first 100):"
             printf '%s\n' "$unfinished" | head -n 100 | sed 's/^/    /'
         fi
-        echo "==> sessions of the test cluster that were not idle:"
-        "$psql" -h "$socket_dir" -U postgres -d postgres -X -A -F ' | ' -c \
-            "SELECT pid, datname, application_name, state, wait_event_type, wait_event,
-                    now() - query_start AS running, left(regexp_replace(query, '\\s+', ' ', 'g'), 160) AS query
-             FROM pg_stat_activity WHERE backend_type = 'client backend' AND state IS DISTINCT FROM 'idle' AND pid <> pg_backend_pid()" 2>&1 \
-            | sed 's/^/    /' || true
+        echo "==> sessions of the test cluster that were not idle when the time ran out:"
+        printf '%s\n' "$sessions" | sed 's/^/    /'
     } >&2
-    kill_tree "$pid"
+}
+
+# descendants PID: the PIDs below PID, children first.
+descendants() {
+    local child
+    for child in $(ps -o pid= --ppid "$1" 2>/dev/null); do
+        echo "$child"
+        descendants "$child"
+    done
 }
 
 # unfinished_tests LOG: the names of tests and suites that swift test's output shows started
