@@ -88,7 +88,7 @@ test_watchdog() {
         # Swift Testing announces most tests at once and runs them as threads free up: the list
         # is what had not finished, the hung one among them.
         local unfinished
-        unfinished=$(unfinished_tests "$log" | grep '^Test ' || true)
+        unfinished=$(unfinished_tests "$log" | grep '^Test ' | grep -v '^Test run$' || true)
         if [ -z "$unfinished" ]; then
             echo "==> no test had been announced yet"
         else
