@@ -137,9 +137,16 @@ public final class AerieClient: Sendable {
             channel.eventLoop.execute { for id in ids { handler.value.fail(id: id, error) } }
             throw error
         }
-        var responses: [JSONValue] = []
-        for promise in promises { responses.append(try await promise.futureResult.get()) }
-        return responses
+        // Cancelling the calling task ends the wait (the call's answer, if it comes later, is
+        // dropped): a server that never answers cannot hold the caller forever.
+        let eventLoop = channel.eventLoop
+        return try await withTaskCancellationHandler {
+            var responses: [JSONValue] = []
+            for promise in promises { responses.append(try await promise.futureResult.get()) }
+            return responses
+        } onCancel: {
+            eventLoop.execute { for id in ids { handler.value.fail(id: id, CancellationError()) } }
+        }
     }
 
     private static func unwrap(_ response: JSONValue) throws -> JSONValue {

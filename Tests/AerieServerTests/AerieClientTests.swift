@@ -8,6 +8,27 @@ import Testing
     struct SetParams: Codable { var key: String; var value: JSONValue }
     struct Setting: Codable, Equatable { var key: String; var value: JSONValue }
 
+    /// A cancelled call ends its wait with `CancellationError` whether or not the server ever
+    /// answers (its late answer is dropped), and the session goes on serving other calls.
+    @Test func aCancelledCallEndsItsWaitAndTheSessionGoesOn() async throws {
+        try await LiveServer.with(extraPlugins: [ProbePlugin()]) { server in
+            let client = try await server.client()
+            let call = Task { try await client.call("probe.sleep", params: ["milliseconds": 3_000, "tag": 7]) }
+            try await Task.sleep(for: .milliseconds(100))
+            call.cancel()
+            await #expect(throws: CancellationError.self) { try await call.value }
+            #expect(try await client.call("probe.sleep", params: ["milliseconds": 0, "tag": 8]) == 8)
+            // Cancelled before it is sent: it fails the same way.
+            let early = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                return try await client.call("probe.sleep", params: ["milliseconds": 0, "tag": 9])
+            }
+            await #expect(throws: CancellationError.self) { try await early.value }
+            #expect(try await client.call("system.ping") != .null)
+            await client.close()
+        }
+    }
+
     @Test func codableCallsAndBatches() async throws {
         try await LiveServer.with { server in
             let (client, _) = try await server.tenantClient(label: "client")
