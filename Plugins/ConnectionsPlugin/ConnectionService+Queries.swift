@@ -39,7 +39,7 @@ extension ConnectionService {
                 throw AerieError.invalidParams("the connection's pairwise key is not in this tenant's wallet", field: "serialized")
             }
         }
-        try await tenant.database.transaction { try $0.connections.insert(record) }
+        try await tenant.database.transaction { try $0.connections.insertImported(record) }
         return (record, false)
     }
 }

@@ -125,10 +125,10 @@ public struct ConnectionService: Sendable {
         let result = try await tenant.database.transaction { tx -> (record: ConnectionRecord, existing: Bool) in
             if let id = keys.id { try tx.connections.lockInvitation(id) }
             if let existing = try Self.findExisting(keys, in: tx) { return (existing.record, true) }
-            // Inserted as `initialized` first: subscribers see both states, as with create + connect.
-            try tx.connections.insert(record)
+            // Inserted as `requested` at once; its insert logs the `initialized` event before the
+            // `requested` one (schema/0030), so subscribers see both states, as with create + connect.
+            let connected = try Self.commitConnect(prepared, to: record, inserting: true, in: tx)
             FaultPoint.reach("accept.afterRecord")
-            let connected = try Self.commitConnect(prepared, to: record, inserting: false, in: tx)
             try alsoStore?(connected, tx)
             return (connected, false)
         }
@@ -397,15 +397,17 @@ public struct ConnectionService: Sendable {
             reply, from: sealedKey.map { .sealed(verkey: myVerkey, sealedSecret: $0) } ?? .stored(verkey: myVerkey),
             to: Outbound.Route(recipientKey: peer.verkey, routingKeys: peer.routingKeys, endpoint: peer.endpoint), tenant: tenant)
         // Stored and applied together: a copy handled before changes nothing.
-        let (updated, changed) = try await tenant.database.transaction(storing: receipt, linkedTo: record.id) {
-            tx, claim -> (ConnectionRecord, Bool) in
+        // Handling a first copy marks it reviewed: the store ahead writes it reviewed at once.
+        let (updated, changed) = try await tenant.database.transaction(
+            storing: receipt, linkedTo: record.id, handledAs: MailboxMessage.reviewed
+        ) { tx, claim -> (ConnectionRecord, Bool) in
             guard let current = try tx.connections.getForUpdate(record.id) else {
                 throw AerieError.notFound("no connection \(record.id)")
             }
             if try !claim() { return (current, false) }
             FaultPoint.reach("inbound.beforeCommit")
-            let next = try Self.commit(event, to: current, sending: outbound, reviewed: receipt?.claimed?.uid ?? mailboxUid, in: tx) {
-                next in
+            let toReview = receipt == nil ? mailboxUid : receipt?.uid(toMark: MailboxMessage.reviewed)
+            let next = try Self.commit(event, to: current, sending: outbound, reviewed: toReview, in: tx) { next in
                 next.theirDid = peer.did
                 next.theirVerkey = peer.verkey
                 next.theirEndpoint = peer.endpoint

@@ -120,7 +120,13 @@ public protocol ConnectionRepository {
     /// Throws `conflict` when the id (or our DID / verkey) is already used: like every write
     /// whose outcome it does not return, it is queued and sent with the transaction's next
     /// statement or its commit, which throw its error.
+    /// The insert logs the event of the record's state; a record inserted `requested` (made and
+    /// connected in one transaction, `connections.accept`) logs `initialized` first, as if it had
+    /// been inserted `initialized` and then moved (schema/0030).
     func insert(_ record: ConnectionRecord) throws
+    /// `insert` of a record made elsewhere (`connections.deserialize`): logs the one event of its
+    /// state, whichever it is.
+    func insertImported(_ record: ConnectionRecord) throws
     func get(_ id: UUID) throws -> ConnectionRecord?
     /// Locks the row for the rest of the transaction (`FOR UPDATE`), for read-modify-write.
     func getForUpdate(_ id: UUID) throws -> ConnectionRecord?

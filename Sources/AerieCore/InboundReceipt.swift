@@ -8,7 +8,8 @@ import Synchronization
 public final class InboundReceipt: Sendable {
     /// The message as it will be stored (its connection is filled in when claimed).
     public let message: MailboxMessage
-    private let outcome = Mutex<InboundClaim?>(nil)
+    /// The last claim, and the status it stored the message with (nil: not known, a copy stored before).
+    private let outcome = Mutex<(claim: InboundClaim?, status: String?)>((nil, nil))
 
     /// Thrown by `claim` when the recipient key is gone (its connection deleted while the
     /// message was being opened): the message is refused, nothing is stored.
@@ -30,22 +31,32 @@ public final class InboundReceipt: Sendable {
             stored.connectionId = connection?.id
         }
         let claim = try tx.mailbox.claim(stored)
-        outcome.withLock { $0 = claim }
+        var status: String? = nil
+        if case .new = claim { status = stored.status }
+        outcome.withLock { [status] in $0 = (claim, status) }
         return claim.isToHandle
     }
 
-    /// Queues the store of the message as a first copy, linked to `connection`
-    /// (`MailboxRepository.claimQueued`): it travels with the transaction's next statement.
-    /// Counts as `.new` unless that statement throws `InboundClaim.storedBefore`.
-    public func claimQueued(in tx: any TenantTransaction, connection: UUID) throws {
+    /// Queues the store of the message as a first copy, linked to `connection`, with `status`
+    /// instead of the message's own when given (`MailboxRepository.claimQueued`): it travels with
+    /// the transaction's next statement. Counts as `.new` unless that statement throws
+    /// `InboundClaim.storedBefore`.
+    public func claimQueued(in tx: any TenantTransaction, connection: UUID, status: String? = nil) throws {
         var stored = message
         if stored.connectionId == nil { stored.connectionId = connection }
+        if let status { stored.status = status }
         try tx.mailbox.claimQueued(stored)
-        outcome.withLock { $0 = .new(stored.uid) }
+        outcome.withLock { $0 = (.new(stored.uid), stored.status) }
     }
 
     /// What the last `claim` found, nil when none ran.
-    public var claimed: InboundClaim? { outcome.withLock { $0 } }
+    public var claimed: InboundClaim? { outcome.withLock { $0.claim } }
+
+    /// The stored message's uid when its status is still to be set to `status`; nil when the last
+    /// claim stored it with that status already (or none ran).
+    public func uid(toMark status: String) -> UUID? {
+        outcome.withLock { $0.status == status ? nil : $0.claim?.uid }
+    }
 }
 
 extension TenantDatabase {
@@ -55,15 +66,18 @@ extension TenantDatabase {
     /// before). The first try queues the store ahead of `body`'s first statement (so a first copy
     /// costs no round trip of its own) and `claim` answers true; if a copy was stored before,
     /// that try is void and `body` runs again in a new transaction with the real `claim`. Either
-    /// way the message and `body`'s writes commit together or not at all.
+    /// way the message and `body`'s writes commit together or not at all. `handledAs`: the status
+    /// `body` gives a first copy it handles (it must, whenever it commits after `claim` answered
+    /// true); the store ahead writes it with that status, and `receipt.uid(toMark:)` answers nil,
+    /// so no UPDATE follows. A copy found stored before keeps its status until `body` marks it.
     public func transaction<T: Sendable>(
-        storing receipt: InboundReceipt?, linkedTo connection: UUID,
+        storing receipt: InboundReceipt?, linkedTo connection: UUID, handledAs status: String? = nil,
         _ body: @escaping @Sendable (any TenantTransaction, _ claim: () throws -> Bool) throws -> T
     ) async throws -> T {
         guard let receipt else { return try await transaction { tx in try body(tx) { true } } }
         do {
             return try await transaction { tx in
-                try receipt.claimQueued(in: tx, connection: connection)
+                try receipt.claimQueued(in: tx, connection: connection, status: status)
                 return try body(tx) { true }
             }
         } catch where InboundClaim.isStoredBefore(error) {

@@ -2,6 +2,8 @@ import AerieCore
 import AerieStore
 import AerieTesting
 import Foundation
+import Logging
+import Synchronization
 import Testing
 
 /// `connections`, `mailbox` and `outbox` on a real PostgreSQL, always with two tenants.
@@ -221,6 +223,104 @@ import Testing
             }
             #expect(!String(decoding: sealedBytes, as: UTF8.self).contains("front-desk-alias"))
             #expect(!String(decoding: sealedBytes, as: UTF8.self).contains("inviter"))
+        }
+    }
+
+    /// schema/0030: a connection inserted in state `requested` (`connections.accept`, in one
+    /// transaction) records the events and NOTIFYs that inserting it `initialized` and updating it
+    /// to `requested` did: `initialized` (pairwiseDID null) then `requested`, in id order, the
+    /// same payloads but for the connection's id. Other states inserted record one event, as
+    /// before; the other tenant's log holds only its own.
+    @Test func aConnectionInsertedRequestedLogsInitializedThenRequested() async throws {
+        try await StoreFixture.with { fixture in
+            let tenantA = try await fixture.createTenant("A").id
+            let tenantB = try await fixture.createTenant("B").id
+            let heard = Mutex<[String]>([])
+            let listener = PostgresEventListener(
+                conninfo: fixture.database.runtimeConninfo, channel: "aerie_events", logger: Logger(label: "test")
+            ) { payload in heard.withLock { $0.append(payload) } }
+            listener.start()
+            defer { listener.stop() }
+            for _ in 0..<500 where !listener.isListening { try await Task.sleep(for: .milliseconds(20)) }
+            try #require(listener.isListening)
+
+            @Sendable func requested(_ r: ConnectionRecord) -> ConnectionRecord {
+                var next = r
+                next.state = .requested
+                next.myDid = "DID-\(r.id.lowercasedString.prefix(8))"
+                next.myVerkey = "VERKEY-\(r.id.lowercasedString)"
+                next.threadId = "thread"
+                return next
+            }
+            // The previous form: inserted initialized, updated to requested, in one transaction.
+            let old = Self.record(invitationId: "inv-old", key: "KEY1")
+            try await fixture.runtime.sealed(tenantA).transaction { tx in
+                try tx.connections.insert(old)
+                try tx.connections.updateQueued(requested(old))
+            }
+            // The new form: inserted requested.
+            let new = Self.record(invitationId: "inv-new", key: "KEY2")
+            try await fixture.runtime.sealed(tenantA).transaction { tx in try tx.connections.insert(requested(new)) }
+            // B: one inserted requested, one inserted in another state (one event).
+            let other = Self.record(invitationId: "inv-new", key: "KEY2")
+            var responded = Self.record(invitationId: "inv-b", key: "KEY3")
+            responded.state = .responded
+            let respondedRow = responded
+            try await fixture.runtime.sealed(tenantB).transaction { tx in
+                try tx.connections.insert(requested(other))
+                try tx.connections.insert(respondedRow)
+            }
+            // An imported `requested` record (connections.deserialize) logs its one state; the
+            // setting that says so ends with its transaction.
+            let imported = Self.record(invitationId: "inv-imported", key: "KEY4")
+            try await fixture.runtime.sealed(tenantB).transaction { tx in try tx.connections.insertImported(requested(imported)) }
+            let afterImport = Self.record(invitationId: "inv-after", key: "KEY5")
+            try await fixture.runtime.sealed(tenantB).transaction { tx in try tx.connections.insert(requested(afterImport)) }
+
+            let events: @Sendable (TenantID) async throws -> [JSONValue] = { tenant in
+                try await fixture.asSuperuser { session in
+                    let rows = try session.query(
+                        "SELECT kind, data::text, backend_id IS NOT DISTINCT FROM (SELECT backend_id FROM aerie.tenants WHERE id = $1::uuid) FROM aerie.events WHERE tenant_id = $1::uuid ORDER BY id",
+                        [.text(tenant.rawValue)])
+                    return try (0..<rows.rowCount).map { row in
+                        #expect(rows.string(row, 0) == "connection")
+                        #expect(rows.bool(row, 2) == true)
+                        return try JSONValue(parsing: rows.string(row, 1) ?? "")
+                    }
+                }
+            }
+            // Each event with its connection's id and DID replaced, to compare the two forms.
+            func shape(_ events: [JSONValue], _ r: ConnectionRecord) -> [String] {
+                events.filter { $0["connectionId"]?.stringValue == r.id.lowercasedString }.map {
+                    $0.jsonString.replacingOccurrences(of: r.id.lowercasedString, with: "ID")
+                        .replacingOccurrences(of: requested(r).myDid!, with: "DID")
+                }
+            }
+            let a = try await events(tenantA)
+            #expect(a.count == 4)
+            #expect(shape(a, old).count == 2)
+            #expect(shape(a, new) == shape(a, old), "\(a)")
+            #expect(a.compactMap { $0["state"]?.stringValue } == ["initialized", "requested", "initialized", "requested"])
+            #expect(a[2]["pairwiseDID"] == .null && a[3]["pairwiseDID"] == .string(requested(new).myDid!))
+            let b = try await events(tenantB)
+            #expect(b.compactMap { $0["state"]?.stringValue } == ["initialized", "requested", "responded", "requested", "initialized", "requested"])
+            #expect(shape(b, imported).count == 1)
+            #expect(shape(b, afterImport) == shape(a, old))
+            #expect(b.allSatisfy { $0["connectionId"]?.stringValue != new.id.lowercasedString })
+
+            // The NOTIFYs: the same payloads in the same order for both forms, each tenant's own.
+            var notified: [JSONValue] = []
+            for _ in 0..<500 {
+                notified = try heard.withLock { $0 }.map { try JSONValue(parsing: $0) }.filter { $0["kind"] == "connection" }
+                if notified.count >= 10 { break }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(notified.count == 10)
+            let ofA = notified.filter { $0["tenant"] == .string(tenantA.rawValue) }
+            #expect(shape(ofA, new) == shape(ofA, old), "\(ofA)")
+            #expect(ofA.compactMap { $0["state"]?.stringValue } == ["initialized", "requested", "initialized", "requested"])
+            #expect(notified.filter { $0["tenant"] == .string(tenantB.rawValue) }.compactMap { $0["state"]?.stringValue }
+                == ["initialized", "requested", "responded", "requested", "initialized", "requested"])
         }
     }
 }

@@ -236,4 +236,59 @@ import Testing
             #expect(try await a.transaction { try $0.settings.get("handled") } == .int(2))
         }
     }
+
+    /// A handler that marks what it handles reviewed (a Response) has the store ahead write it
+    /// reviewed, so no UPDATE follows (`uid(toMark:)` nil). A copy found stored before, a resumed
+    /// one, keeps its status for the body to mark. The other tenant's copy of the same message
+    /// (same key and `@id`) is a row of its own, stored as its own call asked.
+    @Test func storingAheadAsReviewedNeedsNoMark() async throws {
+        try await StoreFixture.with { fixture in
+            let a = fixture.runtime.sealed(try await fixture.createTenant("A").id)
+            let b = fixture.runtime.sealed(try await fixture.createTenant("B").id)
+            let connection = Self.connection(myVerkey: Self.verkeyA, thread: "a")
+            try await a.transaction { try $0.connections.insert(connection) }
+            try await b.transaction { try $0.connections.insert(connection) }
+            func copy(_ id: String) -> InboundReceipt {
+                InboundReceipt(
+                    message: MailboxMessage(
+                        uid: UUID(), connectionId: connection.id, recipientVerkey: Self.verkeyA, senderVerkey: "THEIRS",
+                        messageId: id, type: "https://didcomm.org/connections/1.0/response", threadId: "a",
+                        payload: ["@id": .string(id)]))
+            }
+            @Sendable func handle(_ receipt: InboundReceipt, in db: any TenantDatabase, as status: String?) async throws -> UUID? {
+                try await db.transaction(storing: receipt, linkedTo: connection.id, handledAs: status) { tx, claim in
+                    _ = try tx.connections.getForUpdate(connection.id)
+                    guard try claim() else { return nil }
+                    let toMark = receipt.uid(toMark: MailboxMessage.reviewed)
+                    if let toMark { try tx.mailbox.updateStatusQueued(toMark, to: MailboxMessage.reviewed) }
+                    return toMark
+                }
+            }
+            let first = copy("response-1")
+            #expect(try await handle(first, in: a, as: MailboxMessage.reviewed) == nil)
+            #expect(first.claimed == .new(first.message.uid))
+            #expect(try await a.transaction { try $0.mailbox.get(first.message.uid) }?.status == MailboxMessage.reviewed)
+            // B's copy without `handledAs`: stored received, then marked by the body.
+            let other = copy("response-1")
+            #expect(try await handle(other, in: b, as: nil) == other.message.uid)
+            #expect(try await b.transaction { try $0.mailbox.get(other.message.uid) }?.status == MailboxMessage.reviewed)
+            #expect(try await a.transaction { try $0.mailbox.get(other.message.uid) } == nil)
+            #expect(try await b.transaction { try $0.mailbox.get(first.message.uid) } == nil)
+
+            // Stored unhandled by a failed attempt (received), a copy resumes it: the body marks it.
+            let failed = copy("response-2")
+            _ = try await a.transaction { tx in
+                try tx.mailbox.recordHandlingFailure(failed.message, error: "down", maxAttempts: 3, backoffSeconds: 1)
+            }
+            #expect(try await a.transaction { try $0.mailbox.get(failed.message.uid) }?.status == MailboxMessage.received)
+            let retry = InboundReceipt(message: failed.message)
+            #expect(try await handle(retry, in: a, as: MailboxMessage.reviewed) == failed.message.uid)
+            #expect(retry.claimed == .resumed(failed.message.uid))
+            #expect(try await a.transaction { try $0.mailbox.get(failed.message.uid) }?.status == MailboxMessage.reviewed)
+            // A handled copy again: nothing to handle, nothing to mark.
+            let again = copy("response-1")
+            #expect(try await handle(again, in: a, as: MailboxMessage.reviewed) == nil)
+            #expect(again.claimed == .alreadyHandled(first.message.uid))
+        }
+    }
 }

@@ -42,6 +42,13 @@ struct PostgresConnectionRepository: ConnectionRepository {
             [.text(tenantID.rawValue), .text(r.id.lowercasedString)] + (try fields(r)))
     }
 
+    /// Marks the transaction as importing (transaction-local), which schema/0030's event trigger
+    /// reads, then inserts.
+    func insertImported(_ r: ConnectionRecord) throws {
+        try session.executeLater("SELECT set_config('aerie.imported_connection', 'on', true)", [])
+        try insert(r)
+    }
+
     func get(_ id: UUID) throws -> ConnectionRecord? {
         try one("WHERE tenant_id = $1::uuid AND id = $2::uuid", [.text(id.lowercasedString)])
     }
