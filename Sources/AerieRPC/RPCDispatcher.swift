@@ -136,7 +136,7 @@ struct RPCDispatcher: Sendable {
         metadata["method"] = "\(method.name)"
         switch session.credential?.kind {
         case .tenant(let own)? where method.access == .tenant: metadata["tenant"] = "\(own)"
-        case .backend?: if let actingFor { metadata["tenant"] = "\(actingFor)" }
+        case .backend? where method.access != .anonymous: if let actingFor { metadata["tenant"] = "\(actingFor)" }
         default: break
         }
         requestLogger.handler.metadata = metadata
