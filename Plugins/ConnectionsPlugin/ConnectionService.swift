@@ -509,11 +509,11 @@ public struct ConnectionService: Sendable {
         return record
     }
 
-    /// `connections.get`: the connection's view, from the server's cache when it holds it
+    /// `connections.get`: the connection's view as text, from the server's cache when it holds it
     /// (`TenantDatabase.connectionView`: this server's writes show at once, other servers'
     /// within their NOTIFY's latency). For answers only; decisions read the row in their
     /// transaction.
-    func view(_ id: UUID, tenant: TenantContext) async throws -> ConnectionView {
+    func view(_ id: UUID, tenant: TenantContext) async throws -> JSONText {
         guard let view = try await tenant.database.connectionView(id) else { throw Self.notFound(id) }
         return view
     }

@@ -238,8 +238,9 @@ enum JSONValueEncoder {
     }
 }
 
-/// A coding-path key the JSONValue coders make themselves: an array index (`Index 3`, as
-/// Foundation's coders name it) or `super`.
+/// A key made at run time: one the JSONValue coders put in a coding path, an array index
+/// (`Index 3`, as Foundation's coders name it) or `super`; or a member's name
+/// (`ConnectionView`'s `Encodable` form).
 struct CodingPathKey: CodingKey {
     var stringValue: String
     var intValue: Int?

@@ -3,7 +3,7 @@ import Synchronization
 
 /// An in-process cache of what a server read from the database, per tenant: (tenant, key) ->
 /// value. Two users: the session credential check (`CredentialCache`: token hash -> wrapped data
-/// key) and `connections.get` (`ConnectionViewCache`: connection id -> its view). A hit spares the
+/// key) and `connections.get` (`ConnectionViewCache`: connection id -> its view's text). A hit spares the
 /// call its database round trip.
 ///
 /// Correctness rests on the `aerie_events` LISTEN (the schema's triggers NOTIFY every change a
@@ -145,9 +145,10 @@ extension TenantCache.Lookup: Equatable where Value: Equatable {}
 /// its call.
 package typealias CredentialCache = TenantCache<[UInt8], [UInt8]>
 
-/// `connections.get`'s answers: (tenant, connection id) -> the connection's view, as a read
-/// through row-level security last produced it. Invalidated by the connection NOTIFYs
+/// `connections.get`'s answers: (tenant, connection id) -> the connection's view as JSON text
+/// (`ConnectionView.text`), as a read through row-level security last produced it: a hit is
+/// copied into the response line as it is. Invalidated by the connection NOTIFYs
 /// (schema/0004: insert and state change; schema/0028: any other change, delete), by every
 /// credential event of the tenant, and at once by this process's own writes when they end
 /// (`PostgresTenantDatabase`). Holds tenant data in clear, in memory only: never logged or written.
-package typealias ConnectionViewCache = TenantCache<UUID, ConnectionView>
+package typealias ConnectionViewCache = TenantCache<UUID, JSONText>

@@ -18,10 +18,11 @@ public protocol TenantDatabase: Sendable {
     /// so every handler's store seals. Without it, writing a sealed column is an error and only
     /// rows of the previous (clear) form can be read.
     func sealing(with keyring: any TenantKeyring) -> any TenantDatabase
-    /// `connections.get`'s answer: the connection's view, nil when the tenant has no such
-    /// connection. The server answers it from its `ConnectionViewCache` when it can (this
-    /// server's own writes are seen at once, other servers' within their NOTIFY's latency).
-    func connectionView(_ id: UUID) async throws -> ConnectionView?
+    /// `connections.get`'s answer: the connection's view as JSON text (`ConnectionView.text`), nil
+    /// when the tenant has no such connection. The server answers it from its
+    /// `ConnectionViewCache` when it can (this server's own writes are seen at once, other
+    /// servers' within their NOTIFY's latency).
+    func connectionView(_ id: UUID) async throws -> JSONText?
 }
 
 extension TenantDatabase {
@@ -29,8 +30,8 @@ extension TenantDatabase {
         try await transaction(body)
     }
 
-    public func connectionView(_ id: UUID) async throws -> ConnectionView? {
-        try await read { try $0.connections.get(id) }.map(ConnectionView.init)
+    public func connectionView(_ id: UUID) async throws -> JSONText? {
+        try await read { try $0.connections.get(id) }.map { ConnectionView($0).text }
     }
 }
 

@@ -125,15 +125,21 @@ struct RPCDispatcher: Sendable {
         guard let method = router.method(named: request.method) else {
             throw AerieError(.methodNotFound, "method not found: \(request.method.prefix(100))")
         }
+        let (params, actingFor) = try Self.splitMeta(request.params)
         var requestLogger = logger
         // Set at once: a handler may rework its whole metadata at each change (swift-log's
-        // StreamLogHandler formats it anew), three times per call here.
+        // StreamLogHandler formats it anew), four times per call here. The tenant too, where it
+        // is known now: `TenantContexts` leaves a logger that already names it as it is.
         var metadata = logger.handler.metadata
         metadata["request"] = "\(RequestID.make())"
         metadata["session"] = "\(session.id)"
         metadata["method"] = "\(method.name)"
+        switch session.credential?.kind {
+        case .tenant(let own)? where method.access == .tenant: metadata["tenant"] = "\(own)"
+        case .backend? where method.access != .anonymous: if let actingFor { metadata["tenant"] = "\(actingFor)" }
+        default: break
+        }
         requestLogger.handler.metadata = metadata
-        let (params, actingFor) = try Self.splitMeta(request.params)
         let principal: Principal
         switch method.access {
         case .anonymous:
@@ -164,7 +170,6 @@ struct RPCDispatcher: Sendable {
                 }
             default: break
             }
-            if case .backend = credential.kind { requestLogger[metadataKey: "tenant"] = actingFor.map { "\($0)" } }
             do {
                 principal = try await authenticator.principal(
                     for: credential, actingFor: method.access == .tenant ? actingFor : nil, logger: requestLogger)

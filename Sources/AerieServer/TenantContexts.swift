@@ -27,10 +27,13 @@ struct TenantContexts: Sendable {
         try ServerTenantKeyring(tenantID: id, wrappedDataKey: wrapped, masterKeys: masterKeys).unwrapped().sealer(for: id)
     }
 
-    /// The context of an active tenant whose wrapped data key the caller has just read.
+    /// The context of an active tenant whose wrapped data key the caller has just read. Its
+    /// logger names the tenant (a logger that does already is kept as it is: a change of
+    /// metadata costs the stream handler a new rendering of all of it, on every call).
     func context(for id: TenantID, wrappedDataKey wrapped: [UInt8], logger: Logger) -> TenantContext {
         var tenantLogger = logger
-        tenantLogger[metadataKey: "tenant"] = "\(id)"
+        let tenant = Logger.MetadataValue.string(id.rawValue)
+        if logger[metadataKey: "tenant"] != tenant { tenantLogger[metadataKey: "tenant"] = tenant }
         return TenantContext(
             tenantID: id, database: database.tenant(id, outbox: outboxSignal),
             keyring: ServerTenantKeyring(tenantID: id, wrappedDataKey: wrapped, masterKeys: masterKeys),

@@ -77,8 +77,8 @@ import Testing
         #expect(CredentialCache(capacity: 0, maxAge: .seconds(60)).lookup(tenant: alice, key: hashA) == .miss(generation: nil))
     }
 
-    func view(_ id: UUID, label: String) -> ConnectionView {
-        ConnectionView(ConnectionRecord(id: id, invitation: [:], invitationKind: "aries", label: label))
+    func view(_ id: UUID, label: String) -> JSONText {
+        ConnectionView(ConnectionRecord(id: id, invitation: [:], invitationKind: "aries", label: label)).text
     }
 
     @Test func aConnectionKeyIsInvalidatedAloneAndARacingReadCannotPutItBack() {

@@ -128,3 +128,8 @@ import Testing
         }
     }
 }
+
+extension JSONText {
+    /// The `label` of a connection view's text.
+    fileprivate var label: String? { (try? value)?["label"]?.stringValue }
+}

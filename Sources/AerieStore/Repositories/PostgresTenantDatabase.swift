@@ -26,36 +26,26 @@ struct PostgresTenantDatabase: TenantDatabase {
     /// From the cache when it holds the view; else one read, which fills the cache unless a
     /// change (or a listener outage) happened while it read. Only a sealing database (one with
     /// the tenant's keyring, as every handler's is) uses the cache.
-    func connectionView(_ id: UUID) async throws -> ConnectionView? {
+    func connectionView(_ id: UUID) async throws -> JSONText? {
         var generation: UInt64? = nil
         if keyring != nil {
             switch connectionViews.lookup(tenant: tenantID, key: id) {
-            case .hit(let view): return view
+            case .hit(let text): return text
             case .miss(let current): generation = current
             }
         }
         guard let record = try await read({ try $0.connections.get(id) }) else { return nil }
-        let view = ConnectionView(record)
-        if let generation, Self.textBytes(of: view) <= Self.largestCachedView {
-            connectionViews.store(tenant: tenantID, key: id, value: view, generation: generation)
+        let text = ConnectionView(record).text
+        if let generation, text.bytes.count <= Self.largestCachedView {
+            connectionViews.store(tenant: tenantID, key: id, value: text, generation: generation)
         }
-        return view
+        return text
     }
 
-    /// The cache bounds entries by count; this bounds each one, so a tenant filling it with
-    /// views of 64 KiB invitations cannot make it hold hundreds of megabytes (a usual view has
-    /// under 1 KiB of text; bigger ones are read every time).
+    /// The cache bounds entries by count; this bounds each one (bytes of text), so a tenant
+    /// filling it with views of 64 KiB invitations cannot make it hold hundreds of megabytes (a
+    /// usual view has under 1 KiB of text; bigger ones are read every time).
     static let largestCachedView = 4096
-
-    private static func textBytes(of view: ConnectionView) -> Int {
-        let optional: [String?] = [
-            view.pwDid, view.pwVerkey, view.theirDid, view.theirVerkey, view.theirEndpoint, view.invitationId, view.label,
-            view.logoUrl, view.goal, view.goalCode, view.failureReason, view.handshakeProtocol, view.alias,
-        ]
-        return optional.reduce(view.connectionId.utf8.count + view.invitationKind.utf8.count + view.role.utf8.count) {
-            $0 + ($1?.utf8.count ?? 0)
-        }
-    }
 
     /// The body runs on a store thread and may be run a second time on a new connection if the
     /// first one died before `COMMIT`: keep it to database work. The outbox rows it enqueued go
