@@ -329,7 +329,8 @@ private final class Lease: Sendable {
 }
 
 extension Duration {
-    fileprivate var nanoseconds: Int64 {
+    /// Whole nanoseconds (the pool's deadlines, `PostgresConnection`'s answer wait).
+    var nanoseconds: Int64 {
         let (seconds, attoseconds) = components
         return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }

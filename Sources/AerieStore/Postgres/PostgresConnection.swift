@@ -194,8 +194,11 @@ package final class PostgresConnection: @unchecked Sendable {
     /// failure: as for a connection lost mid-statement, a transaction left open cannot commit,
     /// and a commit in flight has an unknown outcome (`DatabaseSession`).
     private func nextResult(_ handle: OpaquePointer, _ sql: String?) throws -> OpaquePointer? {
+        // Input already there (the usual case for every result after a statement's first): no
+        // clock, no poll.
+        guard PQisBusy(handle) == 1 else { return PQgetResult(handle) }
         let deadline = ContinuousClock.now + answerTimeoutLimit
-        while PQisBusy(handle) == 1 {
+        repeat {
             let left = deadline - ContinuousClock.now
             guard left > .zero else {
                 close()
@@ -204,13 +207,14 @@ package final class PostgresConnection: @unchecked Sendable {
                     message: "no answer from the database within \(answerTimeoutLimit); connection abandoned",
                     statement: sql, isConnectionFailure: true)
             }
-            var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
-            let milliseconds = Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
-            let ready = poll(&descriptor, 1, milliseconds)
+            let socket = PQsocket(handle)
+            guard socket >= 0 else { break }  // no socket left: PQgetResult reports the failure
+            var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, Int32(clamping: left.nanoseconds / 1_000_000 + 1))
             if ready < 0 && errno != EINTR { break }  // PQgetResult reports the failure
             // A consumed error (connection lost) leaves PQisBusy false: PQgetResult reports it.
             if ready > 0, PQconsumeInput(handle) == 0 { break }
-        }
+        } while PQisBusy(handle) == 1
         return PQgetResult(handle)
     }
 
