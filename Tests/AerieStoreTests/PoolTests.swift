@@ -57,14 +57,21 @@ import Testing
                 _ = await signals.next()
                 for index in 0..<6 {
                     group.addTask {
-                        try await a.transaction { try $0.settings.set("a\(index)", to: .int(1)) }
-                        order.items.withLock { $0.append("A") }
+                        try await a.transaction { tx in
+                            order.items.withLock { $0.append("A") }
+                            try tx.settings.set("a\(index)", to: .int(1))
+                        }
                     }
                 }
                 try await Self.waitUntil { fixture.runtime.pool.usage.waiting == 6 }
                 group.addTask {
-                    try await b.transaction { try $0.settings.set("b", to: .int(1)) }
-                    order.items.withLock { $0.append("B") }
+                    // The order is taken inside the transaction, when the connection is held:
+                    // taken after it returns, A's next waiter could finish its whole transaction
+                    // on the connection B freed before B's task resumed (seen in CI, stop 27).
+                    try await b.transaction { tx in
+                        order.items.withLock { $0.append("B") }
+                        try tx.settings.set("b", to: .int(1))
+                    }
                 }
                 try await Self.waitUntil { fixture.runtime.pool.usage.waiting == 7 }
                 holds[0].signal()
