@@ -27,11 +27,18 @@ public final class AerieClient: Sendable {
     }
 
     /// Connects to `host:port`; fails with a connection error if nothing listens.
+    ///
+    /// `notificationBuffer` bounds the notifications held for a consumer that does not read
+    /// `notifications`. None is ever dropped silently: when one more arrives with the buffer
+    /// full, the client closes the session, so `notifications` ends after the ones it holds (in
+    /// order) and calls fail with a connection error. A consumer of `events.subscribe` then
+    /// resumes after the last position it read (`AerieEventStream` does this by itself).
     public static func connect(
-        host: String, port: Int, connectTimeout: Duration = .seconds(5),
+        host: String, port: Int, connectTimeout: Duration = .seconds(5), notificationBuffer: Int = 10_000,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) async throws -> AerieClient {
-        let (stream, continuation) = AsyncStream.makeStream(of: ServerNotification.self, bufferingPolicy: .bufferingNewest(10_000))
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: ServerNotification.self, bufferingPolicy: .bufferingOldest(max(1, notificationBuffer)))
         do {
             let channel = try await ClientBootstrap(group: eventLoopGroup)
                 .connectTimeout(.nanoseconds(Int64(connectTimeout.components.seconds) * 1_000_000_000))

@@ -41,16 +41,23 @@ final class ResponseRouter: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let line = unwrapInboundIn(data)
         guard let value = try? JSONValue(parsing: line.readableBytesView) else { return }
-        route(value)
+        route(value, context: context)
     }
 
-    private func route(_ value: JSONValue) {
+    private func route(_ value: JSONValue, context: ChannelHandlerContext) {
         switch value {
         case .array(let responses):
-            for response in responses { route(response) }
+            for response in responses { route(response, context: context) }
         case .object(let fields):
             if fields["id"] == nil, case .string(let method)? = fields["method"] {
-                notifications.yield(.init(method: method, params: fields["params"] ?? .null))
+                if case .dropped = notifications.yield(.init(method: method, params: fields["params"] ?? .null)) {
+                    // The consumer is a whole buffer behind: end the stream after what it holds
+                    // and the session, rather than lose a notification without a trace (and
+                    // yield none after a gap: a finished stream takes no more).
+                    // `AerieClient.connect`, `notificationBuffer`.
+                    notifications.finish()
+                    context.close(promise: nil)
+                }
                 return
             }
             if case .int(let id)? = fields["id"], let promise = pending.removeValue(forKey: id) {

@@ -392,6 +392,49 @@ import Testing
         }
     }
 
+    /// `AerieClient` never drops a notification silently: a consumer that leaves its buffer full
+    /// gets what the buffer holds, in order, then the end of the stream, and the session is
+    /// closed; `AerieEventStream` on the same events (two tenants) resumes and misses none.
+    @Test func theClientClosesTheSessionInsteadOfDroppingANotification() async throws {
+        try await LiveServer.with { server in
+            let database = server.database.runtime(maxConnections: 4)
+            defer { Task { await database.shutdown() } }
+            let backend = try await Self.backend(server, "unread", tenants: 2)
+            await backend.session.close()
+            var written: [String] = []
+            for n in 0..<12 { written.append(try await Self.newConnection(database, tenant: backend.tenants[n % 2])) }
+
+            let client = try await AerieClient.connect(host: "127.0.0.1", port: server.port, notificationBuffer: 5)
+            try await client.authenticate(token: backend.token)
+            _ = try await client.call("events.subscribe", params: ["after": 0])
+            // Nobody reads `notifications`: the sixth event ends the session.
+            var closed = false
+            for _ in 0..<1200 where !closed {
+                do {
+                    _ = try await client.call("system.ping")
+                    try await Task.sleep(for: .milliseconds(50))
+                } catch let error as AerieClientError {
+                    #expect(error.stableCode == "connection", "\(error)")
+                    closed = true
+                }
+            }
+            try #require(closed, "the session stayed open with a full notification buffer")
+            var held: [JSONValue] = []
+            for await notification in client.notifications { held.append(notification.params) }
+            #expect(held.count == 5)
+            #expect(Self.connectionIds(held) == Array(written.prefix(5)))
+            #expect(Self.isStrictlyIncreasing(Self.positions(held)))
+
+            // The stream resumes after the last event it handed out: all twelve, once each.
+            var followed: [JSONValue] = []
+            for try await event in AerieEventStream.follow(host: "127.0.0.1", port: server.port, token: backend.token, after: 0) {
+                followed.append(event.fields)
+                if followed.count == written.count { break }
+            }
+            #expect(Self.connectionIds(followed) == written)
+        }
+    }
+
     @Test func acknowledgedAndExpiredEventsArePrunedOthersKept() async throws {
         try await LiveServer.with { server in
             let database = server.database.runtime()
