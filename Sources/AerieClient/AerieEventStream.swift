@@ -39,10 +39,13 @@ public enum AerieEventStream {
     /// Follows the stream of the backend whose token is `token`, after `after` (nil: after the
     /// position the backend acknowledged). Ends with an error only when the server refuses the
     /// backend (token rotated, backend suspended, bad `after`); connection failures are retried
-    /// every `reconnectDelay`. Ending the iteration closes the session.
+    /// every `reconnectDelay`. A server that accepts the connection and does not answer the
+    /// authentication and the subscription within `setupTimeout` counts as a failure too: the
+    /// session is closed and another tried (a client call itself waits without a bound). Ending
+    /// the iteration closes the session.
     public static func follow(
         host: String, port: Int, token: String, after: Int64? = nil, bufferSize: Int = 1000,
-        reconnectDelay: Duration = .milliseconds(200)
+        reconnectDelay: Duration = .milliseconds(200), setupTimeout: Duration = .seconds(30)
     ) -> AsyncThrowingStream<Event, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(
             of: Event.self, throwing: (any Error).self, bufferingPolicy: .bufferingOldest(max(1, bufferSize)))
@@ -53,8 +56,15 @@ public enum AerieEventStream {
                 do {
                     let client = try await AerieClient.connect(host: host, port: port)
                     session = client
+                    // Closing the session fails the calls waiting on it (a connection error).
+                    let unanswered = Task {
+                        try await Task.sleep(for: setupTimeout)
+                        await client.close()
+                    }
+                    defer { unanswered.cancel() }
                     try await client.authenticate(token: token)
                     _ = try await client.call("events.subscribe", params: last.map { ["after": .int($0)] } ?? [:])
+                    unanswered.cancel()
                     notifications: for await notification in client.notifications {
                         switch notification.method {
                         case "session.revoked":

@@ -29,6 +29,22 @@ import Testing
         }
     }
 
+    /// A server that accepts the event stream's connection and never answers does not hold the
+    /// stream forever: each session is given up after `setupTimeout` and another is tried.
+    @Test func theEventStreamGivesUpASilentServerAndTriesAgain() async throws {
+        let silent = try await LoopbackListener.start(closingAccepted: false)
+        defer { Task { await silent.stop() } }
+        let follower = Task {
+            for try await _ in AerieEventStream.follow(
+                host: "127.0.0.1", port: silent.port, token: "aerie_b_x", after: 0,
+                reconnectDelay: .milliseconds(50), setupTimeout: .milliseconds(300))
+            {}
+        }
+        defer { follower.cancel() }
+        for _ in 0..<600 where silent.connections < 3 { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(silent.connections >= 3, "the stream waited on its first silent session")
+    }
+
     @Test func codableCallsAndBatches() async throws {
         try await LiveServer.with { server in
             let (client, _) = try await server.tenantClient(label: "client")
