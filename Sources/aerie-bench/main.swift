@@ -5,12 +5,27 @@ import Foundation
 /// `aerie-bench crypto [--iterations N]`, or `aerie-bench all`.
 let arguments = Array(CommandLine.arguments.dropFirst())
 
+/// The value after `name`, or `value` when `name` is absent; a value that is missing or not a
+/// number ends the program with a clear error instead of running with the default.
 func option(_ name: String, default value: Double) -> Double {
-    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count, let parsed = Double(arguments[index + 1]) else {
-        return value
+    guard let index = arguments.firstIndex(of: name) else { return value }
+    guard index + 1 < arguments.count, let parsed = Double(arguments[index + 1]), parsed.isFinite, parsed >= 0 else {
+        fail("\(name) needs a number, e.g. \(name) \(Int(value))")
     }
     return parsed
 }
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("aerie-bench: \(message)\n(aerie-bench --help lists the commands and options)\n".utf8))
+    exit(2)
+}
+
+/// Every option some command reads: a misspelt one is refused rather than silently ignored.
+let valueOptions: Set<String> = [
+    "--concurrency", "--connections", "--count", "--iterations", "--paced-rate", "--per-tenant", "--posters", "--rate",
+    "--reuses", "--rounds", "--seconds", "--sessions", "--tenants", "--warmup", "--writers",
+]
+let flagOptions: Set<String> = ["--durable", "--no-metrics"]
 
 let usage = """
     USAGE: aerie-bench <rpc|crypto|connections|messages|oob|hostile|events|scale|all> [options]
@@ -59,9 +74,26 @@ let usage = """
     Build with -c release for meaningful numbers: swift run -c release aerie-bench all
     """
 
+if arguments.contains("--help") || arguments.contains("-h") || arguments.first == "help" {
+    print(usage)
+    exit(0)
+}
 guard let command = arguments.first, ["rpc", "crypto", "connections", "messages", "oob", "hostile", "events", "scale", "all"].contains(command) else {
     print(usage)
-    exit(arguments.first == "--help" || arguments.first == "-h" ? 0 : 2)
+    exit(2)
+}
+do {
+    var index = 1
+    while index < arguments.count {
+        let argument = arguments[index]
+        if valueOptions.contains(argument) {
+            index += 2
+        } else if flagOptions.contains(argument) {
+            index += 1
+        } else {
+            fail("unknown option \(argument) for \(command)")
+        }
+    }
 }
 
 if command == "crypto" || command == "all" {
