@@ -56,7 +56,8 @@ import Testing
             let refused = await Self.rpcError {
                 try await alice.call("connections.accept", params: ["invitation": try Self.invitation(endpoint: endpoint), "wait": true])
             }
-            #expect(ContinuousClock.now - started < .seconds(5))
+            // Well under the 30 s wait it replaces, far above a loaded CI box's slowness.
+            #expect(ContinuousClock.now - started < .seconds(20))
             #expect(refused?.stableCode == "peer_unreachable", "\(String(describing: refused))")
             #expect(refused?.field == "invitation")
             #expect(refused?.message.contains("AERIE_ALLOWED_NETWORKS") == true, "\(String(describing: refused))")

@@ -307,7 +307,8 @@ import Testing
             await Self.expectError(-32021, stable: "timeout") {
                 try await alice.call("connections.ping", params: ["connectionId": .string(peer.connectionId), "timeoutSeconds": 1])
             }
-            #expect(ContinuousClock.now - started < .seconds(5))
+            // The 1 s timeout answered, not a hang (loose: a loaded CI box).
+            #expect(ContinuousClock.now - started < .seconds(20))
             try await sibling.stop()
         }
         await inbox.stop()
