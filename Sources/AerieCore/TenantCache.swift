@@ -98,6 +98,9 @@ package final class TenantCache<Key: Hashable & Sendable, Value: Sendable>: Send
     package func invalidate(tenant: TenantID, keys: some Sequence<Key>) {
         state.withLock { state in
             state.generation &+= 1
+            // Most changes are to connections nobody read through the cache: nothing to look up
+            // key by key (each NOTIFY and each transaction that wrote a connection come here).
+            guard state.current[tenant] != nil || state.previous[tenant] != nil else { return }
             for key in keys {
                 if state.current[tenant]?.removeValue(forKey: key) != nil { state.currentCount -= 1 }
                 state.previous[tenant]?[key] = nil

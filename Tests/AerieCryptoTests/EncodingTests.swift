@@ -63,6 +63,48 @@ struct EncodingTests {
         #expect(try Base58.decode(Base58.encode(random)) == random)
     }
 
+    /// `Base58` works in limbs of several digits; a digit-at-a-time conversion (the textbook
+    /// one) must agree with it on every length, leading zeros and all, both ways.
+    @Test func base58AgreesWithDigitAtATime() throws {
+        let alphabet = Array("123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz".utf8)
+        func reference(_ input: [UInt8]) -> String {
+            var number = Array(input.drop { $0 == 0 })  // big-endian base 256
+            var digits: [UInt8] = []
+            while !number.isEmpty {
+                var remainder = 0
+                var quotient: [UInt8] = []
+                for byte in number {
+                    let value = remainder * 256 + Int(byte)
+                    let q = value / 58
+                    remainder = value % 58
+                    if !quotient.isEmpty || q != 0 { quotient.append(UInt8(q)) }
+                }
+                digits.append(alphabet[remainder])
+                number = quotient
+            }
+            let zeros = input.prefix { $0 == 0 }.count
+            return String(decoding: [UInt8](repeating: alphabet[0], count: zeros) + digits.reversed(), as: UTF8.self)
+        }
+        for length in 0...70 {
+            for zeros in [0, 1, 3] where zeros <= length {
+                var bytes = Random.bytes(length)
+                for i in 0..<zeros { bytes[i] = 0 }
+                if zeros < length, bytes[zeros] == 0 { bytes[zeros] = 1 }
+                let text = reference(bytes)
+                #expect(Base58.encode(bytes) == text, "length \(length), zeros \(zeros)")
+                #expect(try Base58.decode(text) == bytes, "length \(length), zeros \(zeros)")
+            }
+        }
+        for bytes in [[UInt8](repeating: 0xFF, count: 32), [UInt8](repeating: 0, count: 32), [0, 0, 0xFF], [1, 0, 0, 0, 0]] {
+            #expect(Base58.encode(bytes) == reference(bytes))
+            #expect(try Base58.decode(reference(bytes)) == bytes)
+        }
+        // A '1' after the first other digit is a zero digit, not a leading zero byte.
+        #expect(try Base58.decode("21111") == [0xAC, 0xAD, 0x10])  // 58^4
+        #expect(Base58.encode(try Base58.decode("z1z11")) == "z1z11")
+        #expect(throws: CryptoError.self) { try Base58.decode("11112abc0") }
+    }
+
     @Test func hex() throws {
         #expect(Hex.encode([0, 0xAB, 0xFF]) == "00abff")
         #expect(try Hex.decode("00ABff") == [0, 0xAB, 0xFF])

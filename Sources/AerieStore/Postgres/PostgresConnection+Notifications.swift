@@ -8,16 +8,23 @@ import Darwin
 #endif
 
 extension PostgresConnection {
-    /// Waits up to `timeoutMilliseconds` for the socket to be readable, then returns the payloads
-    /// of the notifications that arrived (possibly none). Throws when the connection is lost.
-    func waitForNotifications(timeoutMilliseconds: Int32) throws -> [(channel: String, payload: String)] {
+    /// Waits up to `timeoutMilliseconds` (-1: without end) for the socket to be readable or for
+    /// `wakeDescriptor` (when not -1) to be, then returns the payloads of the notifications that
+    /// arrived (possibly none). Throws when the connection is lost.
+    func waitForNotifications(timeoutMilliseconds: Int32, wakeDescriptor: Int32 = -1) throws
+        -> [(channel: String, payload: String)]
+    {
         let handle = try liveHandle()
         let socket = PQsocket(handle)
         guard socket >= 0 else { throw lost(handle) }
-        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
-        let ready = poll(&descriptor, 1, timeoutMilliseconds)
+        var descriptors = [
+            pollfd(fd: socket, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0),
+        ]
+        let ready = poll(&descriptors, wakeDescriptor >= 0 ? 2 : 1, timeoutMilliseconds)
         if ready < 0 && errno != EINTR { throw lost(handle) }
-        if ready > 0 {
+        let socketReady = ready > 0 && descriptors[0].revents != 0
+        if socketReady {
             guard PQconsumeInput(handle) == 1 else { throw lost(handle) }
         }
         var received: [(channel: String, payload: String)] = []

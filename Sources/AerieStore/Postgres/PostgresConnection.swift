@@ -306,7 +306,9 @@ package final class PostgresConnection: @unchecked Sendable {
     }
 }
 
-/// Marshals `SQLValue`s into the parallel arrays `PQexecParams` expects.
+/// Marshals `SQLValue`s into the parallel arrays `PQexecParams` expects, all of them and every
+/// value's bytes in one allocation: a statement used to cost four arrays and a buffer or two per
+/// value (`utf8CString`, then a copy), about 2 % of the server's CPU per connection (issue 16).
 private enum Parameters {
     static let byteaOID: Oid = 17
 
@@ -319,43 +321,57 @@ private enum Parameters {
     ) -> R {
         if parameters.isEmpty { return body(0, nil, nil, nil, nil) }
         let count = parameters.count
-        var types = [Oid](repeating: 0, count: count)
-        var lengths = [Int32](repeating: 0, count: count)
-        var formats = [Int32](repeating: 0, count: count)
-        var values = [UnsafePointer<CChar>?](repeating: nil, count: count)
-        var allocations: [UnsafeMutableRawPointer] = []
-        defer { allocations.forEach { $0.deallocate() } }
+        // Layout: the value pointers, then the lengths, formats and types (4 bytes each), then
+        // the values' bytes (text NUL-terminated).
+        var valueBytes = 0
+        for parameter in parameters {
+            switch parameter {
+            case .null: break
+            case .text(let string): valueBytes += string.utf8.count + 1
+            case .bytes(let bytes): valueBytes += bytes.count
+            }
+        }
+        let pointersSize = count * MemoryLayout<UnsafePointer<CChar>?>.stride
+        let intsSize = count * 4
+        let buffer = UnsafeMutableRawPointer.allocate(
+            byteCount: pointersSize + 3 * intsSize + max(valueBytes, 1), alignment: MemoryLayout<UnsafeRawPointer>.alignment)
+        defer { buffer.deallocate() }
+        let values = buffer.bindMemory(to: UnsafePointer<CChar>?.self, capacity: count)
+        let lengths = (buffer + pointersSize).bindMemory(to: Int32.self, capacity: count)
+        let formats = (buffer + pointersSize + intsSize).bindMemory(to: Int32.self, capacity: count)
+        let types = (buffer + pointersSize + 2 * intsSize).bindMemory(to: Oid.self, capacity: count)
+        var next = buffer + pointersSize + 3 * intsSize
         for (index, parameter) in parameters.enumerated() {
             switch parameter {
             case .null:
-                break
+                (values + index).initialize(to: nil)
+                (lengths + index).initialize(to: 0)
+                (formats + index).initialize(to: 0)
+                (types + index).initialize(to: 0)
             case .text(let string):
-                let utf8 = string.utf8CString
-                let buffer = UnsafeMutableRawPointer.allocate(byteCount: utf8.count, alignment: 1)
-                utf8.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-                allocations.append(buffer)
-                values[index] = UnsafePointer(buffer.assumingMemoryBound(to: CChar.self))
+                var text = string
+                let size = text.withUTF8 { utf8 -> Int in
+                    if let base = utf8.baseAddress { next.copyMemory(from: base, byteCount: utf8.count) }
+                    return utf8.count
+                }
+                next.storeBytes(of: 0, toByteOffset: size, as: UInt8.self)
+                (values + index).initialize(to: UnsafePointer(next.assumingMemoryBound(to: CChar.self)))
+                (lengths + index).initialize(to: 0)
+                (formats + index).initialize(to: 0)
+                (types + index).initialize(to: 0)
+                next += size + 1
             case .bytes(let bytes):
-                let buffer = UnsafeMutableRawPointer.allocate(byteCount: max(bytes.count, 1), alignment: 1)
                 bytes.withUnsafeBytes { raw in
-                    if let base = raw.baseAddress { buffer.copyMemory(from: base, byteCount: raw.count) }
+                    if let base = raw.baseAddress { next.copyMemory(from: base, byteCount: raw.count) }
                 }
-                allocations.append(buffer)
-                values[index] = UnsafePointer(buffer.assumingMemoryBound(to: CChar.self))
-                types[index] = byteaOID
-                lengths[index] = Int32(bytes.count)
-                formats[index] = 1
+                (values + index).initialize(to: UnsafePointer(next.assumingMemoryBound(to: CChar.self)))
+                (lengths + index).initialize(to: Int32(bytes.count))
+                (formats + index).initialize(to: 1)
+                (types + index).initialize(to: byteaOID)
+                next += bytes.count
             }
         }
-        return types.withUnsafeBufferPointer { types in
-            lengths.withUnsafeBufferPointer { lengths in
-                formats.withUnsafeBufferPointer { formats in
-                    values.withUnsafeBufferPointer { values in
-                        body(Int32(count), types.baseAddress, values.baseAddress, lengths.baseAddress, formats.baseAddress)
-                    }
-                }
-            }
-        }
+        return body(Int32(count), types, values, lengths, formats)
     }
 }
 

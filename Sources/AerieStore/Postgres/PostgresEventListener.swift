@@ -2,6 +2,12 @@ import Foundation
 import Logging
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// LISTENs on one PostgreSQL channel on a dedicated connection and thread (libpq blocks, and the
 /// wait is indefinite, so it must not hold a pool thread), handing each payload to `deliver`.
 /// A lost connection is reopened and the LISTEN repeated; notifications sent while it was down
@@ -13,8 +19,13 @@ package final class PostgresEventListener: Sendable {
     private let deliver: @Sendable (String) -> Void
     private let listeningChanged: @Sendable (Bool) -> Void
     private let state = Mutex<(started: Bool, stopped: Bool, listening: Bool)>((false, false, false))
+    /// `stop()` writes a byte here to end the thread's wait for notifications, which otherwise
+    /// blocks until one arrives: no timed polls while the server is idle (a 200 ms poll woke the
+    /// thread five times a second). -1 when the pipe could not be made: the wait then times out
+    /// every `pollMilliseconds` to notice `stop()`.
+    private let wakePipe: (read: Int32, write: Int32)
 
-    /// How long one wait blocks, so that `stop()` is noticed.
+    /// How long one wait blocks when there is no wake pipe.
     static let pollMilliseconds: Int32 = 200
     static let reconnectDelay: TimeInterval = 1
 
@@ -32,6 +43,15 @@ package final class PostgresEventListener: Sendable {
         self.logger = logger
         self.listeningChanged = listeningChanged
         self.deliver = deliver
+        var fds: [Int32] = [-1, -1]
+        wakePipe = pipe(&fds) == 0 ? (fds[0], fds[1]) : (-1, -1)
+    }
+
+    deinit {
+        if wakePipe.read >= 0 {
+            close(wakePipe.read)
+            close(wakePipe.write)
+        }
     }
 
     /// Whether the LISTEN is in place now.
@@ -49,9 +69,16 @@ package final class PostgresEventListener: Sendable {
         thread.start()
     }
 
-    /// Ends the thread within one poll interval.
+    /// Ends the thread: its wait for notifications returns at once.
     package func stop() {
-        state.withLock { $0.stopped = true }
+        let first = state.withLock { state in
+            defer { state.stopped = true }
+            return !state.stopped
+        }
+        if first, wakePipe.write >= 0 {
+            var byte: UInt8 = 1
+            _ = write(wakePipe.write, &byte, 1)
+        }
     }
 
     private var stopped: Bool { state.withLock { $0.stopped } }
@@ -74,8 +101,9 @@ package final class PostgresEventListener: Sendable {
                 state.withLock { $0.listening = true }
                 logger.debug("listening for events", metadata: ["channel": "\(channel)"])
                 while !stopped {
-                    for event in try connection.waitForNotifications(timeoutMilliseconds: Self.pollMilliseconds)
-                    where event.channel == channel {
+                    let events = try connection.waitForNotifications(
+                        timeoutMilliseconds: wakePipe.read >= 0 ? -1 : Self.pollMilliseconds, wakeDescriptor: wakePipe.read)
+                    for event in events where event.channel == channel {
                         deliver(event.payload)
                     }
                 }
@@ -84,10 +112,15 @@ package final class PostgresEventListener: Sendable {
                 setNotListening()
                 if stopped { return }
                 logger.warning("event listener connection failed; reconnecting", metadata: ["error": "\(error)"])
-                var waited: TimeInterval = 0
-                while waited < Self.reconnectDelay, !stopped {
-                    Thread.sleep(forTimeInterval: 0.1)
-                    waited += 0.1
+                if wakePipe.read >= 0 {
+                    var descriptor = pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0)
+                    _ = poll(&descriptor, 1, Int32(Self.reconnectDelay * 1000))
+                } else {
+                    var waited: TimeInterval = 0
+                    while waited < Self.reconnectDelay, !stopped {
+                        Thread.sleep(forTimeInterval: 0.1)
+                        waited += 0.1
+                    }
                 }
             }
         }
