@@ -148,8 +148,9 @@ package final class DatabaseSession {
     /// alone: its statements and the triggers' statements inside them are key lookups and writes
     /// by `tenant_id` and a key, whose one cached plan suits every call, and with the default
     /// (`auto`) each pooled connection planned each of them afresh for its first five calls
-    /// (custom plans) before settling on that plan: in `aerie-bench connections` 22 % of the
-    /// statements and 15-20 % of the database's CPU per connection (BENCHMARKS, `pgfour`). A
+    /// (custom plans) before settling on that plan: in `aerie-bench connections` a fifth of the
+    /// statements were planned, 14-17 % of the database's CPU per connection (BENCHMARKS,
+    /// `pgfour`). A
     /// statement added to a tenant transaction must therefore suit one plan (no `$n IS NULL OR`
     /// condition on an indexed column: `SQLConditions`); the sequencer, the delivery scan and
     /// the other tenantless work keep `auto`.
