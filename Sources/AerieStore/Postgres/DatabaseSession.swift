@@ -150,10 +150,9 @@ package final class DatabaseSession {
     /// (`auto`) each pooled connection planned each of them afresh for its first five calls
     /// (custom plans) before settling on that plan: in `aerie-bench connections` a fifth of the
     /// statements were planned, 14-17 % of the database's CPU per connection (BENCHMARKS,
-    /// `pgfour`). A
-    /// statement added to a tenant transaction must therefore suit one plan (no `$n IS NULL OR`
-    /// condition on an indexed column: `SQLConditions`); the sequencer, the delivery scan and
-    /// the other tenantless work keep `auto`.
+    /// `pgfour`). A statement added to a tenant transaction must therefore suit one plan (no
+    /// `$n IS NULL OR` condition that an index bound depends on: `SQLConditions`); the
+    /// sequencer, the delivery scan and the other tenantless work keep `auto`.
     static let tenantSettingSQL =
         "SELECT set_config('aerie.tenant_id', $1, true), set_config('plan_cache_mode', 'force_generic_plan', true)"
     static let readOnlyTenantSettingSQL =
