@@ -116,4 +116,76 @@ import Testing
             #expect(try await fixture.runtime.sealed(a).read { try $0.settings.get("only-b") } == nil)
         }
     }
+
+    /// Tenant write transactions (`transaction`, and `transactionStatement`: the mark after
+    /// delivery) run under `plan_cache_mode = force_generic_plan`, and only they: on a
+    /// one-connection pool, so one cached plan per statement serves both tenants, A's and B's
+    /// transactions alternate past the first five calls; each sees and counts only its own rows
+    /// (row-level security reads the tenant at execution, not into the plan), the triggers inside
+    /// saw the setting, and an unscoped session afterwards finds `auto` and no tenant.
+    @Test func tenantWriteTransactionsUseGenericPlansForThemselvesAlone() async throws {
+        try await StoreFixture.with(maxConnections: 1) { fixture in
+            let a = try await fixture.createTenant("A").id
+            let b = try await fixture.createTenant("B").id
+            try await fixture.asSuperuser { session in
+                try session.execute("CREATE TABLE public.seen_plan_modes (tenant text, mode text NOT NULL, op text NOT NULL)")
+                try session.execute("GRANT INSERT, SELECT ON public.seen_plan_modes TO PUBLIC")
+                try session.execute(
+                    """
+                    CREATE FUNCTION public.note_plan_mode() RETURNS trigger LANGUAGE plpgsql AS $$
+                    BEGIN
+                        INSERT INTO public.seen_plan_modes
+                        VALUES (current_setting('aerie.tenant_id', true), current_setting('plan_cache_mode'), TG_OP);
+                        RETURN NULL;
+                    END $$
+                    """)
+                try session.execute(
+                    "CREATE TRIGGER note_plan_mode AFTER INSERT OR UPDATE ON aerie.outbox FOR EACH ROW EXECUTE FUNCTION public.note_plan_mode()")
+            }
+            var rows: [TenantID: [OutboxItem]] = [a: [], b: []]
+            for round in 0..<7 {  // past the plan cache's five custom plans
+                for tenant in [a, b] {
+                    let item = OutboxItem(connectionId: nil, endpoint: "http://peer/\(tenant.rawValue)/\(round)", envelope: [UInt8(round)])
+                    let pending = try await fixture.runtime.sealed(tenant).transaction { tx in
+                        try tx.outbox.enqueue(item)
+                        return try tx.outbox.pendingForUpdate(item.id)
+                    }
+                    #expect(pending?.id == item.id)
+                    rows[tenant, default: []].append(item)
+                    try await fixture.runtime.markOutboxSent(item.id, tenant: tenant, carriesMessage: false)
+                    let others = rows[tenant == a ? b : a] ?? []
+                    let seen = try await fixture.runtime.sealed(tenant).transaction { tx in
+                        try (others + [item]).map { try tx.outbox.pendingForUpdate($0.id)?.id }
+                    }
+                    #expect(seen == Array(repeating: nil, count: others.count + 1))
+                }
+            }
+            let after = try await fixture.runtime.withSession { session in
+                let settings = try session.query(
+                    "SELECT current_setting('aerie.tenant_id', true), current_setting('plan_cache_mode'), current_setting('transaction_read_only')")
+                return [settings.string(0, 0) ?? "", settings.string(0, 1) ?? "", settings.string(0, 2) ?? ""]
+            }
+            #expect(after == ["", "auto", "off"])
+            let seen = try await fixture.asSuperuser { session in
+                let result = try session.query(
+                    """
+                    SELECT s.t || ' ' || s.n FROM (
+                        SELECT coalesce(tenant, '-') || ' ' || op || ' ' || mode AS t, count(*) AS n
+                        FROM public.seen_plan_modes GROUP BY 1) s
+                    """)
+                return (0..<result.rowCount).map { result.string($0, 0)! }
+            }
+            #expect(seen.sorted() == [
+                "\(a.rawValue) INSERT force_generic_plan 7", "\(a.rawValue) UPDATE force_generic_plan 7",
+                "\(b.rawValue) INSERT force_generic_plan 7", "\(b.rawValue) UPDATE force_generic_plan 7",
+            ].sorted())
+            // Each tenant's usage row counts its own rows alone: all sent, none pending.
+            for tenant in [a, b] {
+                let pending = try await fixture.asSuperuser { session in
+                    try session.query("SELECT outbox_pending FROM aerie.tenant_usage WHERE tenant_id = $1::uuid", [.text(tenant.rawValue)]).int(0, 0)
+                }
+                #expect(pending == 0)
+            }
+        }
+    }
 }

@@ -142,7 +142,19 @@ package final class DatabaseSession {
     /// Sync (or rolls back at the first failure), and `set_config(..., true)` lasts only until
     /// then, so the next user of the connection finds no tenant set. Two statements instead of
     /// four (`BEGIN`, setting, statement, `COMMIT`): each is a Bind/Execute the server pays for.
-    static let tenantSettingSQL = "SELECT set_config('aerie.tenant_id', $1, true)"
+    ///
+    /// Every tenant write transaction (this and `asynchronousTenantSettingSQL`: `transaction`,
+    /// `transactionStatement`) also runs under `plan_cache_mode = force_generic_plan`, for itself
+    /// alone: its statements and the triggers' statements inside them are key lookups and writes
+    /// by `tenant_id` and a key, whose one cached plan suits every call, and with the default
+    /// (`auto`) each pooled connection planned each of them afresh for its first five calls
+    /// (custom plans) before settling on that plan: in `aerie-bench connections` a fifth of the
+    /// statements were planned, 14-17 % of the database's CPU per connection (BENCHMARKS,
+    /// `pgfour`). A statement added to a tenant transaction must therefore suit one plan (no
+    /// `$n IS NULL OR` condition that an index bound depends on: `SQLConditions`); the
+    /// sequencer, the delivery scan and the other tenantless work keep `auto`.
+    static let tenantSettingSQL =
+        "SELECT set_config('aerie.tenant_id', $1, true), set_config('plan_cache_mode', 'force_generic_plan', true)"
     static let readOnlyTenantSettingSQL =
         "SELECT set_config('aerie.tenant_id', $1, true), set_config('transaction_read_only', 'on', true)"
 
@@ -154,7 +166,8 @@ package final class DatabaseSession {
     /// allowed to happen twice (see `ConnectionPool.transactionStatement(durable:)`): its `COMMIT`
     /// does not wait for the WAL to reach the disk (`synchronous_commit = off` for it alone).
     static let asynchronousTenantSettingSQL =
-        "SELECT set_config('aerie.tenant_id', $1, true), set_config('synchronous_commit', 'off', true)"
+        "SELECT set_config('aerie.tenant_id', $1, true), set_config('synchronous_commit', 'off', true), "
+        + "set_config('plan_cache_mode', 'force_generic_plan', true)"
 
     static func tenantSetting(_ tenant: TenantID, durable: Bool) -> (sql: String, parameters: [SQLValue]) {
         (durable ? tenantSettingSQL : asynchronousTenantSettingSQL, [.text(tenant.rawValue)])
