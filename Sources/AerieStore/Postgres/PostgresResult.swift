@@ -60,34 +60,34 @@ package final class PostgresResult {
         return Self.unescape(raw)
     }
 
-    /// Pairs of hex digits (either case) to bytes; nil at the first character that is not one.
+    /// Pairs of hex digits (either case) to bytes; nil if any character is not one. One table
+    /// lookup per digit over raw pointers (a first version with a range `switch` per digit and a
+    /// captured flag ran at 7 % of a download, six times libpq's decoder).
     static func decodeHex(_ hex: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
-        var valid = true
-        let bytes = [UInt8](unsafeUninitializedCapacity: hex.count / 2) { buffer, count in
-            var index = 0
-            while index < hex.count / 2 {
-                let high = Self.nibble(hex[2 * index]), low = Self.nibble(hex[2 * index + 1])
-                guard high | low < 16 else {
-                    valid = false
-                    break
+        let count = hex.count / 2
+        guard count > 0, let digits = hex.baseAddress else { return [] }
+        var bytes = [UInt8](repeating: 0, count: count)
+        let valid = hexDigitValues.withUnsafeBufferPointer { table in
+            bytes.withUnsafeMutableBufferPointer { out in
+                var seen: UInt8 = 0
+                for index in 0..<count {
+                    let high = table[Int(digits[2 &* index])], low = table[Int(digits[2 &* index &+ 1])]
+                    seen |= high | low
+                    out[index] = high &<< 4 | low
                 }
-                buffer[index] = high << 4 | low
-                index += 1
+                return seen & 0xF0 == 0
             }
-            count = index
         }
         return valid ? bytes : nil
     }
 
-    /// A hex digit's value, or 255.
-    @inline(__always) private static func nibble(_ c: UInt8) -> UInt8 {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): c &- UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): c &- UInt8(ascii: "a") &+ 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): c &- UInt8(ascii: "A") &+ 10
-        default: 255
-        }
-    }
+    /// Each byte's value as a hex digit, or 0xFF.
+    private static let hexDigitValues: [UInt8] = {
+        var table = [UInt8](repeating: 0xFF, count: 256)
+        for (value, digit) in "0123456789abcdef".utf8.enumerated() { table[Int(digit)] = UInt8(value) }
+        for (value, digit) in "ABCDEF".utf8.enumerated() { table[Int(digit)] = UInt8(value + 10) }
+        return table
+    }()
 
     private static func unescape(_ raw: UnsafeMutablePointer<CChar>) -> [UInt8]? {
         var length = 0
