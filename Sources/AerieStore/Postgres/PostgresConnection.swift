@@ -340,14 +340,16 @@ private enum Parameters {
         let lengths = (buffer + pointersSize).bindMemory(to: Int32.self, capacity: count)
         let formats = (buffer + pointersSize + intsSize).bindMemory(to: Int32.self, capacity: count)
         let types = (buffer + pointersSize + 2 * intsSize).bindMemory(to: Oid.self, capacity: count)
+        // Text and NULL are format 0, type 0 (inferred) and length 0 (ignored); bytes override.
+        values.initialize(repeating: nil, count: count)
+        lengths.initialize(repeating: 0, count: count)
+        formats.initialize(repeating: 0, count: count)
+        types.initialize(repeating: 0, count: count)
         var next = buffer + pointersSize + 3 * intsSize
         for (index, parameter) in parameters.enumerated() {
             switch parameter {
             case .null:
-                (values + index).initialize(to: nil)
-                (lengths + index).initialize(to: 0)
-                (formats + index).initialize(to: 0)
-                (types + index).initialize(to: 0)
+                continue
             case .text(let string):
                 var text = string
                 let size = text.withUTF8 { utf8 -> Int in
@@ -355,19 +357,16 @@ private enum Parameters {
                     return utf8.count
                 }
                 next.storeBytes(of: 0, toByteOffset: size, as: UInt8.self)
-                (values + index).initialize(to: UnsafePointer(next.assumingMemoryBound(to: CChar.self)))
-                (lengths + index).initialize(to: 0)
-                (formats + index).initialize(to: 0)
-                (types + index).initialize(to: 0)
+                values[index] = UnsafePointer(next.assumingMemoryBound(to: CChar.self))
                 next += size + 1
             case .bytes(let bytes):
                 bytes.withUnsafeBytes { raw in
                     if let base = raw.baseAddress { next.copyMemory(from: base, byteCount: raw.count) }
                 }
-                (values + index).initialize(to: UnsafePointer(next.assumingMemoryBound(to: CChar.self)))
-                (lengths + index).initialize(to: Int32(bytes.count))
-                (formats + index).initialize(to: 1)
-                (types + index).initialize(to: byteaOID)
+                values[index] = UnsafePointer(next.assumingMemoryBound(to: CChar.self))
+                lengths[index] = Int32(bytes.count)
+                formats[index] = 1
+                types[index] = byteaOID
                 next += bytes.count
             }
         }

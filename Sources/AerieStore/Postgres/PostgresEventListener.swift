@@ -112,16 +112,10 @@ package final class PostgresEventListener: Sendable {
                 setNotListening()
                 if stopped { return }
                 logger.warning("event listener connection failed; reconnecting", metadata: ["error": "\(error)"])
-                if wakePipe.read >= 0 {
-                    var descriptor = pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0)
-                    _ = poll(&descriptor, 1, Int32(Self.reconnectDelay * 1000))
-                } else {
-                    var waited: TimeInterval = 0
-                    while waited < Self.reconnectDelay, !stopped {
-                        Thread.sleep(forTimeInterval: 0.1)
-                        waited += 0.1
-                    }
-                }
+                // Ends early when `stop()` writes the pipe; without a pipe (fd -1, which poll
+                // ignores) it is a plain wait, and `stop()` is seen when it ends.
+                var descriptor = pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0)
+                _ = poll(&descriptor, 1, Int32(Self.reconnectDelay * 1000))
             }
         }
     }
