@@ -226,6 +226,43 @@ import Testing
         }
     }
 
+    /// The import mark of `insertImported` covers its own insert only: a connection inserted
+    /// after it in the same transaction logs `initialized` then `requested`, as any other does.
+    /// Two tenants: each log holds only its own transaction's events.
+    @Test func theImportMarkEndsWithItsInsert() async throws {
+        try await StoreFixture.with { fixture in
+            var states: [String: [String]] = [:]
+            for label in ["A", "B"] {
+                let tenant = try await fixture.createTenant(label).id
+                var imported = Self.record(invitationId: "inv-imported-\(label)", key: "KEY-I-\(label)")
+                var next = Self.record(invitationId: "inv-next-\(label)", key: "KEY-N-\(label)")
+                imported.state = .requested
+                imported.myDid = "DID-I-\(label)"
+                imported.myVerkey = "VERKEY-I-\(label)"
+                imported.threadId = "thread"
+                next.state = .requested
+                next.myDid = "DID-N-\(label)"
+                next.myVerkey = "VERKEY-N-\(label)"
+                next.threadId = "thread"
+                let (i, n) = (imported, next)
+                try await fixture.runtime.sealed(tenant).transaction { tx in
+                    try tx.connections.insertImported(i)
+                    try tx.connections.insert(n)
+                }
+                states[label] = try await fixture.asSuperuser { session in
+                    let rows = try session.query(
+                        "SELECT data->>'connectionId', data->>'state' FROM aerie.events WHERE tenant_id = $1::uuid ORDER BY id",
+                        [.text(tenant.rawValue)])
+                    return (0..<rows.rowCount).map { row in
+                        (rows.string(row, 0) == i.id.lowercasedString ? "imported " : "next ") + (rows.string(row, 1) ?? "")
+                    }
+                }
+            }
+            #expect(states["A"] == ["imported requested", "next initialized", "next requested"])
+            #expect(states["B"] == states["A"])
+        }
+    }
+
     /// schema/0030: a connection inserted in state `requested` (`connections.accept`, in one
     /// transaction) records the events and NOTIFYs that inserting it `initialized` and updating it
     /// to `requested` did: `initialized` (pairwiseDID null) then `requested`, in id order, the

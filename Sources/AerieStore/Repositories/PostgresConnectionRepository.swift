@@ -43,10 +43,12 @@ struct PostgresConnectionRepository: ConnectionRepository {
     }
 
     /// Marks the transaction as importing (transaction-local), which schema/0030's event trigger
-    /// reads, then inserts.
+    /// reads, inserts, and clears the mark, so a later `insert` in the same transaction logs as
+    /// usual. All three are queued and travel with the transaction's next statement.
     func insertImported(_ r: ConnectionRecord) throws {
         try session.executeLater("SELECT set_config('aerie.imported_connection', 'on', true)", [])
         try insert(r)
+        try session.executeLater("SELECT set_config('aerie.imported_connection', '', true)", [])
     }
 
     func get(_ id: UUID) throws -> ConnectionRecord? {
