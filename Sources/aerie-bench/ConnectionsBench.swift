@@ -16,6 +16,11 @@ import Glibc
 struct ConnectionsBench {
     var count: Int
     var concurrency: Int
+    /// Connections made by each invitee, `concurrency` at a time, before anything is measured.
+    var warmup: Int = 0
+    /// ANALYZE Aerie's database after the warm-up (what autovacuum does within a minute of a
+    /// deployment's tables filling).
+    var analyze: Bool = false
 
     struct Run {
         var invitee: String
@@ -34,20 +39,27 @@ struct ConnectionsBench {
         var runs: [Run] = []
         do {
             let (tenant, _) = try await aerie.tenantClient()
+            let aerieConnection: @Sendable () async throws -> Void = {
+                let invitation = try await inviter.admin("POST", "/connections/create-invitation", body: [:])
+                let url = invitation["invitation_url"] ?? .null
+                let result = try await tenant.call("connections.accept", params: ["url": url, "wait": true])
+                guard result["state"]?.intValue == 4 else { throw BenchFailure("Aerie ended in \(result.jsonString)") }
+            }
+            let acapyConnection: @Sendable () async throws -> Void = {
+                let invitation = try await inviter.admin("POST", "/connections/create-invitation", body: [:])
+                let received = try await invitee.admin(
+                    "POST", "/connections/receive-invitation?auto_accept=true", body: invitation["invitation"] ?? .null)
+                guard let id = received["connection_id"]?.stringValue else { throw BenchFailure("no connection_id") }
+                _ = try await invitee.waitForConnection(id, states: ["response", "active", "completed"])
+            }
+            if warmup > 0 {
+                try await Self.launch(warmup, width: concurrency, aerieConnection)
+                try await Self.launch(warmup, width: concurrency, acapyConnection)
+            }
+            if analyze { try await aerie.analyze() }
             for (mode, width) in [("sequential", 1), ("\(concurrency) at a time", concurrency)] {
-                runs.append(try await measure(invitee: "Aerie", mode: mode, width: width, pid: aerie.pid, postgres: true, aerie: aerie) {
-                    let invitation = try await inviter.admin("POST", "/connections/create-invitation", body: [:])
-                    let url = invitation["invitation_url"] ?? .null
-                    let result = try await tenant.call("connections.accept", params: ["url": url, "wait": true])
-                    guard result["state"]?.intValue == 4 else { throw BenchFailure("Aerie ended in \(result.jsonString)") }
-                })
-                runs.append(try await measure(invitee: "ACA-Py 1.2.7", mode: mode, width: width, pid: invitee.processIdentifier, postgres: false) {
-                    let invitation = try await inviter.admin("POST", "/connections/create-invitation", body: [:])
-                    let received = try await invitee.admin(
-                        "POST", "/connections/receive-invitation?auto_accept=true", body: invitation["invitation"] ?? .null)
-                    guard let id = received["connection_id"]?.stringValue else { throw BenchFailure("no connection_id") }
-                    _ = try await invitee.waitForConnection(id, states: ["response", "active", "completed"])
-                })
+                runs.append(try await measure(invitee: "Aerie", mode: mode, width: width, pid: aerie.pid, postgres: true, aerie: aerie, aerieConnection))
+                runs.append(try await measure(invitee: "ACA-Py 1.2.7", mode: mode, width: width, pid: invitee.processIdentifier, postgres: false, acapyConnection))
             }
             await tenant.close()
         } catch {
@@ -95,6 +107,25 @@ struct ConnectionsBench {
         let postmaster = aerie?.postmaster
         let databaseBefore = postgres ? ProcessCPU.postgresSeconds(postmaster: postmaster) : 0
         let started = ContinuousClock.now
+        try await Self.launch(count, width: width, one)
+        let elapsed = ContinuousClock.now - started
+        let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let cpu = ProcessCPU.seconds(pid: pid) - cpuBefore
+        let databaseCPU = postgres ? ProcessCPU.postgresSeconds(postmaster: postmaster) - databaseBefore : nil
+        // Read after the CPU figures (a scrape costs CPU too), half a second on, so the trust
+        // pings still being sent are in.
+        var roundTrips: Double? = nil
+        if let aerie, let before = roundTripsBefore {
+            try await Task.sleep(for: .milliseconds(500))
+            roundTrips = try await aerie.roundTrips() - before
+        }
+        return Run(invitee: invitee, mode: mode, wall: wall, cpu: cpu, databaseCPU: databaseCPU, roundTrips: roundTrips)
+    }
+}
+
+extension ConnectionsBench {
+    /// `count` calls of `one`, at most `width` at a time.
+    static func launch(_ count: Int, width: Int, _ one: @escaping @Sendable () async throws -> Void) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             var launched = 0
             while launched < min(width, count) {
@@ -108,18 +139,6 @@ struct ConnectionsBench {
                 }
             }
         }
-        let elapsed = ContinuousClock.now - started
-        let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        let cpu = ProcessCPU.seconds(pid: pid) - cpuBefore
-        let databaseCPU = postgres ? ProcessCPU.postgresSeconds(postmaster: postmaster) - databaseBefore : nil
-        // Read after the CPU figures (a scrape costs CPU too), half a second on, so the trust
-        // pings still being sent are in.
-        var roundTrips: Double? = nil
-        if let aerie, let before = roundTripsBefore {
-            try await Task.sleep(for: .milliseconds(500))
-            roundTrips = try await aerie.roundTrips() - before
-        }
-        return Run(invitee: invitee, mode: mode, wall: wall, cpu: cpu, databaseCPU: databaseCPU, roundTrips: roundTrips)
     }
 }
 
@@ -259,6 +278,15 @@ final class AerieProcess: @unchecked Sendable {
         let client = try await AerieClient.connect(host: "127.0.0.1", port: port)
         try await client.authenticate(token: tenantToken)
         return (client, id)
+    }
+
+    /// ANALYZE of the whole database (as its superuser).
+    func analyze() async throws {
+        let superuser = AerieDatabase(
+            configuration: DatabaseConfiguration(conninfo: database.superuserConninfo, maxConnections: 1),
+            logger: Logger(label: "bench"))
+        defer { Task { await superuser.shutdown() } }
+        try await superuser.withSession { session in _ = try session.execute("ANALYZE", []) }
     }
 
     /// SIGTERM (graceful), waited for off the concurrency pool.

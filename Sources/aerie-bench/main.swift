@@ -25,7 +25,7 @@ let valueOptions: Set<String> = [
     "--concurrency", "--connections", "--count", "--iterations", "--paced-rate", "--per-tenant", "--posters", "--rate",
     "--reuses", "--rounds", "--seconds", "--sessions", "--tenants", "--warmup", "--writers",
 ]
-let flagOptions: Set<String> = ["--durable", "--no-metrics"]
+let flagOptions: Set<String> = ["--analyze", "--durable", "--no-metrics"]
 
 let usage = """
     USAGE: aerie-bench <rpc|crypto|connections|messages|oob|hostile|events|scale|all> [options]
@@ -44,6 +44,9 @@ let usage = """
                --durable: its PostgreSQL runs with aerie-server's embedded settings (fsync,
                synchronous commit and full-page writes on; issue 16 goal 1 is stated for these)
                instead of the throwaway test settings (durability off).
+               --warmup N (0): N connections by each invitee, C at a time, before anything is
+               measured (every pooled backend and ACA-Py's code paths warm); --analyze: then
+               ANALYZE Aerie's database (what autovacuum does within a minute of a deployment).
       messages messages.download of one tenant's 100 pending messages among --tenants N (10000) x
                --per-tenant M (100) seeded ones, --sessions N (10) for --seconds S (5), without and
                with an index on (tenant_id, status, received_at, uid); push latency from inbound
@@ -113,7 +116,9 @@ if command == "rpc" || command == "all" {
 }
 if command == "connections" || command == "all" {
     if arguments.contains("--durable") { TestPostgres.useServerDefaults() }
-    let bench = ConnectionsBench(count: Int(option("--count", default: 50)), concurrency: Int(option("--concurrency", default: 10)))
+    let bench = ConnectionsBench(
+        count: Int(option("--count", default: 50)), concurrency: Int(option("--concurrency", default: 10)),
+        warmup: Int(option("--warmup", default: 0)), analyze: arguments.contains("--analyze"))
     do {
         print(try await bench.run())
     } catch {
