@@ -360,4 +360,90 @@ import Testing
                 == ["initialized", "requested", "responded", "requested", "initialized", "requested"])
         }
     }
+
+    /// schema/0031: a mailbox row inserted fires one trigger that counts it (every row, sent
+    /// ones too) and then logs and NOTIFYs a received one as a `message` event with its
+    /// connection's pairwise DID (looked up by the connection, or by the recipient verkey when
+    /// the row names none), as the two triggers it replaced did. Two tenants: each count, log and
+    /// NOTIFY is its own tenant's.
+    @Test func aMailboxRowIsCountedThenLoggedByOneTrigger() async throws {
+        try await StoreFixture.with { fixture in
+            let tenantA = try await fixture.createTenant("A").id
+            let tenantB = try await fixture.createTenant("B").id
+            let heard = Mutex<[String]>([])
+            let listener = PostgresEventListener(
+                conninfo: fixture.database.runtimeConninfo, channel: "aerie_events", logger: Logger(label: "test")
+            ) { payload in heard.withLock { $0.append(payload) } }
+            listener.start()
+            defer { listener.stop() }
+            for _ in 0..<500 where !listener.isListening { try await Task.sleep(for: .milliseconds(20)) }
+            try #require(listener.isListening)
+
+            var connection = Self.record(invitationId: "inv-a", key: "KEY-A")
+            connection.state = .requested
+            connection.myDid = "DID-A"
+            connection.myVerkey = "VERKEY-A"
+            connection.threadId = "thread"
+            let row = connection
+            let a = fixture.runtime.sealed(tenantA)
+            try await a.transaction { try $0.connections.insert(row) }
+            func message(_ id: String, connection: UUID?, recipient: String) -> MailboxMessage {
+                MailboxMessage(
+                    connectionId: connection, recipientVerkey: recipient, senderVerkey: "THEIRS", messageId: id,
+                    type: "https://didcomm.org/basicmessage/1.0/message", threadId: nil, payload: ["@id": .string(id)])
+            }
+            let linked = message("m-1", connection: row.id, recipient: "VERKEY-A")
+            let byVerkey = message("m-2", connection: nil, recipient: "VERKEY-A")
+            var sent = message("m-3", connection: row.id, recipient: "VERKEY-A")
+            sent.direction = .sent
+            sent.status = MailboxMessage.queued
+            let sentRow = sent
+            try await a.transaction { tx in
+                _ = try tx.mailbox.insert(linked)
+                #expect(try tx.mailbox.insertSent(sentRow))
+                _ = try tx.mailbox.insert(byVerkey)
+            }
+            let forB = message("m-1", connection: nil, recipient: "VERKEY-B")
+            _ = try await fixture.runtime.sealed(tenantB).transaction { try $0.mailbox.insert(forB) }
+
+            let usage: @Sendable (TenantID) async throws -> [Int] = { tenant in
+                try await fixture.asSuperuser { session in
+                    let r = try session.query(
+                        "SELECT mailbox_messages, (mailbox_bytes > 0)::int FROM aerie.tenant_usage WHERE tenant_id = $1::uuid",
+                        [.text(tenant.rawValue)])
+                    return [r.int(0, 0) ?? -1, r.int(0, 1) ?? -1]
+                }
+            }
+            #expect(try await usage(tenantA) == [3, 1])
+            #expect(try await usage(tenantB) == [1, 1])
+            let messages: @Sendable (TenantID) async throws -> [JSONValue] = { tenant in
+                try await fixture.asSuperuser { session in
+                    let rows = try session.query(
+                        "SELECT data::text FROM aerie.events WHERE tenant_id = $1::uuid AND kind = 'message' ORDER BY id",
+                        [.text(tenant.rawValue)])
+                    return try (0..<rows.rowCount).map { try JSONValue(parsing: rows.string($0, 0) ?? "") }
+                }
+            }
+            let logA = try await messages(tenantA)
+            #expect(logA.map { $0["uid"]?.stringValue } == [linked.uid.lowercasedString, byVerkey.uid.lowercasedString])
+            #expect(logA.map { $0["pairwiseDID"] } == [.string("DID-A"), .string("DID-A")])
+            #expect(logA.allSatisfy { $0["type"] == "https://didcomm.org/basicmessage/1.0/message" })
+            let logB = try await messages(tenantB)
+            #expect(logB.map { $0["uid"]?.stringValue } == [forB.uid.lowercasedString])
+            #expect(logB.first?["pairwiseDID"] == .null)
+
+            var notified: [JSONValue] = []
+            for _ in 0..<500 {
+                notified = try heard.withLock { $0 }.map { try JSONValue(parsing: $0) }.filter { $0["kind"] == "message" }
+                if notified.count >= 3 { break }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(notified.count == 3)
+            #expect(notified.filter { $0["tenant"] == .string(tenantA.rawValue) }.map { $0["uid"]?.stringValue }
+                == [linked.uid.lowercasedString, byVerkey.uid.lowercasedString])
+            #expect(notified.filter { $0["tenant"] == .string(tenantB.rawValue) }.map { $0["uid"]?.stringValue }
+                == [forB.uid.lowercasedString])
+            #expect(notified.allSatisfy { $0["uid"]?.stringValue != sentRow.uid.lowercasedString })
+        }
+    }
 }
