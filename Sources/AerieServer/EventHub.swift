@@ -133,6 +133,7 @@ final class EventHub: EventSubscriptions, Service, Sendable {
     func credentialChanged(tenant: TenantID, current: String?) {
         credentials.invalidate(tenant: tenant)
         connectionViews.invalidate(tenant: tenant)
+        BoxSharedKeys.shared.invalidate(scope: tenant.rawValue)
         let targets = subscriptions.withLock { all in all[tenant].map { Array($0.values) } ?? [] }
         for target in targets {
             let session = target.session

@@ -27,6 +27,20 @@ struct CryptoBenchmarks {
         return unpacked.plaintext.count
     }
 
+    /// The same between two tenants of a server (`keyScope`): the X25519 conversions and the
+    /// box shared keys (`BoxSharedKeys`) kept, as for every message after the first of a pair.
+    /// `sharedKeysKept` false: the box shared keys dropped before each round trip (the X25519
+    /// conversions still kept), i.e. what a pair's first pack and open cost.
+    func packUnpackScopedOnce(sharedKeysKept: Bool = true) throws -> Int {
+        if !sharedKeysKept {
+            BoxSharedKeys.shared.invalidate(scope: "bench-sender")
+            BoxSharedKeys.shared.invalidate(scope: "bench-recipient")
+        }
+        let packed = try DIDCommEnvelope.pack(message, to: [recipientVerkeyBase58], from: sender, keyScope: "bench-sender")
+        let unpacked = try DIDCommEnvelope(parsing: packed).open(with: recipient, keyScope: "bench-recipient")
+        return unpacked.plaintext.count
+    }
+
     /// The libsodium calls of one authcrypt pack + unpack, on preallocated buffers:
     /// pack: sender Ed25519->X25519 (secret and public), recipient public conversion, random
     /// CEK and nonces, crypto_box of the CEK, crypto_box_seal of the sender verkey, content

@@ -1,5 +1,6 @@
 import AerieClient
 import AerieCore
+import AerieCrypto
 import AerieStore
 import AerieTesting
 import Foundation
@@ -55,11 +56,19 @@ import Testing
         try await markerSeen.wait(for: "messages.received", count: before + 1)
     }
 
+    /// Whether this process's `BoxSharedKeys` holds the box shared key of `connection`'s pairwise
+    /// key and its peer's key in `tenant` (an inbound message from the peer left it there).
+    static func holdsSharedKey(_ tenant: TenantID, _ connection: MessagesMailboxTests.Connection) throws -> Bool {
+        let theirs = try Ed25519.x25519PublicKey(fromVerkey: connection.peer.verkey)
+        return BoxSharedKeys.shared.lookup(
+            scope: tenant.rawValue, ourVerkey: try Base58.decode(connection.pwVerkey), theirPublicKey: theirs) != nil
+    }
+
     @Test(arguments: ["admin.tenants.rotateToken", "admin.tenants.suspend"])
     func aChangedCredentialEndsPushAndTheNextCall(_ method: String) async throws {
         try await LiveServer.with(server: { $0.allowPrivateURLs = true; $0.deliveryEnabled = false }) { server in
             let (aliceID, aliceToken) = try await Self.tenant(server, label: "alice")
-            let (_, bobToken) = try await Self.tenant(server, label: "bob")
+            let (bobID, bobToken) = try await Self.tenant(server, label: "bob")
             let alice = try await MessagesPushTests.client(server, token: aliceToken)
             let bob = try await MessagesPushTests.client(server, token: bobToken)
             defer { Task { await alice.close(); await bob.close() } }
@@ -74,11 +83,18 @@ import Testing
                 to: aliceConnection, marker: bobConnection, markerSeen: bobSeen, port: server.didcommPort, id: "before")
             try await aliceSeen.wait(for: "messages.received")
             #expect(try await alice.call("connections.get", params: ["connectionId": .string(aliceConnection.id)])["connectionId"] != nil)
+            // Opening each one's message kept the box shared key of its pair, per tenant.
+            #expect(try Self.holdsSharedKey(aliceID, aliceConnection))
+            #expect(try Self.holdsSharedKey(bobID, bobConnection))
+            #expect(try !Self.holdsSharedKey(bobID, aliceConnection))
 
             _ = try await Self.admin(server, method, aliceID)
             if method == "admin.tenants.suspend" { _ = try await Self.admin(server, "admin.tenants.resume", aliceID) }
             let revoked = try #require(try await aliceSeen.wait(for: "session.revoked").first)
             #expect(revoked.params["code"] == "unauthenticated")
+            // The credential event dropped alice's shared keys, not bob's.
+            #expect(try !Self.holdsSharedKey(aliceID, aliceConnection))
+            #expect(try Self.holdsSharedKey(bobID, bobConnection))
             let pushedBefore = aliceSeen.all("messages.received").count
 
             // Stored for alice (the tenant is active again), pushed to bob, not to alice's old session.

@@ -119,6 +119,43 @@ import Testing
         }
     }
 
+    /// The pool's hand-off to its threads (a slot of the result's type, a `Void` continuation):
+    /// results of any layout come back whole and errors as thrown, from more calls at once than
+    /// there are connections.
+    @Test func resultsAndErrorsComeBackWholeFromManyCallsAtOnce() async throws {
+        struct Marker: Error, Equatable { let index: Int }
+        final class Held: Sendable {
+            let text: String
+            init(_ text: String) { self.text = text }
+        }
+        try await StoreFixture.with(maxConnections: 2) { fixture in
+            let pool = fixture.runtime.pool
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<60 {
+                    group.addTask {
+                        switch index % 3 {
+                        case 0:
+                            await #expect(throws: Marker(index: index)) {
+                                try await pool.withConnection { _ in throw Marker(index: index) }
+                            }
+                        case 1:
+                            let (number, held, text) = try await pool.withConnection { _ in
+                                (index, Held("held \(index)"), String(repeating: "x", count: index))
+                            }
+                            #expect(number == index && held.text == "held \(index)" && text.count == index)
+                        default:
+                            try await pool.withConnection { _ in }
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            // Every lease was given back: a call still gets a connection.
+            #expect(try await pool.withConnection { _ in 7 } == 7)
+            #expect(pool.usage.inUse == 0)
+        }
+    }
+
     @Test func failedStatementLeavesTheConnectionUsable() async throws {
         try await StoreFixture.with(maxConnections: 1) { fixture in
             let token = randomBytes(32)

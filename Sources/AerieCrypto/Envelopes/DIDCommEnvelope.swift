@@ -51,11 +51,12 @@ public struct DIDCommEnvelope: Sendable {
             throw CryptoError(.invalidMessage, "a packed message needs at least one recipient")
         }
         let cek = SecretBytes.random(count: AEAD.keyByteCount)
-        let senderX = sender?.x25519Secret()
+        // With a scope the box's shared key comes from `BoxSharedKeys` (our secret only on a miss).
+        let senderX = keyScope == nil ? sender?.x25519Secret() : nil
         let senderVerkey = sender.map { Array($0.verkeyBase58.utf8) }
 
         var header: [UInt8] = []
-        header.reserveCapacity(120 + recipientVerkeys.count * (senderX == nil ? 160 : 280))
+        header.reserveCapacity(120 + recipientVerkeys.count * (sender == nil ? 160 : 280))
         header.append(contentsOf: #"{"enc":"\#(encName)","typ":"JWM/1.0","alg":""#.utf8)
         header.append(contentsOf: (sender == nil ? Algorithm.anoncrypt : .authcrypt).rawValue.utf8)
         header.append(contentsOf: #"","recipients":["#.utf8)
@@ -69,10 +70,15 @@ public struct DIDCommEnvelope: Sendable {
             let targetX = try Self.x25519PublicKey(ofVerkey: verkey, scope: keyScope)
             if index > 0 { header.append(UInt8(ascii: ",")) }
             header.append(contentsOf: #"{"encrypted_key":""#.utf8)
-            if let senderX, let senderVerkey {
+            if let sender, let senderVerkey {
                 let nonce = Random.bytes(Box.nonceByteCount)
-                let encryptedKey = try cek.withUnsafeBytes {
-                    try Box.seal($0, nonce: nonce, to: targetX, fromSecret: senderX)
+                let encryptedKey = try cek.withUnsafeBytes { content in
+                    guard let keyScope else {
+                        return try Box.seal(content, nonce: nonce, to: targetX, fromSecret: senderX ?? sender.x25519Secret())
+                    }
+                    let shared = try BoxSharedKeys.shared.sharedKey(
+                        scope: keyScope, ourVerkey: sender.verkey, ourSecret: { sender.x25519Secret() }, theirPublicKey: targetX)
+                    return try Box.seal(content, nonce: nonce, sharedKey: shared)
                 }
                 let encryptedSender = try senderVerkey.withUnsafeBytes { try SealedBox.seal($0, to: targetX) }
                 header.append(contentsOf: Base64.encodeURL(encryptedKey).utf8)
@@ -249,7 +255,11 @@ public struct DIDCommEnvelope: Sendable {
                 throw CryptoError(.malformedEnvelope, "sender is not a valid verkey")
             }
             senderVerkey = senderBase58
-            cek = try Box.open(entry.encryptedKey, nonce: nonce, from: senderX, to: x)
+            if let keyScope {
+                cek = try Self.openBox(entry.encryptedKey, nonce: nonce, from: senderX, to: x, verkey: recipient.verkey, scope: keyScope)
+            } else {
+                cek = try Box.open(entry.encryptedKey, nonce: nonce, from: senderX, to: x)
+            }
         case .anoncrypt:
             cek = try SealedBox.open(entry.encryptedKey, with: x)
         }
@@ -300,6 +310,23 @@ public struct DIDCommEnvelope: Sendable {
     }
 
     // MARK: - Helpers
+
+    /// `Box.open` through `BoxSharedKeys`: a kept shared key of (`verkey`, `senderX`) in `scope`,
+    /// else one computed and kept only once the box authenticated with it. Errors as `Box.open`.
+    private static func openBox(
+        _ sealed: [UInt8], nonce: [UInt8], from senderX: [UInt8], to x: X25519KeyPair, verkey: [UInt8], scope: String
+    ) throws -> SecretBytes {
+        let keys = BoxSharedKeys.shared
+        if let known = keys.lookup(scope: scope, ourVerkey: verkey, theirPublicKey: senderX) {
+            return try Box.open(sealed, nonce: nonce, sharedKey: known)
+        }
+        guard let shared = try? Box.sharedKey(publicKey: senderX, secret: x.secret) else {
+            throw CryptoError(.decryptionFailed, "crypto_box authentication failed")  // a low-order key, as Box.open
+        }
+        let opened = try Box.open(sealed, nonce: nonce, sharedKey: shared)
+        keys.remember(shared, scope: scope, ourVerkey: verkey, theirPublicKey: senderX)
+        return opened
+    }
 
     private static func x25519PublicKey(ofVerkey verkey: [UInt8], scope: String?) throws -> [UInt8] {
         guard let scope else { return try Ed25519.x25519PublicKey(fromVerkey: verkey) }

@@ -6,7 +6,10 @@ import AerieCore
 /// verkeys, signatures, envelopes and plaintexts. Reach it as `tenant.keys`.
 ///
 /// Each operation is one short database transaction; the decrypted key lives in zeroing
-/// storage (`SecretBytes`) and is dropped when the operation returns.
+/// storage (`SecretBytes`) and is dropped when the operation returns. What outlives it: the
+/// `crypto_box` shared keys of (our key, a peer's key) that its packs and unpacks computed, kept
+/// per tenant in `BoxSharedKeys` (bounded, zeroing, dropped on the tenant's credential events
+/// and when the key is deleted here), usable only by a call that opened the key pair again.
 public struct KeyWallet: Sendable {
     public let tenantID: TenantID
     let database: any TenantDatabase
@@ -71,7 +74,9 @@ public struct KeyWallet: Sendable {
     @discardableResult
     public func deleteKey(_ verkey: String) async throws -> Bool {
         let kid = try KeyReference.verkeyBase58(from: verkey)
-        return try await database.transaction { try $0.keys.remove(verkey: kid) }
+        let removed = try await database.transaction { try $0.keys.remove(verkey: kid) }
+        if let bytes = try? Base58.decode(kid) { BoxSharedKeys.shared.invalidate(scope: tenantID.rawValue, ourVerkey: bytes) }
+        return removed
     }
 
     /// A detached Ed25519 signature of `data` by the tenant's key `verkey`.

@@ -69,7 +69,7 @@ package final class ConnectionPool: Sendable {
     ) async throws -> T {
         let lease = Lease(try await acquire(tenant: tenant))
         do {
-            return try await threads.runIfActive { [self] in
+            return try await onThread { [self] in
                 var connection = lease.take()
                 defer { release(connection, tenant: tenant) }
                 for attempt in 0..<2 {
@@ -96,6 +96,37 @@ package final class ConnectionPool: Sendable {
             release(lease.take(), tenant: tenant)
             if error is CancellationError { throw error }
             throw AerieError(.unavailable, "database unavailable", details: "thread pool: \(error)")
+        }
+    }
+
+    /// Runs `body` on one of the pool's threads and returns what it returns, as
+    /// `threads.runIfActive(body)` did, without its per-call generic work: NIO's `runIfActive<T>`
+    /// is not specialized across modules (and `T` comes through `TenantDatabase`'s existential
+    /// anyway), so each call looked up the metadata of a `CheckedContinuation<T, Error>`, a
+    /// `Result<T, Error>` and its cancellation handler's types (about 1.2 % of the server's
+    /// samples per connection flow, docs/BENCHMARKS.md `srvfive`). Here the result goes through a
+    /// slot of `T` the caller allocates (`T`'s own metadata, which the call already has) and the
+    /// thread hands back only `Void` or the error. Unlike `runIfActive` a task cancelled while its
+    /// item waits for a thread does not drop the item: there are as many threads as leases, so
+    /// a leased caller's item never waits.
+    private func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        nonisolated(unsafe) let slot = UnsafeMutablePointer<T>.allocate(capacity: 1)
+        defer { slot.deallocate() }
+        try await onThread { slot.initialize(to: try body()) }
+        return slot.move()
+    }
+
+    private func onThread(_ work: @escaping @Sendable () throws -> Void) async throws {
+        try await withUnsafeThrowingContinuation { (done: UnsafeContinuation<Void, any Error>) in
+            threads.submit { state in
+                guard case .active = state else { return done.resume(throwing: CancellationError()) }
+                do {
+                    try work()
+                    done.resume()
+                } catch {
+                    done.resume(throwing: error)
+                }
+            }
         }
     }
 
