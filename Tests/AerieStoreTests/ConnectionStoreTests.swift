@@ -8,6 +8,23 @@ import Testing
 
 /// `connections`, `mailbox` and `outbox` on a real PostgreSQL, always with two tenants.
 @Suite(.timeLimit(.minutes(10))) struct ConnectionStoreTests {
+    /// The `aerie_events` NOTIFYs heard from now on (a listener of the runtime role, in place
+    /// before this returns; stop it when done).
+    static func listen(_ fixture: StoreFixture) async throws -> (Heard, PostgresEventListener) {
+        let heard = Heard()
+        let listener = PostgresEventListener(
+            conninfo: fixture.database.runtimeConninfo, channel: "aerie_events", logger: Logger(label: "test")
+        ) { payload in heard.payloads.withLock { $0.append(payload) } }
+        listener.start()
+        for _ in 0..<500 where !listener.isListening { try await Task.sleep(for: .milliseconds(20)) }
+        try #require(listener.isListening)
+        return (heard, listener)
+    }
+
+    final class Heard: Sendable {
+        let payloads = Mutex<[String]>([])
+    }
+
     static func record(invitationId: String, key: String, publicDid: String? = nil) -> ConnectionRecord {
         ConnectionRecord(
             invitation: ["@id": .string(invitationId)], invitationKind: "aries", invitationId: invitationId,
@@ -272,14 +289,8 @@ import Testing
         try await StoreFixture.with { fixture in
             let tenantA = try await fixture.createTenant("A").id
             let tenantB = try await fixture.createTenant("B").id
-            let heard = Mutex<[String]>([])
-            let listener = PostgresEventListener(
-                conninfo: fixture.database.runtimeConninfo, channel: "aerie_events", logger: Logger(label: "test")
-            ) { payload in heard.withLock { $0.append(payload) } }
-            listener.start()
+            let (heard, listener) = try await Self.listen(fixture)
             defer { listener.stop() }
-            for _ in 0..<500 where !listener.isListening { try await Task.sleep(for: .milliseconds(20)) }
-            try #require(listener.isListening)
 
             @Sendable func requested(_ r: ConnectionRecord) -> ConnectionRecord {
                 var next = r
@@ -348,7 +359,7 @@ import Testing
             // The NOTIFYs: the same payloads in the same order for both forms, each tenant's own.
             var notified: [JSONValue] = []
             for _ in 0..<500 {
-                notified = try heard.withLock { $0 }.map { try JSONValue(parsing: $0) }.filter { $0["kind"] == "connection" }
+                notified = try heard.payloads.withLock { $0 }.map { try JSONValue(parsing: $0) }.filter { $0["kind"] == "connection" }
                 if notified.count >= 10 { break }
                 try await Task.sleep(for: .milliseconds(20))
             }
@@ -370,14 +381,8 @@ import Testing
         try await StoreFixture.with { fixture in
             let tenantA = try await fixture.createTenant("A").id
             let tenantB = try await fixture.createTenant("B").id
-            let heard = Mutex<[String]>([])
-            let listener = PostgresEventListener(
-                conninfo: fixture.database.runtimeConninfo, channel: "aerie_events", logger: Logger(label: "test")
-            ) { payload in heard.withLock { $0.append(payload) } }
-            listener.start()
+            let (heard, listener) = try await Self.listen(fixture)
             defer { listener.stop() }
-            for _ in 0..<500 where !listener.isListening { try await Task.sleep(for: .milliseconds(20)) }
-            try #require(listener.isListening)
 
             var connection = Self.record(invitationId: "inv-a", key: "KEY-A")
             connection.state = .requested
@@ -434,7 +439,7 @@ import Testing
 
             var notified: [JSONValue] = []
             for _ in 0..<500 {
-                notified = try heard.withLock { $0 }.map { try JSONValue(parsing: $0) }.filter { $0["kind"] == "message" }
+                notified = try heard.payloads.withLock { $0 }.map { try JSONValue(parsing: $0) }.filter { $0["kind"] == "message" }
                 if notified.count >= 3 { break }
                 try await Task.sleep(for: .milliseconds(20))
             }
