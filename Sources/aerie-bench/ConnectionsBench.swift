@@ -247,12 +247,20 @@ final class AerieProcess: @unchecked Sendable {
 
     /// The parent of a backend of `database` is its cluster's postmaster.
     static func postmaster(of database: TestDatabase) async throws -> Int32? {
+        let backend = try await asSuperuser(of: database) { session in try session.query("SELECT pg_backend_pid()").int(0, 0) }
+        return backend.flatMap { ProcessCPU.parent(of: Int32($0)) }
+    }
+
+    /// `body` on a session of `database` as its cluster's superuser (a one-connection pool, shut
+    /// down after).
+    static func asSuperuser<T: Sendable>(
+        of database: TestDatabase, _ body: @escaping @Sendable (DatabaseSession) throws -> T
+    ) async throws -> T {
         let superuser = AerieDatabase(
             configuration: DatabaseConfiguration(conninfo: database.superuserConninfo, maxConnections: 1),
             logger: Logger(label: "bench"))
         defer { Task { await superuser.shutdown() } }
-        let backend = try await superuser.withSession { session in try session.query("SELECT pg_backend_pid()").int(0, 0) }
-        return backend.flatMap { ProcessCPU.parent(of: Int32($0)) }
+        return try await superuser.withSession(body)
     }
 
     /// The server's `aerie_db_round_trips_total` now (a scrape of its operator endpoint; the
@@ -282,11 +290,7 @@ final class AerieProcess: @unchecked Sendable {
 
     /// ANALYZE of the whole database (as its superuser).
     func analyze() async throws {
-        let superuser = AerieDatabase(
-            configuration: DatabaseConfiguration(conninfo: database.superuserConninfo, maxConnections: 1),
-            logger: Logger(label: "bench"))
-        defer { Task { await superuser.shutdown() } }
-        try await superuser.withSession { session in _ = try session.execute("ANALYZE", []) }
+        try await Self.asSuperuser(of: database) { session in _ = try session.execute("ANALYZE", []) }
     }
 
     /// SIGTERM (graceful), waited for off the concurrency pool.

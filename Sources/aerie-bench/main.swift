@@ -23,7 +23,7 @@ func fail(_ message: String) -> Never {
 /// Every option some command reads: a misspelt one is refused rather than silently ignored.
 let valueOptions: Set<String> = [
     "--concurrency", "--connections", "--count", "--iterations", "--paced-rate", "--per-tenant", "--posters", "--rate",
-    "--reuses", "--rounds", "--seconds", "--sessions", "--tenants", "--warmup", "--writers",
+    "--reuses", "--rounds", "--seconds", "--sessions", "--tenants", "--warmup", "--warmup-connections", "--writers",
 ]
 let flagOptions: Set<String> = ["--analyze", "--durable", "--no-metrics"]
 
@@ -44,9 +44,10 @@ let usage = """
                --durable: its PostgreSQL runs with aerie-server's embedded settings (fsync,
                synchronous commit and full-page writes on; issue 16 goal 1 is stated for these)
                instead of the throwaway test settings (durability off).
-               --warmup N (0): N connections by each invitee, C at a time, before anything is
-               measured (every pooled backend and ACA-Py's code paths warm); --analyze: then
-               ANALYZE Aerie's database (what autovacuum does within a minute of a deployment).
+               --warmup-connections N (0): N connections by each invitee, C at a time, before
+               anything is measured (every pooled backend and ACA-Py's code paths warm);
+               --analyze: then ANALYZE Aerie's database (what autovacuum does within a minute of a
+               deployment).
       messages messages.download of one tenant's 100 pending messages among --tenants N (10000) x
                --per-tenant M (100) seeded ones, --sessions N (10) for --seconds S (5), without and
                with an index on (tenant_id, status, received_at, uid); push latency from inbound
@@ -118,7 +119,7 @@ if command == "connections" || command == "all" {
     if arguments.contains("--durable") { TestPostgres.useServerDefaults() }
     let bench = ConnectionsBench(
         count: Int(option("--count", default: 50)), concurrency: Int(option("--concurrency", default: 10)),
-        warmup: Int(option("--warmup", default: 0)), analyze: arguments.contains("--analyze"))
+        warmup: Int(option("--warmup-connections", default: 0)), analyze: arguments.contains("--analyze"))
     do {
         print(try await bench.run())
     } catch {

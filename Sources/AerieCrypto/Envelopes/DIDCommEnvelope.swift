@@ -51,8 +51,6 @@ public struct DIDCommEnvelope: Sendable {
             throw CryptoError(.invalidMessage, "a packed message needs at least one recipient")
         }
         let cek = SecretBytes.random(count: AEAD.keyByteCount)
-        // With a scope the box's shared key comes from `BoxSharedKeys` (our secret only on a miss).
-        let senderX = keyScope == nil ? sender?.x25519Secret() : nil
         let senderVerkey = sender.map { Array($0.verkeyBase58.utf8) }
 
         var header: [UInt8] = []
@@ -72,14 +70,8 @@ public struct DIDCommEnvelope: Sendable {
             header.append(contentsOf: #"{"encrypted_key":""#.utf8)
             if let sender, let senderVerkey {
                 let nonce = Random.bytes(Box.nonceByteCount)
-                let encryptedKey = try cek.withUnsafeBytes { content in
-                    guard let keyScope else {
-                        return try Box.seal(content, nonce: nonce, to: targetX, fromSecret: senderX ?? sender.x25519Secret())
-                    }
-                    let shared = try BoxSharedKeys.shared.sharedKey(
-                        scope: keyScope, ourVerkey: sender.verkey, ourSecret: { sender.x25519Secret() }, theirPublicKey: targetX)
-                    return try Box.seal(content, nonce: nonce, sharedKey: shared)
-                }
+                let shared = try Self.boxSharedKey(of: sender, and: targetX, scope: keyScope)
+                let encryptedKey = try cek.withUnsafeBytes { try Box.seal($0, nonce: nonce, sharedKey: shared) }
                 let encryptedSender = try senderVerkey.withUnsafeBytes { try SealedBox.seal($0, to: targetX) }
                 header.append(contentsOf: Base64.encodeURL(encryptedKey).utf8)
                 header.append(contentsOf: #"","header":{"kid":""#.utf8)
@@ -310,6 +302,14 @@ public struct DIDCommEnvelope: Sendable {
     }
 
     // MARK: - Helpers
+
+    /// The `crypto_box` shared key of our `sender` and a recipient's X25519 key: kept per tenant
+    /// by `BoxSharedKeys` with a scope (our secret derived only on a miss), else computed.
+    private static func boxSharedKey(of sender: Ed25519KeyPair, and theirs: [UInt8], scope: String?) throws -> SecretBytes {
+        guard let scope else { return try Box.sharedKey(publicKey: theirs, secret: sender.x25519Secret()) }
+        return try BoxSharedKeys.shared.sharedKey(
+            scope: scope, ourVerkey: sender.verkey, ourSecret: { sender.x25519Secret() }, theirPublicKey: theirs)
+    }
 
     /// `Box.open` through `BoxSharedKeys`: a kept shared key of (`verkey`, `senderX`) in `scope`,
     /// else one computed and kept only once the box authenticated with it. Errors as `Box.open`.

@@ -119,7 +119,7 @@ package final class ConnectionPool: Sendable {
     private func onThread(_ work: @escaping @Sendable () throws -> Void) async throws {
         try await withUnsafeThrowingContinuation { (done: UnsafeContinuation<Void, any Error>) in
             threads.submit { state in
-                guard case .active = state else { return done.resume(throwing: CancellationError()) }
+                guard case .active = state else { return done.resume(throwing: ThreadsStopped()) }
                 do {
                     try work()
                     done.resume()
@@ -128,6 +128,12 @@ package final class ConnectionPool: Sendable {
                 }
             }
         }
+    }
+
+    /// The pool's threads are stopped (shut down): the work did not run. Answered as
+    /// `unavailable`, as NIO's inactive-pool error was before the pool's own hand-off.
+    private struct ThreadsStopped: Error, CustomStringConvertible {
+        var description: String { "the pool's threads are stopped" }
     }
 
     /// Connections leased now, idle ones, and callers waiting for one (the operator's metrics).
