@@ -82,17 +82,16 @@ public struct MessageMailbox: Sendable {
     /// `direction: "sent"`, and, when its delivery failed, `deliveryDetails: [{reason,
     /// statusCode: "MS-105"}]`; received ones have no `direction`.
     static func writeMessage(_ entry: MailboxEntry, kinds: inout KindMemo, into writer: inout JSONWriter) {
-        let m = entry.message
-        let sent = m.direction == .sent
+        let sent = entry.direction == .sent
         writer.object { members in
             members.member("decryptedPayload", string: entry.payloadJSON)
             members.member("deliveryDetails") { writer in
                 writer.array { details in
-                    if let reason = m.deliveryError {
+                    if let reason = entry.deliveryError {
                         details.item { writer in
                             writer.object { detail in
                                 detail.member("reason", string: reason)
-                                detail.member("statusCode", string: m.status)
+                                detail.member("statusCode", string: entry.status)
                             }
                         }
                     }
@@ -101,33 +100,43 @@ public struct MessageMailbox: Sendable {
             if sent { members.member("direction", string: "sent") }
             members.member("payload") { $0.null() }
             members.member("refMsgId") { writer in
-                if let thread = m.threadId, thread != m.messageId { writer.string(thread) } else { writer.null() }
+                if let thread = entry.threadId, thread != entry.messageId { writer.string(thread) } else { writer.null() }
             }
             members.member("senderDID") { writer in
                 if let did = sent ? entry.pairwiseDid : entry.theirDid { writer.string(did) } else { writer.null() }
             }
-            members.member("statusCode", string: m.status)
-            members.member("type", string: kinds.kind(of: entry.payloadType ?? m.type))
-            members.member("uid", string: m.uid.lowercasedString)
+            members.member("statusCode", string: entry.status)
+            members.member("type", string: kinds.kind(of: entry))
+            members.member("uid", string: entry.uid.lowercasedString)
         }
     }
 
-    /// `MessageKind.classify` memoised over a page: the last type, then a dictionary.
+    /// The `type` the answer shows for a message: `MessageKind.classify` of its payload's
+    /// `@type`, memoised over a page (the last stored type, then a dictionary). The stored type
+    /// is that `@type` with its prefix normalised, which classify normalises anyway: a type it
+    /// names a kind of is answered from the stored type alone; only one it does not (answered as
+    /// the sender wrote it) reads the payload's own `@type`.
     struct KindMemo {
-        private var last: (type: String, kind: String)?
-        private var known: [String: String] = [:]
+        private var last: (type: String, kind: String?)?
+        private var known: [String: String?] = [:]
 
-        mutating func kind(of type: String) -> String {
-            if let last, last.type == type { return last.kind }
-            let kind: String
-            if let known = known[type] {
+        mutating func kind(of entry: MailboxEntry) -> String {
+            if let last, last.type == entry.type { return last.kind ?? Self.unnamed(entry) }
+            let kind: String?
+            if let known = known[entry.type] {
                 kind = known
             } else {
-                kind = MessageKind.classify(type)
-                known[type] = kind
+                let classified = MessageKind.classify(entry.type)
+                kind = classified == entry.type ? nil : classified
+                known[entry.type] = kind
             }
-            last = (type, kind)
-            return kind
+            last = (entry.type, kind)
+            return kind ?? Self.unnamed(entry)
+        }
+
+        /// A type without a short kind: the payload's `@type` as written, else the stored one.
+        private static func unnamed(_ entry: MailboxEntry) -> String {
+            entry.payloadType.map(MessageKind.classify) ?? entry.type
         }
     }
 

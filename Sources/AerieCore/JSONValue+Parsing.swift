@@ -91,36 +91,68 @@ extension JSONValue {
         }
     }
 
-    /// Runs of bytes that need no escape are copied whole (a JSON text inside a string, e.g. a
-    /// mailbox payload, is mostly such runs between its quotes).
+    /// Written in two passes over the string's UTF-8: one sums what its escapes add (a table
+    /// lookup per byte), the other writes straight into the array grown once to the exact size.
+    /// A string with nothing to escape is appended whole. A JSON text inside a string (a mailbox
+    /// payload) has an escape every few bytes, where appending the runs between them one by one
+    /// cost an append, its capacity check and a copy each.
     static func writeString(_ string: String, into out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
         var string = string
-        string.withUTF8 { utf8 in
-            var start = 0
-            for index in 0..<utf8.count {
-                let byte = utf8[index]
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                if start < index { out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<index])) }
-                start = index + 1
-                out.append(UInt8(ascii: "\\"))
-                switch byte {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.append(byte)
-                case 0x0A: out.append(UInt8(ascii: "n"))
-                case 0x0D: out.append(UInt8(ascii: "r"))
-                case 0x09: out.append(UInt8(ascii: "t"))
-                default:
-                    out.append(UInt8(ascii: "u"))
-                    out.append(0x30)
-                    out.append(0x30)
-                    out.append(hexDigit(byte >> 4))
-                    out.append(hexDigit(byte & 0xF))
-                }
+        string.withUTF8 { utf8 in escapeGrowth.withUnsafeBufferPointer { growth in
+            var added = 0
+            for byte in utf8 { added &+= Int(growth[Int(byte)]) }
+            out.append(UInt8(ascii: "\""))
+            guard added > 0 else {
+                out.append(contentsOf: utf8)
+                out.append(UInt8(ascii: "\""))
+                return
             }
-            if start < utf8.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...])) }
-        }
-        out.append(UInt8(ascii: "\""))
+            var at = out.count
+            out.append(contentsOf: repeatElement(0, count: utf8.count + added + 1))
+            out.withUnsafeMutableBufferPointer { dst in
+                for byte in utf8 {
+                    guard growth[Int(byte)] != 0 else {
+                        dst[at] = byte
+                        at &+= 1
+                        continue
+                    }
+                    dst[at] = UInt8(ascii: "\\")
+                    switch byte {
+                    case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                        dst[at &+ 1] = byte
+                        at &+= 2
+                    case 0x0A:
+                        dst[at &+ 1] = UInt8(ascii: "n")
+                        at &+= 2
+                    case 0x0D:
+                        dst[at &+ 1] = UInt8(ascii: "r")
+                        at &+= 2
+                    case 0x09:
+                        dst[at &+ 1] = UInt8(ascii: "t")
+                        at &+= 2
+                    default:
+                        dst[at &+ 1] = UInt8(ascii: "u")
+                        dst[at &+ 2] = 0x30
+                        dst[at &+ 3] = 0x30
+                        dst[at &+ 4] = hexDigit(byte >> 4)
+                        dst[at &+ 5] = hexDigit(byte & 0xF)
+                        at &+= 6
+                    }
+                }
+                dst[at] = UInt8(ascii: "\"")
+            }
+        } }
     }
+
+    /// The bytes each byte's escape adds: 1 for a quote, a backslash, newline, return and tab
+    /// (a backslash and a letter), 5 for the other control characters (`u00XX` after the
+    /// backslash), 0 for the rest.
+    private static let escapeGrowth: [UInt8] = {
+        var table = [UInt8](repeating: 0, count: 256)
+        for byte in 0..<0x20 { table[byte] = 5 }
+        for byte in [UInt8(ascii: "\""), UInt8(ascii: "\\"), 0x0A, 0x0D, 0x09] { table[Int(byte)] = 1 }
+        return table
+    }()
 
     private static func hexDigit(_ nibble: UInt8) -> UInt8 {
         nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10

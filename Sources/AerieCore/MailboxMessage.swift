@@ -159,29 +159,49 @@ public struct MailboxPosition: Sendable, Hashable {
     }
 }
 
-/// A mailbox message with the connection it belongs to (our and their DID), as `download`
-/// lists it: the payload as JSON text (`payloadJSON`, what `payload.jsonString` would give) and
-/// its `@type`, not as a tree, since the download answers it as text; `message.payload` is null.
+/// A mailbox message as `download` lists it: the fields its answer shows, with the connection it
+/// belongs to (our and their DID), and the payload as JSON text (`payloadJSON`, what
+/// `payload.jsonString` would give), not as a tree, since the download answers it as text.
+/// Nothing the answer does not show is read (the message's own verkeys, its connection's id).
 public struct MailboxEntry: Sendable, Hashable {
-    public var message: MailboxMessage
+    public var uid: UUID
+    public var messageId: String
+    /// The `@type` as stored: its prefix normalised (`InboundMessage.normalizedType`).
+    public var type: String
+    public var threadId: String?
+    public var status: String
+    public var direction: MailboxMessage.Direction
+    public var deliveryError: String?
     public var pairwiseDid: String
     public var theirDid: String?
-    public var position: MailboxPosition
+    public var receivedAtMicros: Int64
     /// The payload's compact JSON text (keys sorted).
     public var payloadJSON: String
-    /// The payload's `@type`, when it has one.
-    public var payloadType: String?
 
     public init(
-        message: MailboxMessage, pairwiseDid: String, theirDid: String?, position: MailboxPosition, payloadJSON: String,
-        payloadType: String?
+        uid: UUID, messageId: String, type: String, threadId: String?, status: String, direction: MailboxMessage.Direction,
+        deliveryError: String?, pairwiseDid: String, theirDid: String?, receivedAtMicros: Int64, payloadJSON: String
     ) {
-        self.message = message
+        self.uid = uid
+        self.messageId = messageId
+        self.type = type
+        self.threadId = threadId
+        self.status = status
+        self.direction = direction
+        self.deliveryError = deliveryError
         self.pairwiseDid = pairwiseDid
         self.theirDid = theirDid
-        self.position = position
+        self.receivedAtMicros = receivedAtMicros
         self.payloadJSON = payloadJSON
-        self.payloadType = payloadType
+    }
+
+    public var position: MailboxPosition { MailboxPosition(receivedAtMicros: receivedAtMicros, uid: uid) }
+
+    /// The payload's own `@type`, as its sender wrote it (either prefix), read from its text when
+    /// asked (nil when the payload is no object, has none, or it does not read): `type` is the
+    /// same with its prefix normalised, which is all the download needs for the kinds it names.
+    public var payloadType: String? {
+        (try? JSONObjectText(Array(payloadJSON.utf8)))?.string("@type")
     }
 
     /// The payload parsed (tests and rare readers; the download itself passes the text on).

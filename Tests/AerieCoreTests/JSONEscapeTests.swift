@@ -13,4 +13,21 @@ struct JSONEscapeTests {
         let text = "\"" + String(repeating: #"\u00e9"#, count: 100_000) + "\""
         #expect(try JSONValue(parsing: text).stringValue?.count == 100_000)
     }
+
+    /// The writer's escapes (two passes into an array grown once): each character that must be
+    /// escaped, in the short form where JSON has one, every other byte as it is, and the text
+    /// parses back to the string, around escapes at either end and in runs.
+    @Test func writtenStringsEscapeExactlyWhatTheyMust() throws {
+        #expect(JSONValue.string("plain é 😀 </script>").jsonString == "\"plain é 😀 </script>\"")
+        #expect(JSONValue.string("\"q\" \\ \n\r\t \u{1}\u{1f}\u{7f}").jsonString == #""\"q\" \\ \n\r\t \u0001\u001f\#u{7f}""#)
+        #expect(JSONValue.string("").jsonString == "\"\"")
+        let every = String(decoding: (0..<0x80).map { UInt8($0) }, as: UTF8.self) + "é\u{2028}😀"
+        for sample in [every, "\"" + every + "\\", String(repeating: "\"\"", count: 1000), #"{"@type":"x","n":[1,"two"]}"#] {
+            let written = JSONValue.string(sample).jsonString
+            #expect(try JSONValue(parsing: written) == .string(sample))
+            #expect(!written.utf8.dropFirst().dropLast().contains { $0 < 0x20 })
+        }
+        // Inside an object, keys and values alike; the bytes before the string are kept.
+        #expect(JSONValue.object(["k\"": .string("v\n")]).jsonString == #"{"k\"":"v\n"}"#)
+    }
 }

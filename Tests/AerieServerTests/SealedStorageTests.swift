@@ -322,14 +322,15 @@ import Testing
         #expect(try await database.migrator().appliedVersions().contains(18))
 
         @Sendable func expectEverythingReads(_ tenant: TenantContext) async throws {
-            let (setting, record, byId, byDid, page, found) = try await tenant.database.transaction { tx in
+            let (setting, record, byId, byDid, page, found, stored) = try await tenant.database.transaction { tx in
                 (
                     try tx.settings.get("profile"), try tx.connections.get(connection),
                     try tx.connections.findMatching(invitationId: "inv-secret-id", publicDid: nil, firstRecipientKey: nil),
                     try tx.connections.findMatching(invitationId: nil, publicDid: "did:sov:SecretPublicDid", firstRecipientKey: nil),
                     try tx.mailbox.download(
                         MailboxQuery(statuses: [MailboxMessage.received], uids: nil, pairwiseDids: ["MyDid"], after: nil, limit: 10)),
-                    try tx.repository(OutOfBandRepository.self).find(invitationId: "oob-secret-id", forUpdate: false)
+                    try tx.repository(OutOfBandRepository.self).find(invitationId: "oob-secret-id", forUpdate: false),
+                    try messages.map { try tx.mailbox.get($0) }
                 )
             }
             #expect(setting == ["name": "Secret Setting Value"])
@@ -337,9 +338,11 @@ import Testing
             #expect(record?.invitationRoutingKeys == ["SecretFirstRecipientKey"] && record?.theirVerkey == "SecretTheirVerkey")
             #expect(record?.problemReport?["explain"] == "Secret problem explain" && record?.goal == "Secret goal text")
             #expect(byId?.id == connection && byDid?.id == connection)
-            #expect(page.map(\.message.uid) == messages)
+            #expect(page.map(\.uid) == messages)
             #expect(page.allSatisfy { (try? $0.payload)?["content"] == "Basic message secret content" && $0.theirDid == "TheirDid" })
-            #expect(page.allSatisfy { $0.message.senderVerkey == "SenderVerkeySecret" && $0.message.threadId == "thread-secret-id" })
+            #expect(page.allSatisfy { $0.threadId == "thread-secret-id" })
+            #expect(stored.count == messages.count)
+            #expect(stored.allSatisfy { $0?.senderVerkey == "SenderVerkeySecret" && $0?.threadId == "thread-secret-id" })
             #expect(found?.attachedMessage?["comment"] == "Attachment field secret" && found?.reuseMessageId == "reuse-1")
         }
         // Before the re-encryption: the clear rows read.

@@ -65,7 +65,7 @@ import Testing
             #expect(try await a.transaction { try $0.mailbox.receivedReply(connectionId: connection.id, threadId: "t-1", type: Self.basic) }?.uid == reply.uid)
             // Received-message readers: the default download lists only the received one.
             let pending = try await a.transaction { try $0.mailbox.download(MailboxQuery(statuses: [MailboxMessage.received], limit: 10)) }
-            #expect(pending.map(\.message.uid) == [reply.uid])
+            #expect(pending.map(\.uid) == [reply.uid])
 
             // Tenant B sees none of it, and cannot move it.
             #expect(try await b.transaction { try $0.mailbox.get(delivered.uid) } == nil)

@@ -56,19 +56,19 @@ import Testing
             for _ in 0..<7 {  // past the plan cache's first five custom plans
                 for (index, tenant) in [a, b].enumerated() {
                     let all = try await tenant.read { try $0.mailbox.download(MailboxQuery(statuses: received, limit: 10)) }
-                    #expect(all.map(\.message.uid) == stored[index])
+                    #expect(all.map(\.uid) == stored[index])
                     #expect(all.map(\.payloadType) == Array(repeating: "https://didcomm.org/basicmessage/1.0/message", count: 3))
                     #expect(try all.map { try $0.payload["content"] } == (0..<3).map { .string("tenant \(index) \"\($0)\"") })
                     let picked = try await tenant.read { tx in
                         try tx.mailbox.download(
                             MailboxQuery(statuses: received, uids: stored[1 - index] + [stored[index][1]], limit: 10))
                     }
-                    #expect(picked.map(\.message.uid) == [stored[index][1]])
+                    #expect(picked.map(\.uid) == [stored[index][1]])
                     let first = all[0].position
                     let filtered = try await tenant.read { tx in
                         try tx.mailbox.download(MailboxQuery(statuses: received, pairwiseDids: ["MYDID"], after: first, limit: 1))
                     }
-                    #expect(filtered.map(\.message.uid) == [stored[index][1]])
+                    #expect(filtered.map(\.uid) == [stored[index][1]])
                 }
             }
             let after = try await fixture.runtime.withSession { session in

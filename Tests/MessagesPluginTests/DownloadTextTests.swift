@@ -9,23 +9,23 @@ import Testing
 @Suite(.timeLimit(.minutes(10))) struct DownloadTextTests {
     static let basic = "https://didcomm.org/basicmessage/1.0/message"
 
+    /// `type`: the `@type` as the sender wrote it (in the default payload); the entry stores it
+    /// normalised, as every writer of the mailbox does.
     static func entry(
         _ id: String, pairwise: String, their: String? = "did:their", type: String = basic, payloadJSON: String? = nil,
-        payloadType: String? = nil, thread: String? = nil, status: String = MailboxMessage.received,
-        direction: MailboxMessage.Direction = .received, deliveryError: String? = nil
+        thread: String? = nil, status: String = MailboxMessage.received, direction: MailboxMessage.Direction = .received,
+        deliveryError: String? = nil
     ) -> MailboxEntry {
-        let message = MailboxMessage(
-            connectionId: UUID(), recipientVerkey: "VK", senderVerkey: "SVK", messageId: id, type: type, threadId: thread,
-            status: status, payload: .null, direction: direction, deliveryError: deliveryError)
         let payload = payloadJSON ?? JSONValue.object(["@id": .string(id), "@type": .string(type)]).jsonString
         return MailboxEntry(
-            message: message, pairwiseDid: pairwise, theirDid: their, position: MailboxPosition(receivedAtMicros: 1, uid: message.uid),
-            payloadJSON: payload, payloadType: payloadType ?? (payloadJSON == nil ? type : nil))
+            uid: UUID(), messageId: id, type: InboundMessage.normalizedType(type), threadId: thread, status: status,
+            direction: direction, deliveryError: deliveryError, pairwiseDid: pairwise, theirDid: their, receivedAtMicros: 1,
+            payloadJSON: payload)
     }
 
     /// The view as the plugin built it before it wrote text.
     static func expectedView(_ entry: MailboxEntry) -> JSONValue {
-        let m = entry.message
+        let m = entry
         let sent = m.direction == .sent
         var fields: [String: JSONValue] = [
             "statusCode": .string(m.status),
@@ -56,20 +56,20 @@ import Testing
     }
 
     @Test func everyKindOfMessageIsWrittenAsTheViewWas() throws {
-        let awkward = #"{"@type":"x","content":"quote \" backslash \\ newline \n control \u0001 é 😀 \u2028 </script>"}"#
+        let question = "did:sov:BzCbsNYhMrjHiqZDTUASHg;spec/questionanswer/1.0/question"
+        let awkward = #"{"@type":"\#(question)","content":"quote \" backslash \\ newline \n control \u0001 é 😀 \u2028 </script>"}"#
         let entries = [
             Self.entry("m1", pairwise: "did:a", thread: "m1"),
             Self.entry("m2", pairwise: "did:b", their: nil, thread: "m1"),
             Self.entry("m3", pairwise: "did:a", type: "https://didcomm.org/issue-credential/1.0/offer-credential"),
-            Self.entry(
-                "m4", pairwise: "did:c", payloadJSON: awkward, payloadType: "did:sov:BzCbsNYhMrjHiqZDTUASHg;spec/questionanswer/1.0/question"),
+            Self.entry("m4", pairwise: "did:c", type: question, payloadJSON: awkward),
             Self.entry("m5", pairwise: "did:b", payloadJSON: "null"),
-            Self.entry("m6", pairwise: "did:a", payloadType: "did:sov:x;spec/unknown/1.0/thing"),
+            Self.entry("m6", pairwise: "did:a", type: "did:sov:x;spec/unknown/1.0/thing"),
             Self.entry("m7", pairwise: "did:c", status: MailboxMessage.queued, direction: .sent),
             Self.entry(
                 "m8", pairwise: "did:a", status: MailboxMessage.deliveryFailed, direction: .sent,
                 deliveryError: "peer said \"no\"\n"),
-            Self.entry("m9", pairwise: "did:c", payloadJSON: "[1,\"two\"]", payloadType: nil),
+            Self.entry("m9", pairwise: "did:c", payloadJSON: "[1,\"two\"]"),
         ]
         let text = Self.written(entries)
         let expected = Self.expectedGrouped(entries)

@@ -39,20 +39,26 @@ package final class DatabaseSession {
     /// force_generic_plan` (set with the tenant, for its implicit transaction only), so its cached
     /// plan is used instead of one planned afresh for each call's parameters. For a statement
     /// PostgreSQL keeps re-planning although one plan suits every call (`messages.download`).
+    ///
+    /// `binaryResults`: the rows come in binary format, for a listing
+    /// whose `bytea`, `uuid` and timestamp columns would otherwise be written as text by the
+    /// server and parsed back here, row by row (`PostgresResult` reads either).
     @discardableResult
-    package func query(_ sql: String, _ parameters: [SQLValue] = [], genericPlan: Bool = false) throws -> PostgresResult {
+    package func query(
+        _ sql: String, _ parameters: [SQLValue] = [], genericPlan: Bool = false, binaryResults: Bool = false
+    ) throws -> PostgresResult {
         guard isOpen else {
             throw AerieError.internalError(details: "a database session was used after its transaction ended")
         }
         do {
             if case .tenantReads(let tenant) = mode {
                 let setting = genericPlan ? Self.genericPlanReadOnlyTenantSetting(tenant) : Self.readOnlyTenantSetting(tenant)
-                return try connection.pipeline([setting, (sql, parameters)])
+                return try connection.pipeline([setting, (sql, parameters)], binaryResult: binaryResults)
             }
             guard case .transaction = mode, !hasBegun || !deferred.isEmpty else {
-                return try connection.query(sql, parameters)
+                return try connection.query(sql, parameters, binaryResults: binaryResults)
             }
-            return try flush(then: (sql, parameters))
+            return try flush(then: (sql, parameters), binaryResult: binaryResults)
         } catch let mapped as MappedError {
             throw mapped.error
         } catch let error as PostgresError {
@@ -94,7 +100,7 @@ package final class DatabaseSession {
     /// Sends `BEGIN` and the tenant setting (first time), the queued writes and `last` in one
     /// pipeline; answers `last`'s result. A failed queued write's error goes through its
     /// `mapError`.
-    private func flush(then last: (sql: String, parameters: [SQLValue])?) throws -> PostgresResult {
+    private func flush(then last: (sql: String, parameters: [SQLValue])?, binaryResult: Bool = false) throws -> PostgresResult {
         guard case .transaction(let tenant) = mode else { preconditionFailure("flush outside a transaction") }
         var statements: [(sql: String, parameters: [SQLValue])] = []
         if !hasBegun {
@@ -108,7 +114,7 @@ package final class DatabaseSession {
         deferred = []
         hasBegun = true
         do {
-            return try connection.pipeline(statements)
+            return try connection.pipeline(statements, binaryResult: binaryResult && last != nil)
         } catch let error as PostgresError {
             if let failed = error.statementIndex, failed >= firstQueued, failed - firstQueued < queued.count,
                 let map = queued[failed - firstQueued].mapError

@@ -78,17 +78,18 @@ package final class PostgresConnection: @unchecked Sendable {
         return PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE
     }
 
-    /// Runs one parameterised statement (extended protocol, text results). Statements are
+    /// Runs one parameterised statement (extended protocol, text results unless asked for binary). Statements are
     /// prepared on first use on this connection, in the same round trip as their first
     /// execution, and executed by name afterwards: the server skips parsing and planning.
+    /// `binaryResults`: the rows come in binary format (`PostgresResult` reads either).
     @discardableResult
-    package func query(_ sql: String, _ parameters: [SQLValue] = []) throws -> PostgresResult {
+    package func query(_ sql: String, _ parameters: [SQLValue] = [], binaryResults: Bool = false) throws -> PostgresResult {
         let handle = try liveHandle()
         let key = PreparedKey(sql: sql, parameters: parameters)
-        guard let name = prepared[key] else { return try pipeline([(sql, parameters)]) }
+        guard let name = prepared[key] else { return try pipeline([(sql, parameters)], binaryResult: binaryResults) }
         Self.roundTrips.increment()
         let sent = Parameters.with(parameters) { count, _, values, lengths, formats in
-            PQsendQueryPrepared(handle, name, count, values, lengths, formats, 0)
+            PQsendQueryPrepared(handle, name, count, values, lengths, formats, binaryResults ? 1 : 0)
         }
         guard sent == 1 else { throw failure(nil, sql, forceBroken: true) }
         do {
@@ -114,9 +115,13 @@ package final class PostgresConnection: @unchecked Sendable {
     /// prepared on the way, and returns the result of statement `resultIndex` (default: the
     /// last). Used to fold `BEGIN` and the tenant setting into a transaction's first statement.
     /// If a statement fails, the first failure is thrown; the server skipped the rest.
-    func pipeline(_ statements: [(sql: String, parameters: [SQLValue])], resultIndex: Int? = nil) throws -> PostgresResult {
+    /// `binaryResult`: the returned statement's columns come in binary format (`PostgresResult`).
+    func pipeline(
+        _ statements: [(sql: String, parameters: [SQLValue])], resultIndex: Int? = nil, binaryResult: Bool = false
+    ) throws -> PostgresResult {
         let handle = try liveHandle()
         let wanted = resultIndex ?? statements.count - 1
+        let wantedFormat: Int32 = binaryResult ? 1 : 0
         var steps: [Step] = []
         for (index, (sql, parameters)) in statements.enumerated() {
             let key = PreparedKey(sql: sql, parameters: parameters)
@@ -139,9 +144,10 @@ package final class PostgresConnection: @unchecked Sendable {
                 case .prepare(let name):
                     PQsendPrepare(handle, name, step.key.sql, count, types)
                 case .execute(let name):
-                    PQsendQueryPrepared(handle, name, count, values, lengths, formats, 0)
+                    PQsendQueryPrepared(handle, name, count, values, lengths, formats, step.index == wanted ? wantedFormat : 0)
                 case .unnamed:
-                    PQsendQueryParams(handle, step.key.sql, count, types, values, lengths, formats, 0)
+                    PQsendQueryParams(
+                        handle, step.key.sql, count, types, values, lengths, formats, step.index == wanted ? wantedFormat : 0)
                 }
             }
             guard sent == 1 else { throw failure(nil, step.key.sql, forceBroken: true) }

@@ -1,7 +1,9 @@
 import CLibPQ
 import Foundation
 
-/// A query result, read in place from libpq's buffer (text format) and freed with the object.
+/// A query result, read in place from libpq's buffer and freed with the object. Its columns are
+/// in text format, or all in binary format for a statement run with `binaryResults`: the
+/// accessors below read either (`PQfformat`); `string` reads a text-typed column in both.
 ///
 /// Not `Sendable` on purpose: it lives on the thread that ran the query, and callers convert the
 /// rows into Swift values before returning from the blocking closure.
@@ -30,24 +32,61 @@ package final class PostgresResult {
         PQgetisnull(handle, Int32(row), Int32(column)) != 0
     }
 
+    /// A text column (of a text-typed value in binary format: the same bytes), taken with its
+    /// length from libpq rather than measured with `strlen`; invalid UTF-8 is repaired as
+    /// `String(cString:)` did.
     package func string(_ row: Int, _ column: Int) -> String? {
-        if isNull(row, column) { return nil }
-        return String(cString: PQgetvalue(handle, Int32(row), Int32(column)))
+        guard let value = raw(row, column) else { return nil }
+        return String(decoding: value, as: UTF8.self)
     }
 
+    /// The value's bytes in libpq's buffer (valid while the result lives), nil for NULL.
+    package func raw(_ row: Int, _ column: Int) -> UnsafeBufferPointer<UInt8>? {
+        if isNull(row, column) { return nil }
+        guard let value = PQgetvalue(handle, Int32(row), Int32(column)) else { return nil }
+        let length = Int(PQgetlength(handle, Int32(row), Int32(column)))
+        return value.withMemoryRebound(to: UInt8.self, capacity: length) { UnsafeBufferPointer(start: $0, count: length) }
+    }
+
+    /// Whether `column` came in binary format (the statement ran with `binaryResults`).
+    private func isBinary(_ column: Int) -> Bool {
+        PQfformat(handle, Int32(column)) == 1
+    }
+
+    /// A binary `int8` (or `timestamptz`, whose binary form is the same) column: 8 bytes,
+    /// big-endian.
+    private func binaryInt64(_ row: Int, _ column: Int) -> Int64? {
+        guard let value = raw(row, column), value.count == 8 else { return nil }
+        return value.reduce(0) { $0 << 8 | Int64($1) }
+    }
+
+    /// A `timestamptz` column in binary format as microseconds since 1970 (PostgreSQL sends
+    /// microseconds since 2000-01-01).
+    package func timestampMicros(_ row: Int, _ column: Int) -> Int64? {
+        precondition(isBinary(column), "timestampMicros reads a binary timestamptz column")
+        return binaryInt64(row, column).map { $0 + Self.postgresEpochMicros }
+    }
+
+    /// 2000-01-01 in microseconds since 1970.
+    static let postgresEpochMicros: Int64 = 946_684_800_000_000
+
     package func int(_ row: Int, _ column: Int) -> Int? {
-        string(row, column).flatMap { Int($0) }
+        if isBinary(column) { return binaryInt64(row, column).map { Int($0) } }
+        return string(row, column).flatMap { Int($0) }
     }
 
     package func bool(_ row: Int, _ column: Int) -> Bool? {
-        string(row, column).map { $0 == "t" }
+        if isBinary(column) { return raw(row, column).map { $0.first == 1 } }
+        return string(row, column).map { $0 == "t" }
     }
 
     /// A `bytea` column, decoded from the server's `\x` hex text output (a sealed column is
     /// hundreds of hex digits per row; listings decode one per row) straight into the array:
     /// libpq's `PQunescapeBytea` allocated, scanned and was copied again, 3 % of a 100-message
     /// download. Any other form (`bytea_output = escape`) still goes through libpq.
+    /// In binary format the value is the bytes themselves.
     package func bytes(_ row: Int, _ column: Int) -> [UInt8]? {
+        if isBinary(column) { return raw(row, column).map(Array.init) }
         if isNull(row, column) { return nil }
         guard let raw = PQgetvalue(handle, Int32(row), Int32(column)) else { return nil }
         let length = Int(PQgetlength(handle, Int32(row), Int32(column)))
@@ -98,8 +137,15 @@ package final class PostgresResult {
         return Array(UnsafeBufferPointer(start: decoded, count: length))
     }
 
-    /// A `uuid` column in its canonical text form, parsed in place (`UUID(text:)`).
+    /// A `uuid` column in its canonical text form, parsed in place (`UUID(text:)`), or its 16
+    /// bytes in binary format.
     package func uuid(_ row: Int, _ column: Int) -> UUID? {
+        if isBinary(column) {
+            guard let value = raw(row, column), value.count == 16 else { return nil }
+            return UUID(uuid: (
+                value[0], value[1], value[2], value[3], value[4], value[5], value[6], value[7],
+                value[8], value[9], value[10], value[11], value[12], value[13], value[14], value[15]))
+        }
         if isNull(row, column) { return nil }
         let length = Int(PQgetlength(handle, Int32(row), Int32(column)))
         guard length == 36, let raw = PQgetvalue(handle, Int32(row), Int32(column)) else { return nil }

@@ -205,10 +205,14 @@ struct PostgresMailboxRepository: MailboxRepository {
             [.text(tenantID.rawValue), .text(connectionId.lowercasedString), .optionalText(recipientVerkey)])
     }
 
-    private static let joinedColumns = """
-        m.uid::text, m.connection_id::text, m.recipient_verkey, m.sender_verkey, m.message_id, m.type, m.thread_id,
-        m.status, m.payload::text, (extract(epoch FROM m.received_at) * 1000000)::int8, m.sealed, m.direction,
-        m.delivery_error
+    /// What `download` lists, read in binary format (`binaryResults`): 0 uid, 1 message_id, 2 type,
+    /// 3 thread_id (clear rows), 4 status, 5 payload (clear rows), 6 received_at, 7 sealed,
+    /// 8 direction, 9 delivery_error, 10 our DID, 11 theirs. The server sends the sealed bytes,
+    /// the uid and the time as they are, where as text it wrote them in hex, as a uuid's text
+    /// and as a computed number, and this side parsed each back.
+    private static let downloadColumns = """
+        m.uid, m.message_id, m.type, m.thread_id, m.status, m.payload::text, m.received_at, m.sealed, m.direction,
+        m.delivery_error, c.my_did, c.their_did
         """
 
     /// A message belongs to the connection it was linked to, or, when stored before the link was
@@ -240,42 +244,51 @@ struct PostgresMailboxRepository: MailboxRepository {
         }
         let result = try session.query(
             """
-            SELECT \(Self.joinedColumns), c.my_did, c.their_did FROM aerie.mailbox m
+            SELECT \(Self.downloadColumns) FROM aerie.mailbox m
             \(Self.connectionJoin)
             WHERE m.tenant_id = $1::uuid AND c.my_did IS NOT NULL AND m.status = ANY($2::text[])\(filters)
             ORDER BY m.received_at, m.uid LIMIT \(max(0, q.limit))
             """,
-            parameters, genericPlan: true)
-        return try (0..<result.rowCount).map { row in
-            let (message, payloadJSON, payloadType) = try listed(result, row)
-            guard let micros = result.string(row, 9).flatMap(Int64.init), let pairwiseDid = result.string(row, 13) else {
-                throw AerieError.internalError(details: "malformed row in aerie.mailbox")
-            }
-            return MailboxEntry(
-                message: message, pairwiseDid: pairwiseDid, theirDid: result.string(row, 14),
-                position: MailboxPosition(receivedAtMicros: micros, uid: message.uid), payloadJSON: payloadJSON,
-                payloadType: payloadType)
-        }
+            parameters, genericPlan: true, binaryResults: true)
+        var entries: [MailboxEntry] = []
+        entries.reserveCapacity(result.rowCount)
+        for row in 0..<result.rowCount { entries.append(try listed(result, row, previous: entries.last)) }
+        return entries
     }
 
-    /// A row of `joinedColumns` for a listing: the message without its payload, and the payload
-    /// as text with its `@type`. A sealed row's payload is the sealed object's own text of it
+    /// A row of `downloadColumns`. A sealed row's payload is the sealed object's own text of it
     /// (written by the compact serializer, so it is what `payload.jsonString` gives), found by
     /// `JSONObjectText` without parsing it; a clear row's is parsed from its jsonb text.
-    private func listed(_ r: PostgresResult, _ row: Int) throws -> (MailboxMessage, String, String?) {
-        guard let sealed = r.bytes(row, 10) else {
-            var message = try message(r, row)
-            let payload = message.payload
-            message.payload = .null
-            return (message, payload.jsonString, payload["@type"]?.stringValue)
+    ///
+    /// The columns a page mostly repeats (the type, the connection's DIDs) are taken from the
+    /// `previous` row's strings when their bytes are the same: one string shared instead of one
+    /// allocated and freed per row.
+    private func listed(_ r: PostgresResult, _ row: Int, previous: MailboxEntry?) throws -> MailboxEntry {
+        func repeated(_ column: Int, _ earlier: String?) -> String? {
+            guard let value = r.raw(row, column) else { return nil }
+            if let earlier, earlier.utf8.elementsEqual(value) { return earlier }
+            return String(decoding: value, as: UTF8.self)
         }
-        guard let uidText = r.string(row, 0) else { throw AerieError.internalError(details: "malformed row in aerie.mailbox") }
-        var message = try clearFields(r, row)
-        let f = try sealing.openText(sealed, row: uidText)
-        message.senderVerkey = f.string("senderVerkey")
-        message.threadId = f.string("threadId")
-        guard let payload = f.rawBytes("payload") else { return (message, "null", nil) }
-        return (message, String(decoding: payload, as: UTF8.self), try f.object("payload")?.string("@type"))
+        guard let uid = r.uuid(row, 0), let micros = r.timestampMicros(row, 6),
+            let pairwiseDid = repeated(10, previous?.pairwiseDid)
+        else {
+            throw AerieError.internalError(details: "malformed row in aerie.mailbox")
+        }
+        let threadId: String?
+        let payloadJSON: String
+        if let sealed = r.bytes(row, 7) {
+            let f = try sealing.openText(sealed, row: uid.lowercasedString)
+            threadId = f.string("threadId")
+            payloadJSON = f.rawBytes("payload").map { String(decoding: $0, as: UTF8.self) } ?? "null"
+        } else {
+            threadId = r.string(row, 3)
+            payloadJSON = try JSONColumn.decode(r.string(row, 5) ?? "null").jsonString
+        }
+        return MailboxEntry(
+            uid: uid, messageId: r.string(row, 1) ?? "", type: repeated(2, previous?.type) ?? "", threadId: threadId,
+            status: r.string(row, 4) ?? "", direction: r.string(row, 8).flatMap(MailboxMessage.Direction.init(rawValue:)) ?? .received,
+            deliveryError: r.string(row, 9), pairwiseDid: pairwiseDid, theirDid: repeated(11, previous?.theirDid),
+            receivedAtMicros: micros, payloadJSON: payloadJSON)
     }
 
     func updateStatus(_ uids: [UUID], pairwiseDid: String, to status: String) throws -> [UUID] {
