@@ -56,18 +56,22 @@ public struct MessageMailbox: Sendable {
         }
         // A page holds few distinct types: each is classified once.
         var kinds = KindMemo()
-        writer.array { items in
-            for group in groups {
-                items.item { writer in
-                    writer.object { members in
-                        members.member("msgs") { writer in
-                            writer.array { messages in
-                                for index in group.entries {
-                                    messages.item { writeMessage(entries[index], kinds: &kinds, into: &$0) }
+        // Entries are passed on borrowed from the buffer: an array subscript copied each one
+        // (a retain and a release of every string it holds).
+        entries.withUnsafeBufferPointer { entries in
+            writer.array { items in
+                for group in groups {
+                    items.item { writer in
+                        writer.object { members in
+                            members.member("msgs") { writer in
+                                writer.array { messages in
+                                    for index in group.entries {
+                                        messages.item { writeMessage(entries[index], kinds: &kinds, into: &$0) }
+                                    }
                                 }
                             }
+                            members.member("pairwiseDID", string: group.pairwiseDid)
                         }
-                        members.member("pairwiseDID", string: group.pairwiseDid)
                     }
                 }
             }

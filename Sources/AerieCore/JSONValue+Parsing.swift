@@ -97,8 +97,15 @@ extension JSONValue {
     /// payload) has an escape every few bytes, where appending the runs between them one by one
     /// cost an append, its capacity check and a copy each.
     static func writeString(_ string: String, into out: inout [UInt8]) {
-        var string = string
-        string.withUTF8 { utf8 in escapeGrowth.withUnsafeBufferPointer { growth in
+        // A native string's UTF-8 is read in place; another (bridged, lazy) is made native first.
+        if string.utf8.withContiguousStorageIfAvailable({ writeEscaped($0, into: &out) }) == nil {
+            var copy = string
+            copy.withUTF8 { writeEscaped($0, into: &out) }
+        }
+    }
+
+    private static func writeEscaped(_ utf8: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
+        escapeGrowth.withUnsafeBufferPointer { growth in
             var added = 0
             for byte in utf8 { added &+= Int(growth[Int(byte)]) }
             out.append(UInt8(ascii: "\""))
@@ -141,7 +148,7 @@ extension JSONValue {
                 }
                 dst[at] = UInt8(ascii: "\"")
             }
-        } }
+        }
     }
 
     /// The bytes each byte's escape adds: 1 for a quote, a backslash, newline, return and tab

@@ -252,8 +252,16 @@ struct PostgresMailboxRepository: MailboxRepository {
             parameters, genericPlan: true, binaryResults: true)
         var entries: [MailboxEntry] = []
         entries.reserveCapacity(result.rowCount)
-        for row in 0..<result.rowCount { entries.append(try listed(result, row, previous: entries.last)) }
+        var repeats = Repeats()
+        for row in 0..<result.rowCount { entries.append(try listed(result, row, repeats: &repeats)) }
         return entries
+    }
+
+    /// The previous row's strings of the columns a page mostly repeats.
+    private struct Repeats {
+        var type: String?
+        var pairwiseDid: String?
+        var theirDid: String?
     }
 
     /// A row of `downloadColumns`. A sealed row's payload is the sealed object's own text of it
@@ -261,16 +269,22 @@ struct PostgresMailboxRepository: MailboxRepository {
     /// `JSONObjectText` without parsing it; a clear row's is parsed from its jsonb text.
     ///
     /// The columns a page mostly repeats (the type, the connection's DIDs) are taken from the
-    /// `previous` row's strings when their bytes are the same: one string shared instead of one
-    /// allocated and freed per row.
-    private func listed(_ r: PostgresResult, _ row: Int, previous: MailboxEntry?) throws -> MailboxEntry {
-        func repeated(_ column: Int, _ earlier: String?) -> String? {
+    /// previous row's strings when their bytes are the same: one string shared instead of one
+    /// allocated and freed per row (and compared by identity when the page is grouped).
+    private func listed(_ r: PostgresResult, _ row: Int, repeats: inout Repeats) throws -> MailboxEntry {
+        func repeated(_ column: Int, _ earlier: inout String?) -> String? {
             guard let value = r.raw(row, column) else { return nil }
-            if let earlier, earlier.utf8.elementsEqual(value) { return earlier }
-            return String(decoding: value, as: UTF8.self)
+            if let known = earlier, known.utf8.withContiguousStorageIfAvailable({ stored in
+                stored.count == value.count && (value.isEmpty || memcmp(stored.baseAddress!, value.baseAddress!, value.count) == 0)
+            }) == true {
+                return known
+            }
+            let string = String(decoding: value, as: UTF8.self)
+            earlier = string
+            return string
         }
         guard let uid = r.uuid(row, 0), let micros = r.timestampMicros(row, 6),
-            let pairwiseDid = repeated(10, previous?.pairwiseDid)
+            let pairwiseDid = repeated(10, &repeats.pairwiseDid)
         else {
             throw AerieError.internalError(details: "malformed row in aerie.mailbox")
         }
@@ -285,9 +299,9 @@ struct PostgresMailboxRepository: MailboxRepository {
             payloadJSON = try JSONColumn.decode(r.string(row, 5) ?? "null").jsonString
         }
         return MailboxEntry(
-            uid: uid, messageId: r.string(row, 1) ?? "", type: repeated(2, previous?.type) ?? "", threadId: threadId,
+            uid: uid, messageId: r.string(row, 1) ?? "", type: repeated(2, &repeats.type) ?? "", threadId: threadId,
             status: r.string(row, 4) ?? "", direction: r.string(row, 8).flatMap(MailboxMessage.Direction.init(rawValue:)) ?? .received,
-            deliveryError: r.string(row, 9), pairwiseDid: pairwiseDid, theirDid: repeated(11, previous?.theirDid),
+            deliveryError: r.string(row, 9), pairwiseDid: pairwiseDid, theirDid: repeated(11, &repeats.theirDid),
             receivedAtMicros: micros, payloadJSON: payloadJSON)
     }
 
