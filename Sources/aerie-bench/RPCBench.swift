@@ -36,6 +36,8 @@ struct RPCBench {
         var latencies: [UInt64] = []
         /// CPU seconds this process (server and clients, when both run in it) spent in the window.
         var cpuSeconds: Double = 0
+        /// CPU seconds of the database's processes in the window, when the caller measured them.
+        var databaseCPUSeconds: Double?
         var rate: Double { Double(requests) / seconds }
         /// This process's CPU per answered request, in microseconds.
         var cpuPerRequest: Double { requests > 0 ? cpuSeconds / Double(requests) * 1e6 : .nan }
@@ -168,7 +170,12 @@ struct RPCBench {
         return (token, connection["connectionId"]?.stringValue ?? "")
     }
 
-    func measure(name: String, port: Int, setup: String?, line: String, interval: TimeAmount? = nil) async throws -> Outcome {
+    /// `databaseCPU`: the database's CPU seconds so far, read at the window's ends (the outcome's
+    /// `databaseCPUSeconds`).
+    func measure(
+        name: String, port: Int, setup: String?, line: String, interval: TimeAmount? = nil,
+        databaseCPU: (() -> Double)? = nil
+    ) async throws -> Outcome {
         let phase = LoadPhase()
         var channels: [any Channel] = []
         for _ in 0..<sessions {
@@ -185,12 +192,14 @@ struct RPCBench {
         }
         try await Task.sleep(for: .seconds(warmup))
         let cpuAtStart = MessagesBench.processCPUSeconds()
+        let databaseAtStart = databaseCPU?()
         phase.value.store(1, ordering: .relaxed)
         let started = ContinuousClock.now
         try await Task.sleep(for: .seconds(seconds))
         phase.value.store(2, ordering: .relaxed)
         let elapsed = ContinuousClock.now - started
         let cpu = MessagesBench.processCPUSeconds() - cpuAtStart
+        let databaseSeconds = databaseAtStart.flatMap { start in databaseCPU.map { $0() - start } }
         var latencies: [UInt64] = []
         for channel in channels {
             let collected = try await channel.eventLoop.submit {
@@ -203,7 +212,7 @@ struct RPCBench {
         let secondsElapsed = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         return Outcome(
             name: name, requests: latencies.count, seconds: secondsElapsed, p50: Outcome.percentile(0.50, of: latencies),
-            p99: Outcome.percentile(0.99, of: latencies), latencies: latencies, cpuSeconds: cpu)
+            p99: Outcome.percentile(0.99, of: latencies), latencies: latencies, cpuSeconds: cpu, databaseCPUSeconds: databaseSeconds)
     }
 }
 

@@ -50,7 +50,8 @@ let usage = """
                deployment).
       messages messages.download of one tenant's 100 pending messages among --tenants N (10000) x
                --per-tenant M (100) seeded ones, --sessions N (10) for --seconds S (5), without and
-               with an index on (tenant_id, status, received_at, uid); push latency from inbound
+               with an index on (tenant_id, status, received_at, uid) (the raw-line load also prints
+               PostgreSQL's CPU per request, when it finds the cluster's processes); push latency from inbound
                POST to messages.received. Needs PostgreSQL as rpc does.
       oob      outOfBand.accept closed loop: row 4 (attachment only), the same invitation again,
                row 7 (attachment over an existing connection); --sessions N (10) --seconds S (5);
