@@ -53,11 +53,13 @@ package final class PostgresResult {
         PQfformat(handle, Int32(column)) == 1
     }
 
-    /// A binary `int8` (or `timestamptz`, whose binary form is the same) column: 8 bytes,
-    /// big-endian.
+    /// A binary `int2`, `int4` or `int8` (or `timestamptz`, whose binary form is an `int8`)
+    /// column: 2, 4 or 8 bytes, big-endian, signed.
     private func binaryInt64(_ row: Int, _ column: Int) -> Int64? {
-        guard let value = raw(row, column), value.count == 8 else { return nil }
-        return value.reduce(0) { $0 << 8 | Int64($1) }
+        guard let value = raw(row, column), [2, 4, 8].contains(value.count) else { return nil }
+        let unsigned = value.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        let unused = UInt64(64 - 8 * value.count)
+        return Int64(bitPattern: unsigned << unused) >> Int64(unused)
     }
 
     /// A `timestamptz` column in binary format as microseconds since 1970 (PostgreSQL sends
