@@ -102,7 +102,11 @@ public final class DataSealer: ValueSealer, CustomStringConvertible, CustomDebug
         out.append(UInt8((n >> 16) & 0xff))
         out.append(UInt8((n >> 8) & 0xff))
         out.append(UInt8(n & 0xff))
-        out.append(contentsOf: string.utf8)
+        // A native string's bytes in one copy; the view's element-wise append was most of the
+        // associated data's cost (built once per row opened: 100 per download page).
+        if string.utf8.withContiguousStorageIfAvailable({ out.append(contentsOf: $0) }) == nil {
+            out.append(contentsOf: string.utf8)
+        }
     }
 
     private static func subkey(of dataKey: DataKey, label: String) -> SecretBytes {
