@@ -309,11 +309,13 @@ public enum InvitationParser {
     /// DIDComm v1 endpoints: http(s) or ws(s) URLs with a host.
     static func checkEndpoint(_ endpoint: String, field: String) throws {
         try StringLimit.url.check(endpoint, field: field)
-        let bad = invalid("\(field) must be an http(s) or ws(s) URL", field: field)
-        guard let schemeEnd = endpoint.range(of: "://") else { throw bad }
-        let scheme = endpoint[..<schemeEnd.lowerBound].lowercased()
-        guard ["http", "https", "ws", "wss"].contains(scheme) else { throw bad }
-        let afterScheme = endpoint[schemeEnd.upperBound...]
+        // Made only when thrown: every invitation read passes here.
+        var bad: AerieError { invalid("\(field) must be an http(s) or ws(s) URL", field: field) }
+        let utf8 = endpoint.utf8
+        guard let colon = utf8.firstIndex(of: UInt8(ascii: ":")) else { throw bad }
+        let scheme = endpoint[..<colon].lowercased()
+        guard ["http", "https", "ws", "wss"].contains(scheme), utf8[colon...].starts(with: "://".utf8) else { throw bad }
+        let afterScheme = endpoint[utf8.index(colon, offsetBy: 3)...]
         var authority = afterScheme.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
         if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
         let host: Substring

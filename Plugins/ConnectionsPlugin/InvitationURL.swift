@@ -24,10 +24,13 @@ public enum InvitationURL {
     }
 
     /// The first invitation parameter of `url` and its raw (still percent-encoded) value.
+    /// The delimiters are ASCII, so the URL is split on its UTF-8 bytes: splitting its
+    /// characters ran grapheme breaking over the whole (base64) payload.
     static func invitationParameter(in url: String) -> (name: String, value: Substring)? {
-        let parts = url.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)
-        var items = queryItems(parts[0])
-        if parts.count == 2 { items += queryItems(parts[1]) }
+        let whole = url[...]
+        let hash = whole.utf8.firstIndex(of: UInt8(ascii: "#"))
+        var items = queryItems(whole[..<(hash ?? whole.endIndex)])
+        if let hash { items += queryItems(whole[whole.utf8.index(after: hash)...]) }
         for name in parameterNames {
             if let item = items.first(where: { $0.name == name }) { return item }
         }
@@ -35,12 +38,24 @@ public enum InvitationURL {
     }
 
     private static func queryItems(_ text: Substring) -> [(name: String, value: Substring)] {
-        guard let question = text.firstIndex(of: "?") else { return [] }
-        return text[text.index(after: question)...].split(separator: "&").compactMap { pair in
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard let name = try? percentDecoded(parts[0]) else { return nil }
-            return (String(decoding: name, as: UTF8.self), parts.count == 2 ? parts[1] : "")
+        let utf8 = text.utf8
+        guard let question = utf8.firstIndex(of: UInt8(ascii: "?")) else { return [] }
+        var items: [(name: String, value: Substring)] = []
+        var start = utf8.index(after: question)
+        while start < utf8.endIndex {
+            let end = utf8[start...].firstIndex(of: UInt8(ascii: "&")) ?? utf8.endIndex
+            // Empty pairs ("&&") are skipped.
+            if start < end {
+                let pair = text[start..<end]
+                let equals = pair.utf8.firstIndex(of: UInt8(ascii: "="))
+                if let name = try? percentDecoded(pair[..<(equals ?? pair.endIndex)]) {
+                    items.append((String(decoding: name, as: UTF8.self), equals.map { pair[pair.utf8.index(after: $0)...] } ?? ""))
+                }
+            }
+            guard end < utf8.endIndex else { break }
+            start = utf8.index(after: end)
         }
+        return items
     }
 
     /// Decodes one parameter value: percent-decoding, then base64 / base64url (either padding),

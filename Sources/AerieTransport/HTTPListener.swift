@@ -166,10 +166,13 @@ public final class HTTPListener: Service, Sendable {
                     headers.add(name: "Content-Length", value: String(reply.count))
                     if !reply.isEmpty, let type = answer.contentType { headers.add(name: "Content-Type", value: type) }
                     headers.add(name: "Connection", value: keepAlive ? "keep-alive" : "close")
-                    try await outbound.write(
-                        .head(HTTPResponseHead(version: request.version, status: HTTPResponseStatus(statusCode: answer.status), headers: headers)))
-                    if !reply.isEmpty { try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: reply)))) }
-                    try await outbound.write(.end(nil))
+                    // One write for the whole answer: each write is a hop to the event loop.
+                    var parts: [HTTPServerResponsePart] = [
+                        .head(HTTPResponseHead(version: request.version, status: HTTPResponseStatus(statusCode: answer.status), headers: headers))
+                    ]
+                    if !reply.isEmpty { parts.append(.body(.byteBuffer(ByteBuffer(bytes: reply)))) }
+                    parts.append(.end(nil))
+                    try await outbound.write(contentsOf: parts)
                     if !keepAlive { return }
                 }
             }

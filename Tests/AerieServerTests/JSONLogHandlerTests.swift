@@ -53,3 +53,32 @@ import Testing
         #expect(JSONLogHandler.timestamp(Date(timeIntervalSince1970: 1_795_000_000.007)).hasSuffix(".007Z"))
     }
 }
+
+/// `AERIE_LOG_FORMAT=text`: swift-log's stream handler, given the metadata only when it writes a
+/// line (`TextLogHandler`).
+@Suite struct TextLogHandlerTests {
+    final class Stream: TextOutputStream, @unchecked Sendable {
+        let text = Mutex<String>("")
+        func write(_ string: String) { text.withLock { $0 += string } }
+    }
+
+    @Test func metadataSetInAnyWayIsWrittenWithTheLine() {
+        let stream = Stream()
+        var logger = Logger(label: "aerie") { label in TextLogHandler(StreamLogHandler(label: label, stream: stream)) }
+        logger.logLevel = .info
+        logger[metadataKey: "request"] = "00ff00ff00ff00ff"
+        logger.handler.metadata["session"] = "7"
+        var copy = logger
+        copy[metadataKey: "tenant"] = "t1"
+        logger.debug("not written")
+        copy.info("handled", metadata: ["status": "202"])
+        logger.warning("refused")
+        let lines = stream.text.withLock { $0 }.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2)
+        #expect(lines[0].contains("handled") && lines[0].contains("request=00ff00ff00ff00ff") && lines[0].contains("session=7"))
+        #expect(lines[0].contains("tenant=t1") && lines[0].contains("status=202"))
+        // A copy's metadata is its own (value semantics).
+        #expect(lines[1].contains("refused") && lines[1].contains("session=7") && !lines[1].contains("tenant"))
+        #expect(logger[metadataKey: "request"] == "00ff00ff00ff00ff")
+    }
+}

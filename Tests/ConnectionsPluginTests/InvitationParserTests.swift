@@ -179,6 +179,26 @@ import Testing
         #expect(try InvitationParser.parse(json).kind == .aries)
     }
 
+    /// The endpoint check (`checkEndpoint`), read on the URL's UTF-8 bytes: an http(s) or ws(s)
+    /// scheme in any case, then `://`, then a host (a port only as digits, userinfo dropped).
+    @Test func endpointsAcceptedAndRefused() async throws {
+        let base = Fixtures.json(Fixtures.acapyCi)
+        for endpoint in [
+            "http://127.0.0.1:8020", "HTTPS://Agent.Example.org/didcomm?x=1#y", "ws://h", "wss://[::1]:443/ws",
+            "https://user:pass@host.example:8443/", "http://h:80/a://b", "https://é.example/",
+        ] {
+            #expect(try InvitationParser.parse(base.setting("serviceEndpoint", to: .string(endpoint))).serviceEndpoint == endpoint)
+        }
+        for endpoint in [
+            "ftp://h", "http:/h", "http//h", "h", "://h", "http://", "http://:80", "http://h:", "http://h:8o",
+            "http://[::1", "http://[::1]x", "ht:tp://h", "http://user@", "mailto:x@y",
+        ] {
+            await expectAerieError(.invalidInvitation, field: "serviceEndpoint", containing: "http(s) or ws(s)") {
+                try InvitationParser.parse(base.setting("serviceEndpoint", to: .string(endpoint)))
+            }
+        }
+    }
+
     @Test func serviceSpelledServicesOrServiceAndEndpointAsObject() throws {
         var json = Fixtures.json(Fixtures.acapyOob11)
         let services = json["services"]!

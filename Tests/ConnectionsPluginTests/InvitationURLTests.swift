@@ -85,6 +85,33 @@ import Testing
         }
     }
 
+    /// The query split on its bytes: empty pairs skipped, a name without `=` has an empty value,
+    /// percent-encoded names, the first `#` ends the query and a `?…` in the fragment is read too,
+    /// the first parameter name in `parameterNames` order wins, non-ASCII text passes through.
+    @Test func queryItemsAreSplitOnBytes() throws {
+        let value = Base64.encodeURL(Fixtures.json(Fixtures.acapyOob11).serialized())
+        for url in [
+            "https://x.example/?&&oob=\(value)&&",
+            "https://x.example/?c_i&oob=\(value)",
+            "https://x.example/?%6F%6Fb=\(value)",
+            "https://x.example/?a=1#/p?oob=\(value)",
+            "https://x.example/?c_i=bad!#?oob=\(value)",
+            "https://ex.example/é?ü=ö&oob=\(value)",
+        ] {
+            #expect(try invitation(url).id == "9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a", "\(url.prefix(40))")
+        }
+    }
+
+    @Test func queryItemsWithoutUsableValues() async {
+        await expectAerieError(.invalidInvitation, field: "url", containing: "is empty") {
+            try InvitationURL.embeddedInvitation(in: "https://x.example/?c_i") as Any
+        }
+        // Only the first '=' separates: the value is "a=b".
+        await expectAerieError(.invalidInvitation, field: "url", containing: "not valid base64") {
+            try InvitationURL.embeddedInvitation(in: "https://x.example/?oob=a=b&x") as Any
+        }
+    }
+
     @Test func noInvitationParameter() throws {
         for url in ["https://vty.im/cnf4m", "https://x.example/?c_id=abc&oobx=1", "", "no url at all", "https://x/#c_i=abc"] {
             #expect(try InvitationURL.embeddedInvitation(in: url) == nil, "\(url)")

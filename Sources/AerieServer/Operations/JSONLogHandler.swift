@@ -88,14 +88,14 @@ public struct JSONLogHandler: LogHandler {
 }
 
 extension AerieConfiguration {
-    /// Sets up swift-log for `aerie-server`: text (swift-log's stream handler) or JSON lines, at
+    /// Sets up swift-log for `aerie-server`: text (swift-log's stream handler, `TextLogHandler`) or JSON lines, at
     /// `logLevel`, on standard error.
     public func bootstrapLogging() {
         let level = logLevel
         switch logFormat {
         case .text:
             LoggingSystem.bootstrap { label in
-                var handler = StreamLogHandler.standardError(label: label)
+                var handler = TextLogHandler(StreamLogHandler.standardError(label: label))
                 handler.logLevel = level
                 return handler
             }
