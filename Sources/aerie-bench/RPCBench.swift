@@ -41,6 +41,8 @@ struct RPCBench {
         var rate: Double { Double(requests) / seconds }
         /// This process's CPU per answered request, in microseconds.
         var cpuPerRequest: Double { requests > 0 ? cpuSeconds / Double(requests) * 1e6 : .nan }
+        /// The database's CPU per answered request, in microseconds (nan when not measured).
+        var databaseCPUPerRequest: Double { requests > 0 ? (databaseCPUSeconds ?? .nan) / Double(requests) * 1e6 : .nan }
 
         /// Percentile `p` (0...1) of sorted nanosecond `latencies`, in microseconds.
         static func percentile(_ p: Double, of latencies: [UInt64]) -> Double {

@@ -25,16 +25,15 @@ import Testing
 
     /// The view as the plugin built it before it wrote text.
     static func expectedView(_ entry: MailboxEntry) -> JSONValue {
-        let m = entry
-        let sent = m.direction == .sent
+        let sent = entry.direction == .sent
         var fields: [String: JSONValue] = [
-            "statusCode": .string(m.status),
+            "statusCode": .string(entry.status),
             "payload": .null,
             "senderDID": (sent ? entry.pairwiseDid : entry.theirDid).map(JSONValue.string) ?? .null,
-            "uid": .string(m.uid.lowercasedString),
-            "type": .string(MessageKind.classify(entry.payloadType ?? m.type)),
-            "refMsgId": m.threadId.flatMap { $0 == m.messageId ? nil : JSONValue.string($0) } ?? .null,
-            "deliveryDetails": .array(m.deliveryError.map { [["statusCode": .string(m.status), "reason": .string($0)]] } ?? []),
+            "uid": .string(entry.uid.lowercasedString),
+            "type": .string(MessageKind.classify(entry.payloadType ?? entry.type)),
+            "refMsgId": entry.threadId.flatMap { $0 == entry.messageId ? nil : JSONValue.string($0) } ?? .null,
+            "deliveryDetails": .array(entry.deliveryError.map { [["statusCode": .string(entry.status), "reason": .string($0)]] } ?? []),
             "decryptedPayload": .string(entry.payloadJSON),
         ]
         if sent { fields["direction"] = "sent" }

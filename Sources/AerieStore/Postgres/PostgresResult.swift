@@ -88,17 +88,14 @@ package final class PostgresResult {
     /// download. Any other form (`bytea_output = escape`) still goes through libpq.
     /// In binary format the value is the bytes themselves.
     package func bytes(_ row: Int, _ column: Int) -> [UInt8]? {
-        if isBinary(column) { return raw(row, column).map(Array.init) }
-        if isNull(row, column) { return nil }
-        guard let raw = PQgetvalue(handle, Int32(row), Int32(column)) else { return nil }
-        let length = Int(PQgetlength(handle, Int32(row), Int32(column)))
-        let hex = raw.withMemoryRebound(to: UInt8.self, capacity: length) { UnsafeBufferPointer(start: $0, count: length) }
-        if length >= 2, length % 2 == 0, hex[0] == UInt8(ascii: "\\"), hex[1] == UInt8(ascii: "x"),
-            let decoded = Self.decodeHex(UnsafeBufferPointer(rebasing: hex[2...]))
+        guard let value = raw(row, column) else { return nil }
+        if isBinary(column) { return Array(value) }
+        if value.count >= 2, value.count % 2 == 0, value[0] == UInt8(ascii: "\\"), value[1] == UInt8(ascii: "x"),
+            let decoded = Self.decodeHex(UnsafeBufferPointer(rebasing: value[2...]))
         {
             return decoded
         }
-        return Self.unescape(raw)
+        return value.baseAddress.flatMap(Self.unescape)
     }
 
     /// Pairs of hex digits (either case) to bytes; nil if any character is not one. One table
@@ -130,11 +127,10 @@ package final class PostgresResult {
         return table
     }()
 
-    private static func unescape(_ raw: UnsafeMutablePointer<CChar>) -> [UInt8]? {
+    /// `text`: libpq's NUL-terminated value (`PQgetvalue`).
+    private static func unescape(_ text: UnsafePointer<UInt8>) -> [UInt8]? {
         var length = 0
-        guard let decoded = raw.withMemoryRebound(to: UInt8.self, capacity: 1, { PQunescapeBytea($0, &length) }) else {
-            return nil
-        }
+        guard let decoded = PQunescapeBytea(text, &length) else { return nil }
         defer { PQfreemem(decoded) }
         return Array(UnsafeBufferPointer(start: decoded, count: length))
     }
@@ -148,12 +144,8 @@ package final class PostgresResult {
                 value[0], value[1], value[2], value[3], value[4], value[5], value[6], value[7],
                 value[8], value[9], value[10], value[11], value[12], value[13], value[14], value[15]))
         }
-        if isNull(row, column) { return nil }
-        let length = Int(PQgetlength(handle, Int32(row), Int32(column)))
-        guard length == 36, let raw = PQgetvalue(handle, Int32(row), Int32(column)) else { return nil }
-        return raw.withMemoryRebound(to: UInt8.self, capacity: length) { pointer in
-            UUID(canonicalText: UnsafeBufferPointer(start: pointer, count: length))
-        }
+        guard let value = raw(row, column), value.count == 36 else { return nil }
+        return UUID(canonicalText: value)
     }
 
     /// A timestamp selected as integer microseconds since the epoch
