@@ -205,6 +205,20 @@ public struct EmbeddedPostgres: Sendable {
         guard stopped.status == 0 else {
             throw DatabaseSetupError("embedded PostgreSQL did not stop: \(stopped.output.trimmed)")
         }
+        // `pg_ctl stop -w` returns once postmaster.pid is gone, which the postmaster removes just
+        // before it exits: wait for its last processes, so that whoever starts the cluster next
+        // (a supervisor restarting us at once) finds none of them.
+        var waited = 0
+        while !processesInDataDirectory().isEmpty, waited < 100 {
+            Thread.sleep(forTimeInterval: 0.05)
+            waited += 1
+        }
+        let left = processesInDataDirectory()
+        if !left.isEmpty {
+            logger.warning(
+                "embedded PostgreSQL stopped but processes still run in its data directory",
+                metadata: ["pids": "\(left.sorted())", "data": "\(dataDirectory.path)"])
+        }
         logger.info("stopped embedded PostgreSQL")
     }
 
