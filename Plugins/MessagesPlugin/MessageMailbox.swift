@@ -111,7 +111,7 @@ public struct MessageMailbox: Sendable {
             }
             members.member("statusCode", string: entry.status)
             members.member("type", string: kinds.kind(of: entry))
-            members.member("uid", string: entry.uid.lowercasedString)
+            members.member("uid", string: entry.uid)
         }
     }
 

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A method's result already written as compact JSON text (`JSONText(writing:)`), sent as it is:
 /// a large result (a mailbox download of hundreds of messages) skips building a `JSONValue` tree
 /// of dictionaries only to sort and serialize it at once. Everything else about the result is as
@@ -54,6 +56,17 @@ public struct JSONWriter {
     public mutating func string(_ value: String) {
         claim()
         JSONValue.writeString(value, into: &bytes)
+    }
+
+    /// A UUID as its canonical lowercase text (`UUID.lowercasedString`), with no string made.
+    public mutating func string(_ value: UUID) {
+        claim()
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: UUID.textByteCount + 2) { quoted in
+            quoted[0] = UInt8(ascii: "\"")
+            value.writeLowercased(into: quoted.baseAddress! + 1)
+            quoted[UUID.textByteCount + 1] = UInt8(ascii: "\"")
+            bytes.append(contentsOf: quoted)
+        }
     }
 
     public mutating func value(_ value: JSONValue) {
@@ -120,6 +133,10 @@ public struct JSONObjectWriter {
     }
 
     public mutating func member(_ key: String, string value: String) {
+        member(key) { $0.string(value) }
+    }
+
+    public mutating func member(_ key: String, string value: UUID) {
         member(key) { $0.string(value) }
     }
 

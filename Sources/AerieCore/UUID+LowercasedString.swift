@@ -5,23 +5,31 @@ extension UUID {
     /// Written directly: Foundation's `uuidString` formats each byte through `snprintf`, and
     /// `lowercased()` walks the result again; profiles of `messages.download` (a uid per message)
     /// showed it.
-    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
-
     public var lowercasedString: String {
+        String(unsafeUninitializedCapacity: Self.textByteCount) { out in
+            writeLowercased(into: out.baseAddress!)
+            return Self.textByteCount
+        }
+    }
+
+    /// The length of the canonical text.
+    public static let textByteCount = 36
+
+    /// Writes the canonical lowercase text's `textByteCount` bytes at `out`: for a writer that
+    /// puts it straight into a larger text (a JSON answer) without a string of its own.
+    public func writeLowercased(into out: UnsafeMutablePointer<UInt8>) {
         withUnsafeBytes(of: uuid) { bytes in
-            String(unsafeUninitializedCapacity: 36) { out in
-                let digits = UUID.hexDigits
-                var at = 0
-                for (index, byte) in bytes.enumerated() {
-                    if index == 4 || index == 6 || index == 8 || index == 10 {
-                        out[at] = UInt8(ascii: "-")
-                        at += 1
-                    }
-                    out[at] = digits[Int(byte >> 4)]
-                    out[at + 1] = digits[Int(byte & 0x0f)]
-                    at += 2
+            @inline(__always) func digit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? nibble &+ 0x30 : nibble &+ 0x57 }
+            var at = 0
+            for index in 0..<16 {
+                if index == 4 || index == 6 || index == 8 || index == 10 {
+                    out[at] = UInt8(ascii: "-")
+                    at += 1
                 }
-                return at
+                let byte = bytes[index]
+                out[at] = digit(byte >> 4)
+                out[at + 1] = digit(byte & 0x0f)
+                at += 2
             }
         }
     }

@@ -54,7 +54,7 @@ package final class InFlightLimiter: Sendable {
 final class BatchResponses: Sendable {
     private struct State {
         var remaining: Int
-        var responses: [[UInt8]] = []
+        var responses: [RPCResponseText] = []
     }
 
     private let state: Mutex<State>
@@ -64,7 +64,7 @@ final class BatchResponses: Sendable {
     }
 
     /// Adds one entry's response; answers every response once the last entry is in, else nil.
-    func add(_ response: [UInt8]?) -> [[UInt8]]? {
+    func add(_ response: RPCResponseText?) -> [RPCResponseText]? {
         state.withLock { state in
             if let response { state.responses.append(response) }
             state.remaining -= 1

@@ -30,20 +30,20 @@ struct RPCDispatcher: Sendable {
     }
 
     /// The response's text (to be sent as one line), or nil when nothing is to be sent.
-    func handle(_ incoming: RPCIncoming, session: RPCSession) async -> [UInt8]? {
+    func handle(_ incoming: RPCIncoming, session: RPCSession) async -> RPCResponseText? {
         switch incoming {
         case .parseError(let reason):
-            return RPCEnvelope.error(id: .null, AerieError(.parseError, "parse error: \(reason)")).serialized()
+            return RPCResponseText(RPCEnvelope.error(id: .null, AerieError(.parseError, "parse error: \(reason)")).serialized())
         case .invalidBatch(let reason):
-            return RPCEnvelope.error(id: .null, AerieError(.invalidRequest, reason)).serialized()
+            return RPCResponseText(RPCEnvelope.error(id: .null, AerieError(.invalidRequest, reason)).serialized())
         case .single(let entry):
             return await respond(to: entry, session: session)
         case .batch(let entries):
-            let responses = await withTaskGroup(of: [UInt8]?.self) { group in
+            let responses = await withTaskGroup(of: RPCResponseText?.self) { group in
                 for entry in entries {
                     group.addTask { await respond(to: entry, session: session) }
                 }
-                var collected: [[UInt8]] = []
+                var collected: [RPCResponseText] = []
                 for await response in group {
                     if let response { collected.append(response) }
                 }
@@ -54,24 +54,26 @@ struct RPCDispatcher: Sendable {
     }
 
     /// The text of a batch's answer: its responses as one array; nil when there are none.
-    static func batch(_ responses: [[UInt8]]) -> [UInt8]? {
+    static func batch(_ responses: [RPCResponseText]) -> RPCResponseText? {
         guard !responses.isEmpty else { return nil }
         var out: [UInt8] = []
-        out.reserveCapacity(responses.reduce(2) { $0 + $1.count + 1 })
+        out.reserveCapacity(responses.reduce(2) { $0 + $1.byteCount + 1 })
         out.append(UInt8(ascii: "["))
         for (index, response) in responses.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
-            out.append(contentsOf: response)
+            out.append(contentsOf: response.head)
+            out.append(contentsOf: response.middle)
+            out.append(contentsOf: response.tail)
         }
         out.append(UInt8(ascii: "]"))
-        return out
+        return RPCResponseText(out)
     }
 
     /// One request (or one entry of a batch): its response's text, or nil for a notification.
-    func respond(to entry: Result<RPCRequest, RPCInvalidRequest>, session: RPCSession) async -> [UInt8]? {
+    func respond(to entry: Result<RPCRequest, RPCInvalidRequest>, session: RPCSession) async -> RPCResponseText? {
         switch entry {
         case .failure(let invalid):
-            return RPCEnvelope.error(id: invalid.id, AerieError(.invalidRequest, invalid.message)).serialized()
+            return RPCResponseText(RPCEnvelope.error(id: invalid.id, AerieError(.invalidRequest, invalid.message)).serialized())
         case .success(let request):
             let started = ContinuousClock.now
             let outcome: Result<MethodResult, AerieError>
@@ -92,7 +94,7 @@ struct RPCDispatcher: Sendable {
             guard let id = request.id else { return nil }
             switch outcome {
             case .success(let result): return RPCEnvelope.result(id: id, result)
-            case .failure(let error): return RPCEnvelope.error(id: id, error).serialized()
+            case .failure(let error): return RPCResponseText(RPCEnvelope.error(id: id, error).serialized())
             }
         }
     }

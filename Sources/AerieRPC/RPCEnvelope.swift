@@ -73,21 +73,25 @@ enum RPCEnvelope {
     }
 
     /// The response line's text (without its newline): `{"id":..,"jsonrpc":"2.0","result":..}`,
-    /// members in the order `JSONValue.serialized()` writes, a text result copied as it is.
-    static func result(id: JSONValue, _ result: MethodResult) -> [UInt8] {
-        let capacity = if case .text(let text) = result { text.bytes.count + 64 } else { 0 }
-        return JSONText(reservingCapacity: capacity) { writer in
-            writer.object { members in
-                members.member("id", id)
-                members.member("jsonrpc", string: "2.0")
-                members.member("result") { writer in
-                    switch result {
-                    case .value(let value): writer.value(value)
-                    case .text(let text): writer.text(text)
-                    }
+    /// members in the order `JSONValue.serialized()` writes. A text result is not copied into
+    /// it: it is the response's middle piece, copied once, into the socket's buffer.
+    static func result(id: JSONValue, _ result: MethodResult) -> RPCResponseText {
+        switch result {
+        case .value(let value):
+            let text = JSONText { writer in
+                writer.object { members in
+                    members.member("id", id)
+                    members.member("jsonrpc", string: "2.0")
+                    members.member("result", value)
                 }
             }
-        }.bytes
+            return RPCResponseText(text.bytes)
+        case .text(let text):
+            var head = Array(#"{"id":"#.utf8)
+            id.write(into: &head)
+            head.append(contentsOf: #","jsonrpc":"2.0","result":"#.utf8)
+            return RPCResponseText(head: head, middle: text.bytes, tail: RPCResponseText.closingBrace)
+        }
     }
 
     static func error(id: JSONValue, _ error: AerieError) -> JSONValue {
@@ -104,4 +108,28 @@ enum RPCEnvelope {
             ],
         ]
     }
+}
+
+/// One response line's text, without its newline, in the pieces it was made of: the envelope
+/// around a method's text result, and that result (a 100-message mailbox page is 50 KB), which
+/// is copied once, into the socket's buffer, rather than into an array of the whole line first.
+struct RPCResponseText: Sendable {
+    static let closingBrace: [UInt8] = [UInt8(ascii: "}")]
+
+    let head: [UInt8]
+    let middle: [UInt8]
+    let tail: [UInt8]
+
+    init(head: [UInt8], middle: [UInt8], tail: [UInt8]) {
+        self.head = head
+        self.middle = middle
+        self.tail = tail
+    }
+
+    /// A text made in one piece.
+    init(_ bytes: [UInt8]) {
+        self.init(head: bytes, middle: [], tail: [])
+    }
+
+    var byteCount: Int { head.count + middle.count + tail.count }
 }

@@ -196,13 +196,15 @@ public final class RPCServer: Service, Sendable {
     }
 
     static func frame(_ value: JSONValue, allocator: ByteBufferAllocator) -> ByteBuffer {
-        frame(value.serialized(), allocator: allocator)
+        frame(RPCResponseText(value.serialized()), allocator: allocator)
     }
 
     /// One line: `text` and its newline.
-    static func frame(_ text: [UInt8], allocator: ByteBufferAllocator) -> ByteBuffer {
-        var buffer = allocator.buffer(capacity: text.count + 1)
-        buffer.writeBytes(text)
+    static func frame(_ text: RPCResponseText, allocator: ByteBufferAllocator) -> ByteBuffer {
+        var buffer = allocator.buffer(capacity: text.byteCount + 1)
+        buffer.writeBytes(text.head)
+        buffer.writeBytes(text.middle)
+        buffer.writeBytes(text.tail)
         buffer.writeInteger(UInt8(ascii: "\n"))
         return buffer
     }

@@ -36,6 +36,20 @@ struct JSONTextTests {
         #expect(JSONText { $0.null() }.bytes == Array("null".utf8))
     }
 
+    /// A UUID written straight into the text is its canonical lowercase form, as Foundation
+    /// spells it lowercased, for every hex digit in every position.
+    @Test func uuidsAreWrittenInTheirCanonicalLowercaseText() throws {
+        var uuids = (0..<200).map { _ in UUID() }
+        uuids.append(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
+        uuids.append(UUID(uuid: (255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255)))
+        uuids.append(try #require(UUID(uuidString: "01234567-89AB-CDEF-0A1B-2C3D4E5F6789")))
+        for uuid in uuids {
+            let expected = uuid.uuidString.lowercased()
+            #expect(uuid.lowercasedString == expected)
+            #expect(JSONText { $0.object { $0.member("uid", string: uuid) } }.bytes == Array(#"{"uid":"\#(expected)"}"#.utf8))
+        }
+    }
+
     @Test func aThrowingBodyRethrows() {
         struct Stop: Error {}
         #expect(throws: Stop.self) {
