@@ -133,6 +133,9 @@ public final class AerieClient: Sendable {
     }
 
     private func send(line: [UInt8], ids: [Int64]) async throws -> [JSONValue] {
+        // A call cancelled before it is sent is not sent: the cancellation handler below would
+        // race the server's answer to it (a fast one won, and the cancelled call succeeded).
+        try Task.checkCancellation()
         let promises = ids.map { _ in channel.eventLoop.makePromise(of: JSONValue.self) }
         let handler = self.handler
         try await channel.eventLoop.submit {
