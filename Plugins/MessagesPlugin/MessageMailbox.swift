@@ -88,31 +88,43 @@ public struct MessageMailbox: Sendable {
     static func writeMessage(_ entry: MailboxEntry, kinds: inout KindMemo, into writer: inout JSONWriter) {
         let sent = entry.direction == .sent
         writer.object { members in
-            members.member("decryptedPayload", string: entry.payloadJSON)
-            members.member("deliveryDetails") { writer in
+            members.member(Key.decryptedPayload, string: entry.payloadJSON)
+            members.member(Key.deliveryDetails) { writer in
                 writer.array { details in
                     if let reason = entry.deliveryError {
                         details.item { writer in
                             writer.object { detail in
-                                detail.member("reason", string: reason)
-                                detail.member("statusCode", string: entry.status)
+                                detail.member(Key.reason, string: reason)
+                                detail.member(Key.statusCode, string: entry.status)
                             }
                         }
                     }
                 }
             }
-            if sent { members.member("direction", string: "sent") }
-            members.member("payload") { $0.null() }
-            members.member("refMsgId") { writer in
-                if let thread = entry.threadId, thread != entry.messageId { writer.string(thread) } else { writer.null() }
-            }
-            members.member("senderDID") { writer in
-                if let did = sent ? entry.pairwiseDid : entry.theirDid { writer.string(did) } else { writer.null() }
-            }
-            members.member("statusCode", string: entry.status)
-            members.member("type", string: kinds.kind(of: entry))
-            members.member("uid", string: entry.uid)
+            if sent { members.member(Key.direction, string: "sent") }
+            members.member(Key.payload, string: nil)
+            let answers = entry.threadId.flatMap { $0 != entry.messageId ? $0 : nil }
+            members.member(Key.refMsgId, string: answers)
+            members.member(Key.senderDID, string: sent ? entry.pairwiseDid : entry.theirDid)
+            members.member(Key.statusCode, string: entry.status)
+            members.member(Key.type, string: kinds.kind(of: entry))
+            members.member(Key.uid, string: entry.uid)
         }
+    }
+
+    /// The members of a message (static keys: nothing to escape). `payload` is always null (the
+    /// SDK's field).
+    private enum Key {
+        static let decryptedPayload = JSONKey("decryptedPayload")
+        static let deliveryDetails = JSONKey("deliveryDetails")
+        static let direction = JSONKey("direction")
+        static let payload = JSONKey("payload")
+        static let reason = JSONKey("reason")
+        static let refMsgId = JSONKey("refMsgId")
+        static let senderDID = JSONKey("senderDID")
+        static let statusCode = JSONKey("statusCode")
+        static let type = JSONKey("type")
+        static let uid = JSONKey("uid")
     }
 
     /// The `type` the answer shows for a message: `MessageKind.classify` of its payload's

@@ -61,9 +61,13 @@ public struct JSONWriter {
     /// A UUID as its canonical lowercase text (`UUID.lowercasedString`), with no string made.
     public mutating func string(_ value: UUID) {
         claim()
+        Self.append(value, to: &bytes)
+    }
+
+    fileprivate static func append(_ uuid: UUID, to bytes: inout [UInt8]) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: UUID.textByteCount + 2) { quoted in
             quoted[0] = UInt8(ascii: "\"")
-            value.writeLowercased(into: quoted.baseAddress! + 1)
+            uuid.writeLowercased(into: quoted.baseAddress! + 1)
             quoted[UUID.textByteCount + 1] = UInt8(ascii: "\"")
             bytes.append(contentsOf: quoted)
         }
@@ -132,6 +136,30 @@ public struct JSONObjectWriter {
         try JSONWriter.element(&bytes, body)
     }
 
+    /// Member `key` (a key with nothing to escape), its value written by `body`.
+    public mutating func member(_ key: JSONKey, _ body: (inout JSONWriter) throws -> Void) rethrows {
+        begin(key)
+        try JSONWriter.element(&bytes, body)
+    }
+
+    /// Member `key` with a string value, or null for nil, written in place (no nested writer).
+    public mutating func member(_ key: JSONKey, string value: String?) {
+        begin(key)
+        if let value { JSONValue.writeString(value, into: &bytes) } else { bytes.append(contentsOf: "null".utf8) }
+    }
+
+    /// Member `key` with a UUID's canonical lowercase text, written in place.
+    public mutating func member(_ key: JSONKey, string value: UUID) {
+        begin(key)
+        JSONWriter.append(value, to: &bytes)
+    }
+
+    private mutating func begin(_ key: JSONKey) {
+        if count > 0 { bytes.append(UInt8(ascii: ",")) }
+        count += 1
+        key.write(into: &bytes)
+    }
+
     public mutating func member(_ key: String, string value: String) {
         member(key) { $0.string(value) }
     }
@@ -142,6 +170,32 @@ public struct JSONObjectWriter {
 
     public mutating func member(_ key: String, _ value: JSONValue) {
         member(key) { $0.value(value) }
+    }
+}
+
+/// A member key that needs no escaping, written from its static bytes: a download page writes
+/// nine members per message, and escaping each key anew was a measurable part of the page. A
+/// static string, not an array: an array shared by every thread writing pages would have its
+/// reference count bounced between cores at each use.
+public struct JSONKey: Sendable {
+    fileprivate let key: StaticString
+
+    /// `key` must be printable ASCII other than a quote or a backslash (a programming error).
+    public init(_ key: StaticString) {
+        precondition(key.hasPointerRepresentation, "JSONKey: a key must be a string literal")
+        key.withUTF8Buffer { bytes in
+            precondition(
+                bytes.allSatisfy { $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") },
+                "JSONKey: \(key) needs escaping")
+        }
+        self.key = key
+    }
+
+    fileprivate func write(into bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "\""))
+        key.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
     }
 }
 

@@ -36,6 +36,34 @@ struct JSONTextTests {
         #expect(JSONText { $0.null() }.bytes == Array("null".utf8))
     }
 
+    /// Members with static keys (`JSONKey`, nothing to escape) write what members with string
+    /// keys write: nil as null, a UUID as its text, a nested value through its writer.
+    @Test func staticKeysWriteWhatStringKeysWrite() throws {
+        let uid = UUID()
+        let once = JSONText { writer in
+            writer.object { members in
+                members.member(JSONKey("text"), string: Self.awkward)
+                members.member(JSONKey("plain key/with:punctuation"), string: "x")
+                members.member(JSONKey("nested")) { $0.array { $0.item { $0.null() } } }
+                members.member(JSONKey("nil"), string: nil)
+                members.member(JSONKey("uid"), string: uid)
+            }
+        }
+        let anew = JSONText { writer in
+            writer.object { members in
+                members.member("text", string: Self.awkward)
+                members.member("plain key/with:punctuation", string: "x")
+                members.member("nested") { $0.array { $0.item { $0.null() } } }
+                members.member("nil") { $0.null() }
+                members.member("uid", string: uid.lowercasedString)
+            }
+        }
+        #expect(once.bytes == anew.bytes)
+        #expect(
+            try once.value
+                == ["text": .string(Self.awkward), "plain key/with:punctuation": "x", "nested": [nil], "nil": nil, "uid": .string(uid.lowercasedString)])
+    }
+
     /// A UUID written straight into the text is its canonical lowercase form, as Foundation
     /// spells it lowercased, for every hex digit in every position.
     @Test func uuidsAreWrittenInTheirCanonicalLowercaseText() throws {
