@@ -61,9 +61,7 @@ struct RPCDispatcher: Sendable {
         out.append(UInt8(ascii: "["))
         for (index, response) in responses.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
-            out.append(contentsOf: response.head)
-            out.append(contentsOf: response.middle)
-            out.append(contentsOf: response.tail)
+            response.write(into: &out)
         }
         out.append(UInt8(ascii: "]"))
         return RPCResponseText(out)

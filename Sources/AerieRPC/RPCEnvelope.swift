@@ -1,4 +1,5 @@
 import AerieCore
+import NIOCore
 
 /// A request line after JSON parsing and JSON-RPC 2.0 validation.
 struct RPCRequest: Sendable {
@@ -90,7 +91,7 @@ enum RPCEnvelope {
             var head = Array(#"{"id":"#.utf8)
             id.write(into: &head)
             head.append(contentsOf: #","jsonrpc":"2.0","result":"#.utf8)
-            return RPCResponseText(head: head, middle: text.bytes, tail: RPCResponseText.closingBrace)
+            return RPCResponseText(head: head, middle: text.bytes, closesObject: true)
         }
     }
 
@@ -113,23 +114,35 @@ enum RPCEnvelope {
 /// One response line's text, without its newline, in the pieces it was made of: the envelope
 /// around a method's text result, and that result (a 100-message mailbox page is 50 KB), which
 /// is copied once, into the socket's buffer, rather than into an array of the whole line first.
+/// The closing brace is a flag, not a shared one-byte array whose reference count every response
+/// would bounce between the cores.
 struct RPCResponseText: Sendable {
-    static let closingBrace: [UInt8] = [UInt8(ascii: "}")]
-
     let head: [UInt8]
     let middle: [UInt8]
-    let tail: [UInt8]
+    let closesObject: Bool
 
-    init(head: [UInt8], middle: [UInt8], tail: [UInt8]) {
+    init(head: [UInt8], middle: [UInt8], closesObject: Bool) {
         self.head = head
         self.middle = middle
-        self.tail = tail
+        self.closesObject = closesObject
     }
 
     /// A text made in one piece.
     init(_ bytes: [UInt8]) {
-        self.init(head: bytes, middle: [], tail: [])
+        self.init(head: bytes, middle: [], closesObject: false)
     }
 
-    var byteCount: Int { head.count + middle.count + tail.count }
+    var byteCount: Int { head.count + middle.count + (closesObject ? 1 : 0) }
+
+    func write(into buffer: inout ByteBuffer) {
+        buffer.writeBytes(head)
+        buffer.writeBytes(middle)
+        if closesObject { buffer.writeInteger(UInt8(ascii: "}")) }
+    }
+
+    func write(into bytes: inout [UInt8]) {
+        bytes.append(contentsOf: head)
+        bytes.append(contentsOf: middle)
+        if closesObject { bytes.append(UInt8(ascii: "}")) }
+    }
 }

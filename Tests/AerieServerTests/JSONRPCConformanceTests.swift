@@ -114,6 +114,42 @@ import Testing
         }
     }
 
+    /// Methods that answer prepared text (`messages.download`, `messages.downloadPage`: the text
+    /// is sent between the envelope's pieces, not copied into it) answer valid lines alone and
+    /// inside a batch, with any id, an awkward string one included.
+    @Test func textResultsAloneAndInABatch() async throws {
+        try await LiveServer.with { server in
+            let admin = try await server.adminClient()
+            let created = try await admin.call("admin.tenants.create", params: ["label": "texts"])
+            await admin.close()
+            let token = try #require(created["token"]?.stringValue)
+            let raw = try await RawLineClient.connect(port: server.port)
+            defer { Task { await raw.close() } }
+            try await raw.send(#"{"jsonrpc":"2.0","id":0,"method":"session.authenticate","params":{"token":"\#(token)"}}"# + "\n")
+            #expect(try Self.response(await raw.readLine())["result"] != nil)
+
+            try await raw.send(#"{"jsonrpc":"2.0","id":"a \"quoted\" id","method":"messages.download"}"# + "\n")
+            let alone = try Self.response(await raw.readLine())
+            #expect(alone == ["jsonrpc": "2.0", "id": "a \"quoted\" id", "result": []])
+
+            let batch = """
+                [{"jsonrpc":"2.0","id":1,"method":"messages.download"},\
+                {"jsonrpc":"2.0","id":2,"method":"messages.downloadPage"},\
+                {"jsonrpc":"2.0","id":3,"method":"system.ping"}]
+                """
+            try await raw.send(batch + "\n")
+            guard case .array(let entries) = try Self.response(await raw.readLine()) else {
+                Issue.record("batch answer is not an array")
+                return
+            }
+            let byID = Dictionary(entries.compactMap { e in e["id"].map { ($0, e) } }, uniquingKeysWith: { a, _ in a })
+            #expect(entries.count == 3)
+            #expect(byID[1]?["result"] == [])
+            #expect(byID[2]?["result"] == ["messages": [], "nextCursor": nil])
+            #expect(byID[3]?["result"] == "pong")
+        }
+    }
+
     /// Batch entries count toward the session's in-flight limit: two 30-entry batches on a
     /// session limited to 4 never run more than 4 calls at once, and every entry is answered.
     @Test func batchEntriesCountTowardTheInFlightLimit() async throws {
