@@ -1,5 +1,4 @@
 import AerieCore
-import NIOCore
 
 /// A request line after JSON parsing and JSON-RPC 2.0 validation.
 struct RPCRequest: Sendable {
@@ -133,12 +132,6 @@ struct RPCResponseText: Sendable {
     }
 
     var byteCount: Int { head.count + middle.count + (closesObject ? 1 : 0) }
-
-    func write(into buffer: inout ByteBuffer) {
-        buffer.writeBytes(head)
-        buffer.writeBytes(middle)
-        if closesObject { buffer.writeInteger(UInt8(ascii: "}")) }
-    }
 
     func write(into bytes: inout [UInt8]) {
         bytes.append(contentsOf: head)

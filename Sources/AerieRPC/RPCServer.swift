@@ -202,7 +202,9 @@ public final class RPCServer: Service, Sendable {
     /// One line: `text` and its newline.
     static func frame(_ text: RPCResponseText, allocator: ByteBufferAllocator) -> ByteBuffer {
         var buffer = allocator.buffer(capacity: text.byteCount + 1)
-        text.write(into: &buffer)
+        buffer.writeBytes(text.head)
+        buffer.writeBytes(text.middle)
+        if text.closesObject { buffer.writeInteger(UInt8(ascii: "}")) }
         buffer.writeInteger(UInt8(ascii: "\n"))
         return buffer
     }
