@@ -128,7 +128,9 @@ import Testing
             let text: String
             init(_ text: String) { self.text = text }
         }
-        try await StoreFixture.with(maxConnections: 2) { fixture in
+        // A generous wait for a connection: this is about the hand-off, not the timeout, and a
+        // CI run on a stalled host saw 60 calls over 2 connections wait past the default 10 s.
+        try await StoreFixture.with(maxConnections: 2, acquireTimeout: .seconds(120)) { fixture in
             let pool = fixture.runtime.pool
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for index in 0..<60 {
