@@ -22,21 +22,21 @@ struct InteropTests {
     static let message =
         #"{"@type": "https://didcomm.org/basicmessage/1.0/message", "@id": "5c6a0b6e", "content": "h\u00e9llo / w\u00f6rld"}"#
 
-    @Test func sameKeysFromSeeds() throws {
+    @Test func sameKeysFromSeeds() async throws {
         let seeds = [Self.senderSeed, Self.recipientSeed, Self.mediator1Seed]
-        let results = try ACAPy.run(seeds.map { ["op": "verkey", "seed": $0] })
+        let results = try await ACAPy.run(seeds.map { ["op": "verkey", "seed": $0] })
         for (seed, result) in zip(seeds, results) {
             #expect(result["verkey"] as? String == Self.key(seed).verkeyBase58)
         }
     }
 
     @Test(arguments: [true, false])
-    func aeriePacksACAPyUnpacks(authcrypt: Bool) throws {
+    func aeriePacksACAPyUnpacks(authcrypt: Bool) async throws {
         let recipients = [Self.key(Self.otherRecipientSeed), Self.key(Self.recipientSeed)]
         let packed = try DIDCommEnvelope.pack(
             Array(Self.message.utf8), to: recipients.map(\.verkeyBase58),
             from: authcrypt ? Self.key(Self.senderSeed) : nil)
-        let result = try ACAPy.run([
+        let result = try await ACAPy.run([
             ["op": "unpack", "envelope": String(decoding: packed, as: UTF8.self), "seeds": [Self.recipientSeed]]
         ])[0]
         let layers = try #require(result["layers"] as? [[String: Any]], "ACA-Py: \(result)")
@@ -51,14 +51,14 @@ struct InteropTests {
     }
 
     @Test(arguments: [true, false])
-    func acapyPacksAerieUnpacks(authcrypt: Bool) throws {
+    func acapyPacksAerieUnpacks(authcrypt: Bool) async throws {
         let recipient = Self.key(Self.recipientSeed)
         var op: [String: Any] = [
             "op": "pack", "message": Self.message,
             "to": [Self.key(Self.otherRecipientSeed).verkeyBase58, recipient.verkeyBase58],
         ]
         op["sender_seed"] = authcrypt ? Self.senderSeed : NSNull()
-        let result = try ACAPy.run([op])[0]
+        let result = try await ACAPy.run([op])[0]
         let envelope = try #require(result["envelope"] as? String, "ACA-Py: \(result)")
         let unpacked = try DIDCommEnvelope.unpack(Array(envelope.utf8)) { kids in
             #expect(kids.count == 2)
@@ -70,7 +70,7 @@ struct InteropTests {
     }
 
     /// Forward wrapping both ways, with two mediators.
-    @Test func forwardWrapped() throws {
+    @Test func forwardWrapped() async throws {
         let recipient = Self.key(Self.recipientSeed)
         let sender = Self.key(Self.senderSeed)
         let m1 = Self.key(Self.mediator1Seed)
@@ -80,7 +80,7 @@ struct InteropTests {
         // Aerie wraps, ACA-Py peels the forwards with the mediator keys, then opens the message.
         let packed = try DIDCommEnvelope.pack(Array(Self.message.utf8), to: [recipient.verkeyBase58], from: sender)
         let wrapped = try Forward.wrap(packed, recipientKey: recipient.verkeyBase58, routingKeys: routing)
-        let results = try ACAPy.run([
+        let results = try await ACAPy.run([
             [
                 "op": "unpack", "envelope": String(decoding: wrapped, as: UTF8.self),
                 "seeds": [Self.mediator1Seed, Self.mediator2Seed, Self.recipientSeed],
@@ -116,7 +116,7 @@ struct InteropTests {
     }
 
     /// connection~sig both ways.
-    @Test func signatureDecorator() throws {
+    @Test func signatureDecorator() async throws {
         let signer = Self.key(Self.senderSeed)
         let value: [String: Any] = [
             "DID": "8LXvA8e8DEoLfxxdtohXHU", "DIDDoc": ["service": [["serviceEndpoint": "https://example.org/a/b"]]],
@@ -127,7 +127,7 @@ struct InteropTests {
                 "DIDDoc": ["service": [["serviceEndpoint": "https://example.org/a/b"]]],
             ]), with: signer)
         let oursJSON = try JSONSerialization.jsonObject(with: JSONEncoder().encode(ours))
-        let results = try ACAPy.run([
+        let results = try await ACAPy.run([
             ["op": "verify", "decorator": oursJSON],
             ["op": "sign", "value": value, "seed": Self.senderSeed],
         ])
@@ -146,12 +146,12 @@ struct InteropTests {
 extension InteropTests {
     /// A did:peer:2 we make resolves with the did_peer_2 package ACA-Py uses, to the same
     /// keys and service; and ACA-Py-shaped ones parse here (see DIDTests).
-    @Test func peerDID2ResolvesInACAPy() throws {
+    @Test func peerDID2ResolvesInACAPy() async throws {
         let key = Self.key(Self.recipientSeed)
         let did = try PeerDID2.make(
             verkey: key.verkey, serviceEndpoint: "https://aerie.example/didcomm?x=1",
             routingKeys: [Self.key(Self.mediator1Seed).verkeyBase58])
-        let result = try ACAPy.run([["op": "resolve_peer2", "did": did]])[0]
+        let result = try await ACAPy.run([["op": "resolve_peer2", "did": did]])[0]
         let document = try #require(result["document"] as? [String: Any], "ACA-Py: \(result)")
         let methods = try #require(document["verificationMethod"] as? [[String: Any]])
         #expect(methods.map { $0["id"] as? String } == ["#key-1", "#key-2"])
@@ -191,7 +191,25 @@ enum ACAPy {
         return path
     }
 
-    static func run(_ operations: [[String: Any]]) throws -> [[String: Any]] {
+    /// Runs the operations in one ACA-Py process, waited for on a thread of its own: a test
+    /// blocked in `waitUntilExit` would hold one of the concurrency pool's threads (two on this
+    /// machine) for the seconds Python takes to start, and two such tests at once stalled every
+    /// other test's async work (a pool test's waits ran past their 10 s timeout).
+    static func run(_ operations: [[String: Any]]) async throws -> [[String: Any]] {
+        let request = try JSONSerialization.data(withJSONObject: operations)
+        let count = operations.count
+        let answer: Data = try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(with: Result { try runBlocking(request, expecting: count) })
+            }
+        }
+        guard let results = try? JSONSerialization.jsonObject(with: answer) as? [[String: Any]] else {
+            throw InteropUnavailable(message: "ACA-Py interop script answered no result list")
+        }
+        return results
+    }
+
+    private static func runBlocking(_ request: Data, expecting count: Int) throws -> Data {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try python())
         process.arguments = [packageRoot.appendingPathComponent("Tests/Interop/acapy_didcomm.py").path]
@@ -206,21 +224,21 @@ enum ACAPy {
         process.standardOutput = output
         process.standardError = try FileHandle(forWritingTo: errorFile)
         try process.run()
-        input.fileHandleForWriting.write(try JSONSerialization.data(withJSONObject: operations))
+        input.fileHandleForWriting.write(request)
         try input.fileHandleForWriting.close()
         let stdoutData = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         let stderrData = (try? Data(contentsOf: errorFile)) ?? Data()
         guard process.terminationStatus == 0,
             let results = try? JSONSerialization.jsonObject(with: stdoutData) as? [[String: Any]],
-            results.count == operations.count
+            results.count == count
         else {
             throw InteropUnavailable(
                 message:
                     "ACA-Py helper failed (status \(process.terminationStatus)): \(String(decoding: stderrData.suffix(2000), as: UTF8.self))"
             )
         }
-        return results
+        return stdoutData
     }
 }
 

@@ -7,7 +7,8 @@ import Testing
 
 @Suite(.timeLimit(.minutes(10))) struct PoolTests {
     @Test func moreTransactionsThanConnectionsAllComplete() async throws {
-        try await StoreFixture.with(maxConnections: 3) { fixture in
+        // Not about the wait's timeout: a stalled host once took it past the default 10 s.
+        try await StoreFixture.with(maxConnections: 3, acquireTimeout: .seconds(120)) { fixture in
             let tenant = fixture.runtime.sealed(try await fixture.createTenant("A").id)
             let backends = try await withThrowingTaskGroup(of: String?.self) { group in
                 for index in 0..<40 {
