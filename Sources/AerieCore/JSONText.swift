@@ -59,11 +59,6 @@ public struct JSONWriter {
     }
 
     /// A UUID as its canonical lowercase text (`UUID.lowercasedString`), with no string made.
-    public mutating func string(_ value: UUID) {
-        claim()
-        Self.append(value, to: &bytes)
-    }
-
     fileprivate static func append(_ uuid: UUID, to bytes: inout [UInt8]) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: UUID.textByteCount + 2) { quoted in
             quoted[0] = UInt8(ascii: "\"")
@@ -161,10 +156,6 @@ public struct JSONObjectWriter {
     }
 
     public mutating func member(_ key: String, string value: String) {
-        member(key) { $0.string(value) }
-    }
-
-    public mutating func member(_ key: String, string value: UUID) {
         member(key) { $0.string(value) }
     }
 

@@ -16,38 +16,25 @@ extension UUID {
     public static let textByteCount = 36
 
     /// Writes the canonical lowercase text's `textByteCount` bytes at `out`: for a writer that
-    /// puts it straight into a larger text (a JSON answer) without a string of its own. Straight
-    /// line code over the sixteen bytes, digits by arithmetic (no table, no branch).
+    /// puts it straight into a larger text (a JSON answer) without a string of its own. Digits by
+    /// arithmetic, no table.
     public func writeLowercased(into out: UnsafeMutablePointer<UInt8>) {
         @inline(__always) func digit(_ nibble: UInt8) -> UInt8 {
             // 0-9 -> '0'-'9'; 10-15 -> 'a'-'f' (39 more): (9 - n) >> 7 is all ones past 9.
             let n = Int(nibble)
             return UInt8(truncatingIfNeeded: n &+ 0x30 &+ (((9 &- n) >> 7) & 39))
         }
-        @inline(__always) func put(_ byte: UInt8, _ at: Int) {
-            out[at] = digit(byte >> 4)
-            out[at &+ 1] = digit(byte & 0x0f)
+        withUnsafeBytes(of: uuid) { bytes in
+            var at = 0
+            for index in 0..<16 {
+                if index == 4 || index == 6 || index == 8 || index == 10 {
+                    out[at] = UInt8(ascii: "-")
+                    at &+= 1
+                }
+                out[at] = digit(bytes[index] >> 4)
+                out[at &+ 1] = digit(bytes[index] & 0x0f)
+                at &+= 2
+            }
         }
-        let u = uuid
-        put(u.0, 0)
-        put(u.1, 2)
-        put(u.2, 4)
-        put(u.3, 6)
-        out[8] = UInt8(ascii: "-")
-        put(u.4, 9)
-        put(u.5, 11)
-        out[13] = UInt8(ascii: "-")
-        put(u.6, 14)
-        put(u.7, 16)
-        out[18] = UInt8(ascii: "-")
-        put(u.8, 19)
-        put(u.9, 21)
-        out[23] = UInt8(ascii: "-")
-        put(u.10, 24)
-        put(u.11, 26)
-        put(u.12, 28)
-        put(u.13, 30)
-        put(u.14, 32)
-        put(u.15, 34)
     }
 }

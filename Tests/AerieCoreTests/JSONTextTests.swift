@@ -74,7 +74,7 @@ struct JSONTextTests {
         for uuid in uuids {
             let expected = uuid.uuidString.lowercased()
             #expect(uuid.lowercasedString == expected)
-            #expect(JSONText { $0.object { $0.member("uid", string: uuid) } }.bytes == Array(#"{"uid":"\#(expected)"}"#.utf8))
+            #expect(JSONText { $0.object { $0.member(JSONKey("uid"), string: uuid) } }.bytes == Array(#"{"uid":"\#(expected)"}"#.utf8))
         }
     }
 
