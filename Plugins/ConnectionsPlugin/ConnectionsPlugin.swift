@@ -51,7 +51,7 @@ public struct ConnectionsPlugin: AeriePlugin {
         service.commits?.observe(kind: "connection") { [waits = service.waits] tenant, event in
             // Only a state that can end a wait: hearing a connection become `requested` (our own
             // connect's commit, usually heard before the wait starts) must not cost a read.
-            guard let id = event["connectionId"]?.stringValue.flatMap { UUID(text: $0) },
+            guard let id = event["connectionId"]?.stringValue.flatMap({ UUID(text: $0) }),
                 let state = event["state"]?.stringValue.flatMap(ConnectionRecord.State.init(rawValue:)),
                 state != .initialized, state != .requested, state != .responded
             else { return }

@@ -189,7 +189,8 @@ public struct OutOfBandService: Sendable {
             updated.failureReason = connection.failureReason
         default: return record
         }
-        try await tenant.database.transaction { [updated] tx in try tx.outOfBand.update(updated) }
+        // False when the record was deleted meanwhile (`delete`): it stays deleted.
+        _ = try await tenant.database.transaction { [updated] tx in try tx.outOfBand.update(updated) }
         return updated
     }
 

@@ -205,18 +205,15 @@ public final class ACAPyAgent: @unchecked Sendable {
     public func stop() async {
         let process = self.process
         let home = self.home
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            Thread.detachNewThread {
-                if process.isRunning {
-                    process.interrupt()
-                    let deadline = Date().addingTimeInterval(3)
-                    while process.isRunning, Date() < deadline { usleep(50_000) }
-                    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-                    process.waitUntilExit()
-                }
-                try? FileManager.default.removeItem(at: home)
-                continuation.resume()
+        await offPool {
+            if process.isRunning {
+                process.interrupt()
+                let deadline = Date().addingTimeInterval(3)
+                while process.isRunning, Date() < deadline { usleep(50_000) }
+                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+                process.waitUntilExit()
             }
+            try? FileManager.default.removeItem(at: home)
         }
     }
 

@@ -83,15 +83,8 @@ enum DeployScript {
     static func run(_ name: String, environment: [String], arguments: [String]) async throws -> String {
         let root = ACAPyAgent.packageRoot
         let command = environment + [root.appendingPathComponent("deploy/\(name)").path] + arguments
-        let outcome: Subprocess.Outcome = try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread {
-                // AerieStore's spawn: the processes a script leaves running keep no descriptor of ours.
-                continuation.resume(
-                    with: Result {
-                        try Subprocess.run(URL(fileURLWithPath: "/usr/bin/env"), command, as: nil, in: root)
-                    })
-            }
-        }
+        // AerieStore's spawn: the processes a script leaves running keep no descriptor of ours.
+        let outcome = try await offPool { try Subprocess.run(URL(fileURLWithPath: "/usr/bin/env"), command, as: nil, in: root) }
         guard outcome.status == 0 else {
             throw ServerProcess.Unavailable(description: "\(name) \(arguments) failed (\(outcome.status)):\n\(outcome.output)")
         }

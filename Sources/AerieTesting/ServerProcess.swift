@@ -176,17 +176,10 @@ public enum PostgresControl {
     public static func run(_ arguments: [String]) async throws -> Int32 {
         let pgctl = URL(fileURLWithPath: try binDirectory() + "/pg_ctl")
         let user = getuid() == 0 ? "postgres" : nil
-        return try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread {
-                do {
-                    // AerieStore's spawn, not Foundation's Process: a restarted postmaster keeps
-                    // every inherited descriptor, and Process would wait for them to close.
-                    let outcome = try Subprocess.run(pgctl, arguments, as: user, in: URL(fileURLWithPath: "/tmp"))
-                    continuation.resume(returning: outcome.status)
-                } catch {
-                    continuation.resume(throwing: error)
-                }
-            }
+        return try await offPool {
+            // AerieStore's spawn, not Foundation's Process: a restarted postmaster keeps every
+            // inherited descriptor, and Process would wait for them to close.
+            try Subprocess.run(pgctl, arguments, as: user, in: URL(fileURLWithPath: "/tmp")).status
         }
     }
 

@@ -296,12 +296,9 @@ final class AerieProcess: @unchecked Sendable {
     /// SIGTERM (graceful), waited for off the concurrency pool.
     func stop() async {
         let process = self.process
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            Thread.detachNewThread {
-                if process.isRunning { kill(process.processIdentifier, SIGTERM) }
-                process.waitUntilExit()
-                continuation.resume()
-            }
+        await offPool {
+            if process.isRunning { kill(process.processIdentifier, SIGTERM) }
+            process.waitUntilExit()
         }
         try? FileManager.default.removeItem(at: home)
         try? await database.drop()

@@ -144,7 +144,7 @@ func fileMode(_ url: URL) throws -> Int {
     try (FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? NSNumber)?.intValue ?? -1
 }
 
-/// Runs an executable on a plain thread (never blocking the 2-thread concurrency pool) and
+/// Runs an executable off the concurrency pool (`offPool`) and
 /// returns its exit status and output. One still running after `timeout` is killed and the call
 /// throws, so a tool that hangs fails its test.
 func runProcess(
@@ -152,45 +152,40 @@ func runProcess(
 ) async throws -> (
     status: Int32, stdout: String, stderr: String
 ) {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread.detachNewThread {
-            continuation.resume(
-                with: Result {
-                    let process = Process()
-                    process.executableURL = executable
-                    process.arguments = arguments
-                    process.environment = environment
-                    let out = Pipe()
-                    let err = Pipe()
-                    process.standardOutput = out
-                    process.standardError = err
-                    try process.run()
-                    let killed = LockedData()
-                    let watchdog = DispatchWorkItem {
-                        guard process.isRunning else { return }
-                        killed.set(Data())
-                        kill(process.processIdentifier, SIGKILL)
-                    }
-                    DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: watchdog)
-                    defer { watchdog.cancel() }
-                    // Read stderr on its own thread so a full pipe cannot stall the process.
-                    let errData = LockedData()
-                    let reader = Thread { errData.set(err.fileHandleForReading.readDataToEndOfFile()) }
-                    reader.start()
-                    let stdout = out.fileHandleForReading.readDataToEndOfFile()
-                    process.waitUntilExit()
-                    while !errData.isSet { usleep(1000) }
-                    if killed.isSet {
-                        throw ProcessTimedOut(
-                            description: "\(executable.lastPathComponent) \(arguments.joined(separator: " ")) "
-                                + "still ran after \(timeout) s and was killed; stderr: \(String(decoding: errData.value, as: UTF8.self))")
-                    }
-                    return (
-                        process.terminationStatus, String(decoding: stdout, as: UTF8.self),
-                        String(decoding: errData.value, as: UTF8.self)
-                    )
-                })
+    try await offPool {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.environment = environment
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let killed = LockedData()
+        let watchdog = DispatchWorkItem {
+            guard process.isRunning else { return }
+            killed.set(Data())
+            kill(process.processIdentifier, SIGKILL)
         }
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: watchdog)
+        defer { watchdog.cancel() }
+        // Read stderr on its own thread so a full pipe cannot stall the process.
+        let errData = LockedData()
+        let reader = Thread { errData.set(err.fileHandleForReading.readDataToEndOfFile()) }
+        reader.start()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        while !errData.isSet { usleep(1000) }
+        if killed.isSet {
+            throw ProcessTimedOut(
+                description: "\(executable.lastPathComponent) \(arguments.joined(separator: " ")) "
+                    + "still ran after \(timeout) s and was killed; stderr: \(String(decoding: errData.value, as: UTF8.self))")
+        }
+        return (
+            process.terminationStatus, String(decoding: stdout, as: UTF8.self),
+            String(decoding: errData.value, as: UTF8.self)
+        )
     }
 }
 
