@@ -43,7 +43,8 @@ public protocol OutboxRepository {
     /// other pollers (other servers) skip it while it is sent. Nil when not pending or not due.
     /// A sender that dies mid-send leaves the lease to expire, and the row is sent again.
     func claim(_ id: UUID, leaseSeconds: Int) throws -> OutboxItem?
-    /// Marks the row sent, and its message (`messageUid`) `MS-102`, in one statement.
+    /// Ends a delivered row (deleted, with its delivery event logged) and moves its message
+    /// (`messageUid`) to `MS-102`, in one statement.
     func markSent(_ id: UUID) throws
     /// Records a failed attempt: either retried at `nextAttemptAt` or, when nil, failed for good
     /// (then its message, if any, becomes `MS-105` with `error`, in the same statement).

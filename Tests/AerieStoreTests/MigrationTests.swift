@@ -79,6 +79,53 @@ import Testing
         }
     }
 
+    /// schema/0032 removes the outbox rows an earlier release kept after delivering them, and only
+    /// those: pending and failed rows stay, in both tenants, and the pending counts are unchanged.
+    @Test func deliveredOutboxRowsKeptByAnEarlierReleaseGo() async throws {
+        try await StoreFixture.withDatabase(migrate: false) { database in
+            var quiet = Logger(label: "test")
+            quiet.logLevel = .warning
+            _ = try await database.migrator().migrate(through: 31)
+            let superuser = AerieDatabase(configuration: DatabaseConfiguration(conninfo: database.superuserConninfo, maxConnections: 1), logger: quiet)
+            let (a, b) = (TenantID.random(), TenantID.random())
+            let state: @Sendable () async throws -> [[String?]] = {
+                try await superuser.withSession { session in
+                    try session.query(
+                        """
+                        SELECT o.tenant_id::text, string_agg(o.status, ',' ORDER BY o.status), min(u.outbox_pending)::text
+                        FROM aerie.outbox o JOIN aerie.tenant_usage u USING (tenant_id) GROUP BY o.tenant_id ORDER BY 1
+                        """
+                    ).allRows()
+                }
+            }
+            _ = try await superuser.withSession { session in
+                for id in [a, b] {
+                    try session.execute(
+                        "INSERT INTO aerie.tenants (id, label, token_hash, data_key_wrapped, master_key_fingerprint) VALUES ($1::uuid, 'T', $2, $3, 'm')",
+                        [.text(id.rawValue), .bytes(randomBytes(32)), .bytes(randomBytes(72))])
+                    for status in ["pending", "sent", "sent", "failed"] {
+                        try session.execute(
+                            "INSERT INTO aerie.outbox (tenant_id, id, endpoint, envelope) VALUES ($1::uuid, gen_random_uuid(), 'http://p', '\\x00')",
+                            [.text(id.rawValue)])
+                        if status != "pending" {
+                            // Ended as the previous release ended it: an update of the status.
+                            try session.execute(
+                                "UPDATE aerie.outbox SET status = $2 WHERE tenant_id = $1::uuid AND status = 'pending' AND id = (SELECT id FROM aerie.outbox WHERE tenant_id = $1::uuid AND status = 'pending' LIMIT 1)",
+                                [.text(id.rawValue), .text(status)])
+                        }
+                    }
+                }
+                return 0
+            }
+            let before = try await state()
+            #expect(before == [a, b].map(\.rawValue).sorted().map { [$0, "failed,pending,sent,sent", "1"] }, "\(before)")
+            _ = try await database.migrator().migrate()
+            let after = try await state()
+            await superuser.shutdown()
+            #expect(after == [a, b].map(\.rawValue).sorted().map { [$0, "failed,pending", "1"] }, "\(after)")
+        }
+    }
+
     @Test func theLastMigrationKeepsRowsWrittenBeforeIt() async throws {
         try await StoreFixture.withDatabase(migrate: false) { database in
             let versions = try expectedVersions

@@ -140,7 +140,7 @@ import Testing
                     END $$
                     """)
                 try session.execute(
-                    "CREATE TRIGGER note_plan_mode AFTER INSERT OR UPDATE ON aerie.outbox FOR EACH ROW EXECUTE FUNCTION public.note_plan_mode()")
+                    "CREATE TRIGGER note_plan_mode AFTER INSERT OR UPDATE OR DELETE ON aerie.outbox FOR EACH ROW EXECUTE FUNCTION public.note_plan_mode()")
             }
             var rows: [TenantID: [OutboxItem]] = [a: [], b: []]
             for round in 0..<7 {  // past the plan cache's five custom plans
@@ -176,10 +176,10 @@ import Testing
                 return (0..<result.rowCount).map { result.string($0, 0)! }
             }
             #expect(seen.sorted() == [
-                "\(a.rawValue) INSERT force_generic_plan 7", "\(a.rawValue) UPDATE force_generic_plan 7",
-                "\(b.rawValue) INSERT force_generic_plan 7", "\(b.rawValue) UPDATE force_generic_plan 7",
+                "\(a.rawValue) INSERT force_generic_plan 7", "\(a.rawValue) DELETE force_generic_plan 7",
+                "\(b.rawValue) INSERT force_generic_plan 7", "\(b.rawValue) DELETE force_generic_plan 7",
             ].sorted())
-            // Each tenant's usage row counts its own rows alone: all sent, none pending.
+            // Each tenant's usage row counts its own rows alone: all delivered, none pending.
             for tenant in [a, b] {
                 let pending = try await fixture.asSuperuser { session in
                     try session.query("SELECT outbox_pending FROM aerie.tenant_usage WHERE tenant_id = $1::uuid", [.text(tenant.rawValue)]).int(0, 0)

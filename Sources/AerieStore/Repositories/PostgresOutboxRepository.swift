@@ -73,26 +73,49 @@ struct PostgresOutboxRepository: OutboxRepository {
         try (0..<result.rowCount).map { try item(result, $0) }.first
     }
 
-    /// The row and the sent message it carries (if any) in one statement: they never disagree.
-    /// The message is looked up by its key with the uid the outbox row names (a scalar subquery:
-    /// one probe of `mailbox_pkey`, none without a message). As a join with the CTE, PostgreSQL
-    /// planned the mailbox as the outer side on a small or new mailbox's statistics, filtered on
-    /// the tenant alone, so every mark read all of the tenant's mailbox rows.
-    static let markSentSQL = """
-        WITH sent AS (
-            UPDATE aerie.outbox SET status = 'sent', attempts = attempts + 1, last_error = NULL, leased_by = NULL
-            WHERE tenant_id = $1::uuid AND id = $2::uuid RETURNING message_uid
-        )
-        UPDATE aerie.mailbox m SET status = 'MS-102', delivery_error = NULL
-        WHERE m.tenant_id = $1::uuid AND m.uid = (SELECT message_uid FROM sent) AND m.direction = 'sent' AND m.status <> 'MS-102'
-        """
+    /// A delivered row is deleted: the outbox holds only what is still to be sent, and what was
+    /// delivered is the delivery event's and the sent message's (`MS-102`) to tell. Kept as
+    /// `sent`, every envelope ever delivered stayed in the table for good (no sweep removed
+    /// them), and the mark wrote the whole row again, envelope included, with a new entry in
+    /// each index: the dearest statement of a connection accepted (two per connection).
+    /// The statement logs the delivery event and sends its NOTIFY itself, the same row and text
+    /// the status trigger `aerie.outbox_delivery_ended` writes for a delivery that failed for
+    /// good; the DELETE trigger uncounts the pending row (`aerie.count_outbox`).
+    /// The row, its event and the sent message it carries (if any) change in one statement:
+    /// they never disagree. The message is looked up by its key with the uid the row names (a
+    /// scalar subquery: one probe of `mailbox_pkey`, none without a message). As a join,
+    /// PostgreSQL planned the mailbox as the outer side on a small or new mailbox's statistics,
+    /// filtered on the tenant alone, so every mark read all of the tenant's mailbox rows.
+    static let markSentSQL = markSent(
+        rows: "",
+        then: """
+            , marked AS (
+                UPDATE aerie.mailbox m SET status = 'MS-102', delivery_error = NULL
+                WHERE m.tenant_id = $1::uuid AND m.uid = (SELECT message_uid FROM sent) AND m.direction = 'sent'
+                    AND m.status <> 'MS-102'
+            )
+            """)
 
     /// `markSentSQL` for a row that carries no sent message (`message_uid` NULL): the outbox row
     /// alone, without the mailbox update's planning and start-up.
-    static let markSentWithoutMessageSQL = """
-        UPDATE aerie.outbox SET status = 'sent', attempts = attempts + 1, last_error = NULL, leased_by = NULL
-        WHERE tenant_id = $1::uuid AND id = $2::uuid AND message_uid IS NULL
+    static let markSentWithoutMessageSQL = markSent(rows: " AND message_uid IS NULL", then: "")
+
+    private static func markSent(rows: String, then: String) -> String {
         """
+        WITH sent AS (
+            DELETE FROM aerie.outbox WHERE tenant_id = $1::uuid AND id = $2::uuid\(rows)
+            RETURNING tenant_id, id, connection_id, message_uid
+        ), logged AS (
+            INSERT INTO aerie.events (tenant_id, backend_id, kind, data)
+            SELECT t.id, t.backend_id, 'delivery', jsonb_build_object(
+                'outboxId', s.id, 'connectionId', s.connection_id, 'status', 'sent', 'messageUid', s.message_uid)
+            FROM sent s JOIN aerie.tenants t ON t.id = s.tenant_id
+            RETURNING data
+        )\(then)
+        SELECT pg_notify('aerie_events', (jsonb_build_object('tenant', $1::uuid, 'kind', 'delivery') || data)::text)
+        FROM logged
+        """
+    }
 
     func recordFailure(_ id: UUID, attempts: Int, nextAttemptAt: Date?, error: String) throws {
         // A final failure fails the sent message it carries in the same statement (looked up by
