@@ -40,18 +40,8 @@ import Testing
     /// schema/0020 starts each tenant's quota counts from what is already stored.
     @Test func quotaCountsStartFromStoredRows() async throws {
         try await StoreFixture.withDatabase(migrate: false) { database in
-            var quiet = Logger(label: "test")
-            quiet.logLevel = .warning
-            _ = try await database.migrator().migrate(through: 19)
-
-            let superuser = AerieDatabase(configuration: DatabaseConfiguration(conninfo: database.superuserConninfo, maxConnections: 1), logger: quiet)
-            let (a, b) = (TenantID.random(), TenantID.random())
+            let (superuser, a, b) = try await Self.twoTenants(database, migratedThrough: 19)
             _ = try await superuser.withSession { session in
-                for id in [a, b] {
-                    try session.execute(
-                        "INSERT INTO aerie.tenants (id, label, token_hash, data_key_wrapped, master_key_fingerprint) VALUES ($1::uuid, 'T', $2, $3, 'm')",
-                        [.text(id.rawValue), .bytes(randomBytes(32)), .bytes(randomBytes(72))])
-                }
                 for index in 0..<3 {
                     try session.execute(
                         """
@@ -79,15 +69,33 @@ import Testing
         }
     }
 
+    /// `database` migrated through `version`, two tenants in it (rows of `aerie.tenants`, written
+    /// as the superuser) and the superuser's pool: where a test of a later migration starts.
+    static func twoTenants(_ database: TestDatabase, migratedThrough version: Int) async throws
+        -> (superuser: AerieDatabase, a: TenantID, b: TenantID)
+    {
+        var quiet = Logger(label: "test")
+        quiet.logLevel = .warning
+        _ = try await database.migrator().migrate(through: version)
+        let superuser = AerieDatabase(
+            configuration: DatabaseConfiguration(conninfo: database.superuserConninfo, maxConnections: 1), logger: quiet)
+        let (a, b) = (TenantID.random(), TenantID.random())
+        _ = try await superuser.withSession { session in
+            for id in [a, b] {
+                try session.execute(
+                    "INSERT INTO aerie.tenants (id, label, token_hash, data_key_wrapped, master_key_fingerprint) VALUES ($1::uuid, 'T', $2, $3, 'm')",
+                    [.text(id.rawValue), .bytes(randomBytes(32)), .bytes(randomBytes(72))])
+            }
+            return 0
+        }
+        return (superuser, a, b)
+    }
+
     /// schema/0032 removes the outbox rows an earlier release kept after delivering them, and only
     /// those: pending and failed rows stay, in both tenants, and the pending counts are unchanged.
     @Test func deliveredOutboxRowsKeptByAnEarlierReleaseGo() async throws {
         try await StoreFixture.withDatabase(migrate: false) { database in
-            var quiet = Logger(label: "test")
-            quiet.logLevel = .warning
-            _ = try await database.migrator().migrate(through: 31)
-            let superuser = AerieDatabase(configuration: DatabaseConfiguration(conninfo: database.superuserConninfo, maxConnections: 1), logger: quiet)
-            let (a, b) = (TenantID.random(), TenantID.random())
+            let (superuser, a, b) = try await Self.twoTenants(database, migratedThrough: 31)
             let state: @Sendable () async throws -> [[String?]] = {
                 try await superuser.withSession { session in
                     try session.query(
@@ -100,9 +108,6 @@ import Testing
             }
             _ = try await superuser.withSession { session in
                 for id in [a, b] {
-                    try session.execute(
-                        "INSERT INTO aerie.tenants (id, label, token_hash, data_key_wrapped, master_key_fingerprint) VALUES ($1::uuid, 'T', $2, $3, 'm')",
-                        [.text(id.rawValue), .bytes(randomBytes(32)), .bytes(randomBytes(72))])
                     for status in ["pending", "sent", "sent", "failed"] {
                         try session.execute(
                             "INSERT INTO aerie.outbox (tenant_id, id, endpoint, envelope) VALUES ($1::uuid, gen_random_uuid(), 'http://p', '\\x00')",
