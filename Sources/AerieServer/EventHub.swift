@@ -183,7 +183,7 @@ final class EventHub: EventSubscriptions, Service, Sendable {
             return
         }
         if kind == "connection" || kind == Self.connectionChangedKind {
-            if let id = event["connectionId"]?.stringValue.flatMap { UUID(text: $0) } {
+            if let id = event["connectionId"]?.stringValue.flatMap({ UUID(text: $0) }) {
                 connectionViews.invalidate(tenant: tenant, keys: CollectionOfOne(id))
             } else {
                 connectionViews.invalidate(tenant: tenant)

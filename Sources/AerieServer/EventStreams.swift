@@ -76,7 +76,7 @@ final class EventStreams: Service, Sendable {
     }
 
     func run() async throws {
-        try? await cancelWhenGracefulShutdown {
+        await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
                 group.addTask { await self.runSequencer() }
                 group.addTask { await self.runPruning() }

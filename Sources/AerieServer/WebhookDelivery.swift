@@ -78,7 +78,7 @@ final class WebhookDelivery: Service, Sendable {
     }
 
     func run() async throws {
-        try? await cancelWhenGracefulShutdown {
+        await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
                 group.addTask {
                     repeat {

@@ -113,7 +113,7 @@ public final class ACAPyAgent: @unchecked Sendable {
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("aerie-acapy-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
         let logFile = home.appendingPathComponent("acapy.log")
-        FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
         let process = Process()
         process.executableURL = executable
         process.currentDirectoryURL = home

@@ -63,7 +63,7 @@ public final class ServerProcess: @unchecked Sendable {
         process.executableURL = try BuiltProducts.executable("aerie-server")
         process.environment = environment.merging(extra) { _, new in new }
         if !FileManager.default.fileExists(atPath: logFile.path) {
-            FileManager.default.createFile(atPath: logFile.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
         }
         let log = try FileHandle(forWritingTo: logFile)
         log.seekToEndOfFile()

@@ -41,7 +41,7 @@ struct JSONValueEncoderTests {
         var integralDouble = 42.0
         var fraction = 0.1
         var large = 1e300
-        var tiny = 5e-324
+        var tiny = Double.leastNonzeroMagnitude
         var float: Float = 0.1
         var decimal = Decimal(string: "12.50")!
     }

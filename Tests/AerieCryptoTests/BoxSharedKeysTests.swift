@@ -93,7 +93,7 @@ struct BoxSharedKeysTests {
         }
         #expect(first == nil)  // evicted and released: zeroed by SecretBytes' deinit
         #expect(keys.lookup(scope: "a", ourVerkey: ours.verkey, theirPublicKey: peers[0]) == nil)
-        weak var dropped = keys.lookup(scope: "a", ourVerkey: ours.verkey, theirPublicKey: peers[9])
+        weak let dropped = keys.lookup(scope: "a", ourVerkey: ours.verkey, theirPublicKey: peers[9])
         #expect(dropped != nil)
         keys.invalidate(scope: "a")
         #expect(dropped == nil)

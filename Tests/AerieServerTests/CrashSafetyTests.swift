@@ -230,7 +230,7 @@ extension CrashSafetyTests {
             let connectionId = try #require(created["connectionId"]?.stringValue)
             await client.close()
             let theirs = try await agent.admin(
-                "POST", "/connections/receive-invitation?auto_accept=true", body: try #require(created["invitation"]))
+                "POST", "/connections/receive-invitation?auto_accept=true", body: created["invitation"])
             let acapyConnection = try #require(theirs["connection_id"]?.stringValue)
             try #require(await server.waitForExit(timeout: .seconds(30)), "fault point \(point) was never reached")
             try await server.start()

@@ -32,7 +32,7 @@ import Glibc
             process.environment = environment
             process.standardOutput = FileHandle.nullDevice
             // Kept so a server that exits says why in the failure (e.g. a port taken meanwhile).
-            FileManager.default.createFile(atPath: stderrLog.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: stderrLog.path, contents: nil)
             process.standardError = try FileHandle(forWritingTo: stderrLog)
             try process.run()
         }

@@ -348,7 +348,7 @@ import Testing
             let created = try await alice.call("connections.createInvitation", params: ["label": "Aerie Alice"])
             let connectionId = try #require(created["connectionId"]?.stringValue)
             let theirs = try await agent.admin(
-                "POST", "/connections/receive-invitation?auto_accept=true", body: try #require(created["invitation"]))
+                "POST", "/connections/receive-invitation?auto_accept=true", body: created["invitation"])
             let acapyConnection = try #require(theirs["connection_id"]?.stringValue)
             let active = try await agent.waitForConnection(acapyConnection, states: ["active", "completed"])
             #expect(active["their_label"] == "Aerie Alice")

@@ -157,7 +157,7 @@ import Testing
             let bobID = bobContext.tenantID.rawValue
 
             // Alice's sealed row handed to Bob (as a superuser could): it does not open for Bob.
-            try await fixture.asSuperuser { session in
+            _ = try await fixture.asSuperuser { session in
                 try session.execute(
                     "UPDATE aerie.tenant_keys SET tenant_id = $1::uuid WHERE verkey = $2",
                     [.text(bobID), .text(stolen)])
@@ -170,7 +170,7 @@ import Testing
             #expect((await thrownError { try await bob.unpack(envelope) } as? CryptoError)?.code == .decryptionFailed)
 
             // Alice's sealed secret copied onto Bob's own row: does not open either.
-            try await fixture.asSuperuser { session in
+            _ = try await fixture.asSuperuser { session in
                 try session.execute(
                     """
                     UPDATE aerie.tenant_keys SET sealed_secret = (SELECT sealed_secret FROM aerie.tenant_keys WHERE verkey = $1)
@@ -183,7 +183,7 @@ import Testing
 
             // Nor within one tenant: a key's sealed secret under another of its verkeys.
             let aliceThird = try await alice.createKey()
-            try await fixture.asSuperuser { session in
+            _ = try await fixture.asSuperuser { session in
                 try session.execute(
                     """
                     UPDATE aerie.tenant_keys SET sealed_secret = (SELECT sealed_secret FROM aerie.tenant_keys WHERE verkey = $1)

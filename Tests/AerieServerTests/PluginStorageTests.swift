@@ -71,7 +71,7 @@ import Testing
                 "a superuser's SELECT of the plugin's table")
 
             // Alice's sealed value copied onto Bob's row does not open there.
-            try await fixture.asSuperuser { session in
+            _ = try await fixture.asSuperuser { session in
                 try session.execute(
                     "UPDATE aerie.oob_invitations SET sealed = (SELECT sealed FROM aerie.oob_invitations WHERE tenant_id = $1::uuid) WHERE tenant_id = $2::uuid",
                     [.text(alice.tenantID.rawValue), .text(bob.tenantID.rawValue)])
@@ -79,7 +79,7 @@ import Testing
             let moved = await thrownError {
                 try await bob.database.transaction {
                     try $0.repository(OutOfBandRepository.self).find(invitationId: "plugin-shared-inv", forUpdate: false)
-                }
+                } as Any
             }
             #expect((moved as? AerieError)?.code == .internalError, "\(String(describing: moved))")
 

@@ -49,7 +49,7 @@ import Testing
             #expect(try await DIDCommEndpointTests.post(bobs, to: port) == 202)
 
             // Room is made (a message removed); the refused message, sent again, is taken.
-            try await WalletFixture.asSuperuser(server.database) { session in
+            _ = try await WalletFixture.asSuperuser(server.database) { session in
                 try session.execute(
                     "DELETE FROM aerie.mailbox WHERE tenant_id = $1::uuid AND message_id = 'quota-0'", [.text(aliceID.rawValue)])
             }
@@ -91,7 +91,7 @@ import Testing
                 "connections.accept", params: ["invitation": try OutboundAddressPolicyTests.invitation(endpoint: "http://127.0.0.1:9/")])
             #expect(bobs["state"] == 2)
             // A sent (or failed) row leaves the queue.
-            try await WalletFixture.asSuperuser(server.database) { session in
+            _ = try await WalletFixture.asSuperuser(server.database) { session in
                 try session.execute(
                     "UPDATE aerie.outbox SET status = 'failed' WHERE tenant_id = $1::uuid AND id = (SELECT id FROM aerie.outbox WHERE tenant_id = $1::uuid LIMIT 1)",
                     [.text(aliceID.rawValue)])

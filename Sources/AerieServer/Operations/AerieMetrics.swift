@@ -86,8 +86,10 @@ final class MetricsSampler: Sendable {
     }
 
     private func gauge(_ name: String, _ labels: [String: String], _ help: String) -> Prometheus.Gauge {
-        labels.isEmpty
-            ? registry.makeGauge(name: name, help: help)
-            : registry.makeGauge(name: name, labels: labels.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, help: help)
+        // The whole name as the metric's name (no namespace, subsystem or unit to join).
+        let descriptor = MetricNameDescriptor(metricName: name, unitName: "", helpText: help)
+        return labels.isEmpty
+            ? registry.makeGauge(descriptor: descriptor)
+            : registry.makeGauge(descriptor: descriptor, labels: labels.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
     }
 }
