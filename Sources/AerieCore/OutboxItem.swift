@@ -2,6 +2,8 @@ import Foundation
 
 /// A packed envelope waiting in the durable outbox.
 public struct OutboxItem: Sendable, Hashable {
+    /// `sent` is read only from a row an earlier release marked (a server of it may still run
+    /// beside this one during an upgrade): a delivered row is deleted now (schema/0032).
     public enum Status: String, Sendable, Hashable { case pending, sent, failed }
 
     public var id: UUID
