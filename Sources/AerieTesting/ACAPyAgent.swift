@@ -2,9 +2,6 @@ import AerieCore
 import AerieRPC
 import Foundation
 import Synchronization
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -167,19 +164,13 @@ public final class ACAPyAgent: @unchecked Sendable {
 
     /// Calls the admin API; answers its JSON.
     public func admin(_ method: String, _ path: String, body: JSONValue? = nil) async throws -> JSONValue {
-        var request = URLRequest(url: URL(string: adminURL + path)!)
-        request.httpMethod = method
-        request.timeoutInterval = 20
-        if let body {
-            request.httpBody = Data(body.serialized())
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        let response = try await LoopbackHTTP.request(
+            method, url: adminURL + path, body: body.map { $0.serialized() }, contentType: body == nil ? nil : "application/json")
+        guard (200..<300).contains(response.status) else {
+            throw Unavailable(
+                description: "ACA-Py \(method) \(path) answered \(response.status): \(String(decoding: response.body, as: UTF8.self))")
         }
-        let (data, response) = try await URLSession.shared.data(for: request)
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-        guard (200..<300).contains(status) else {
-            throw Unavailable(description: "ACA-Py \(method) \(path) answered \(status): \(String(decoding: data, as: UTF8.self))")
-        }
-        return try JSONValue(parsing: [UInt8](data))
+        return try JSONValue(parsing: response.body)
     }
 
     /// Polls `GET /connections/{id}` until its `state` is one of `states`.

@@ -7,9 +7,6 @@ import AerieTesting
 import Foundation
 import Logging
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// `aerie-bench messages`: `messages.download` of one tenant's 100 pending messages with
 /// `tenants` x `perTenant` other messages in the mailbox (seeded in one INSERT ... SELECT), closed
@@ -191,12 +188,7 @@ struct MessagesBench {
     }
 
     static func post(_ body: [UInt8], port: Int) async throws -> Int {
-        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/")!)
-        request.httpMethod = "POST"
-        request.setValue("application/didcomm-envelope-enc", forHTTPHeaderField: "Content-Type")
-        request.httpBody = Data(body)
-        let (_, response) = try await URLSession.shared.data(for: request)
-        return (response as? HTTPURLResponse)?.statusCode ?? 0
+        try await LoopbackHTTP.request("POST", port: port, path: "/", body: body, contentType: "application/didcomm-envelope-enc").status
     }
 
     static func percentile(_ values: [Double], _ p: Double) -> Double {

@@ -5,22 +5,14 @@ import AerieStore
 import AerieTesting
 import Foundation
 import Testing
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// The inbound DIDComm endpoint and the outbox, through a live server.
 @Suite(.timeLimit(.minutes(10))) struct DIDCommEndpointTests {
     static func post(_ body: [UInt8], to port: Int, method: String = "POST") async throws -> Int {
-        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/")!)
-        request.httpMethod = method
-        request.timeoutInterval = 10
-        if method == "POST" {
-            request.httpBody = Data(body)
-            request.setValue("application/didcomm-envelope-enc", forHTTPHeaderField: "Content-Type")
-        }
-        let (_, response) = try await URLSession.shared.data(for: request)
-        return (response as? HTTPURLResponse)?.statusCode ?? 0
+        try await LoopbackHTTP.request(
+            method, port: port, path: "/", body: method == "POST" ? body : nil,
+            contentType: method == "POST" ? "application/didcomm-envelope-enc" : nil, timeout: 10
+        ).status
     }
 
     /// An invitation whose endpoint refuses connections (a port bound and closed again).
