@@ -133,9 +133,16 @@ struct RPCResponseText: Sendable {
 
     var byteCount: Int { head.count + middle.count + (closesObject ? 1 : 0) }
 
+    /// The line's bytes, piece by piece in order: the one description of what a response line
+    /// is made of, for a batch's array (`write(into:)`) and the socket's buffer
+    /// (`RPCServer.frame`; this file stays free of NIO for the fuzz target).
+    func withPieces(_ body: (UnsafeRawBufferPointer) -> Void) {
+        head.withUnsafeBytes(body)
+        middle.withUnsafeBytes(body)
+        if closesObject { withUnsafeBytes(of: UInt8(ascii: "}"), body) }
+    }
+
     func write(into bytes: inout [UInt8]) {
-        bytes.append(contentsOf: head)
-        bytes.append(contentsOf: middle)
-        if closesObject { bytes.append(UInt8(ascii: "}")) }
+        withPieces { bytes.append(contentsOf: $0) }
     }
 }

@@ -202,9 +202,7 @@ public final class RPCServer: Service, Sendable {
     /// One line: `text` and its newline.
     static func frame(_ text: RPCResponseText, allocator: ByteBufferAllocator) -> ByteBuffer {
         var buffer = allocator.buffer(capacity: text.byteCount + 1)
-        buffer.writeBytes(text.head)
-        buffer.writeBytes(text.middle)
-        if text.closesObject { buffer.writeInteger(UInt8(ascii: "}")) }
+        text.withPieces { buffer.writeBytes($0) }
         buffer.writeInteger(UInt8(ascii: "\n"))
         return buffer
     }

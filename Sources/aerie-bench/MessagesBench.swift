@@ -7,7 +7,6 @@ import AerieTesting
 import Foundation
 import Logging
 
-
 /// `aerie-bench messages`: `messages.download` of one tenant's 100 pending messages with
 /// `tenants` x `perTenant` other messages in the mailbox (seeded in one INSERT ... SELECT), closed
 /// loop over `sessions` sessions, before and after an index on (tenant_id, status, received_at,

@@ -197,19 +197,31 @@ enum ACAPy {
     /// other test's async work (a pool test's waits ran past their 10 s timeout).
     static func run(_ operations: [[String: Any]]) async throws -> [[String: Any]] {
         let request = try JSONSerialization.data(withJSONObject: operations)
-        let count = operations.count
-        let answer: Data = try await withCheckedThrowingContinuation { continuation in
+        let outcome: Outcome = try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
-                continuation.resume(with: Result { try runBlocking(request, expecting: count) })
+                continuation.resume(with: Result { try runBlocking(request) })
             }
         }
-        guard let results = try? JSONSerialization.jsonObject(with: answer) as? [[String: Any]] else {
-            throw InteropUnavailable(message: "ACA-Py interop script answered no result list")
+        guard outcome.status == 0,
+            let results = try? JSONSerialization.jsonObject(with: outcome.stdout) as? [[String: Any]],
+            results.count == operations.count
+        else {
+            throw InteropUnavailable(
+                message:
+                    "ACA-Py helper failed (status \(outcome.status)): \(String(decoding: outcome.stderr.suffix(2000), as: UTF8.self))"
+            )
         }
         return results
     }
 
-    private static func runBlocking(_ request: Data, expecting count: Int) throws -> Data {
+    /// What the helper process left: its exit status and its two outputs.
+    private struct Outcome: Sendable {
+        let status: Int32
+        let stdout: Data
+        let stderr: Data
+    }
+
+    private static func runBlocking(_ request: Data) throws -> Outcome {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try python())
         process.arguments = [packageRoot.appendingPathComponent("Tests/Interop/acapy_didcomm.py").path]
@@ -229,16 +241,7 @@ enum ACAPy {
         let stdoutData = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         let stderrData = (try? Data(contentsOf: errorFile)) ?? Data()
-        guard process.terminationStatus == 0,
-            let results = try? JSONSerialization.jsonObject(with: stdoutData) as? [[String: Any]],
-            results.count == count
-        else {
-            throw InteropUnavailable(
-                message:
-                    "ACA-Py helper failed (status \(process.terminationStatus)): \(String(decoding: stderrData.suffix(2000), as: UTF8.self))"
-            )
-        }
-        return stdoutData
+        return Outcome(status: process.terminationStatus, stdout: stdoutData, stderr: stderrData)
     }
 }
 
