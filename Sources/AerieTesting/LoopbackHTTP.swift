@@ -30,7 +30,7 @@ public enum LoopbackHTTP {
         if let contentType { head += "Content-Type: \(contentType)\r\n" }
         if body != nil || method == "POST" || method == "PUT" { head += "Content-Length: \(body?.count ?? 0)\r\n" }
         let request = Array((head + "\r\n").utf8) + (body ?? [])
-        let raw = try await offPool { try exchange(request, port: port, timeout: timeout) }
+        let raw = try await offPool { try exchange(request, port: port, timeout: timeout, naming: "\(method) \(path)") }
         return try parse(raw, method: method, path: path)
     }
 
@@ -47,9 +47,14 @@ public enum LoopbackHTTP {
     }
 
     /// Sends `request` and reads until the server closes (or the answer passes the cap).
-    private static func exchange(_ request: [UInt8], port: Int, timeout: TimeInterval) throws -> [UInt8] {
+    /// `naming` (the method and path) leads every error.
+    private static func exchange(_ request: [UInt8], port: Int, timeout: TimeInterval, naming: String) throws -> [UInt8] {
+        func failure(_ what: String) -> Failure {
+            let cause = errno == EAGAIN || errno == EWOULDBLOCK ? "no answer within \(timeout) s" : String(cString: strerror(errno))
+            return Failure(description: "\(naming): \(what) 127.0.0.1:\(port): \(cause)")
+        }
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw failure("socket for") }
         defer { close(fd) }
         var limit = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - timeout.rounded(.down)) * 1e6))
         _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
@@ -61,11 +66,11 @@ public enum LoopbackHTTP {
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard connected == 0 else { throw Failure(description: "connect to 127.0.0.1:\(port): \(String(cString: strerror(errno)))") }
+        guard connected == 0 else { throw failure("connect to") }
         var sent = 0
         while sent < request.count {
             let n = request.withUnsafeBytes { send(fd, $0.baseAddress! + sent, request.count - sent, Int32(MSG_NOSIGNAL)) }
-            guard n > 0 else { throw Failure(description: "send to 127.0.0.1:\(port): \(String(cString: strerror(errno)))") }
+            guard n > 0 else { throw failure("send to") }
             sent += n
         }
         var answer: [UInt8] = []
@@ -73,11 +78,11 @@ public enum LoopbackHTTP {
         while true {
             let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress!, $0.count, 0) }
             if n == 0 { return answer }
-            guard n > 0 else {
-                throw Failure(description: "no complete answer from 127.0.0.1:\(port) within \(timeout) s: \(String(cString: strerror(errno)))")
-            }
+            guard n > 0 else { throw failure("reading the answer of") }
             answer += buffer[0..<n]
-            guard answer.count <= maxResponseBytes else { throw Failure(description: "answer from 127.0.0.1:\(port) over \(maxResponseBytes) bytes") }
+            guard answer.count <= maxResponseBytes else {
+                throw Failure(description: "\(naming): the answer of 127.0.0.1:\(port) is over \(maxResponseBytes) bytes")
+            }
         }
     }
 

@@ -32,4 +32,30 @@ struct LoopbackHTTPTests {
             #expect(error?.description.contains("GET /status") == true, "\(bad.debugDescription): \(String(describing: error))")
         }
     }
+
+    /// A peer that closes without answering, one that never answers and a port nobody listens on
+    /// each end the call with an error naming it (the silent one at the call's timeout); a URL
+    /// that is not loopback HTTP is refused.
+    @Test func aPeerThatDoesNotAnswerEndsTheCall() async throws {
+        let closing = try await LoopbackListener.start(closingAccepted: true)
+        let silent = try await LoopbackListener.start(closingAccepted: false)
+        let unused = try ACAPyAgent.freePort()
+        defer { Task { await closing.stop(); await silent.stop() } }
+
+        let closed = await #expect(throws: LoopbackHTTP.Failure.self) {
+            try await LoopbackHTTP.request("GET", port: closing.port, path: "/status")
+        }
+        #expect(closed?.description.contains("GET /status") == true, "\(String(describing: closed))")
+
+        let hung = await #expect(throws: LoopbackHTTP.Failure.self) {
+            try await LoopbackHTTP.request("POST", port: silent.port, path: "/", body: [1, 2, 3], timeout: 1)
+        }
+        #expect(hung?.description.contains("POST /: reading the answer of") == true && hung?.description.contains("no answer within 1.0 s") == true, "\(String(describing: hung))")
+
+        let refused = await #expect(throws: LoopbackHTTP.Failure.self) {
+            try await LoopbackHTTP.request("GET", port: unused, path: "/")
+        }
+        #expect(refused?.description.contains("GET /: connect to 127.0.0.1:\(unused)") == true, "\(String(describing: refused))")
+        #expect(await #expect(throws: LoopbackHTTP.Failure.self) { try await LoopbackHTTP.request("GET", url: "http://example.org/") } != nil)
+    }
 }

@@ -194,6 +194,36 @@ import Testing
         }
     }
 
+    /// A delivered row's event is written by the mark's statement, a failed one's by the status
+    /// trigger (schema/0032): the two write the same members, in two tenants, and a message's
+    /// uid and a connection-less row's null alike.
+    @Test func sentAndFailedDeliveryEventsHaveOneShape() async throws {
+        try await StoreFixture.with { fixture in
+            for tenant in [try await fixture.createTenant("A").id, try await fixture.createTenant("B").id] {
+                let rows = (0..<2).map { _ in OutboxItem(connectionId: nil, endpoint: "http://peer", envelope: [1], messageUid: UUID()) }
+                try await fixture.runtime.sealed(tenant).transaction { tx in for row in rows { try tx.outbox.enqueue(row) } }
+                try await fixture.runtime.markOutboxSent(rows[0].id, tenant: tenant, carriesMessage: true)
+                try await fixture.runtime.sealed(tenant).transaction { tx in
+                    try tx.outbox.recordFailure(rows[1].id, attempts: 6, nextAttemptAt: nil, error: "gone")
+                }
+                let events = try await fixture.asSuperuser { session in
+                    try session.query(
+                        """
+                        SELECT data->>'status', (SELECT string_agg(k, ',' ORDER BY k) FROM jsonb_object_keys(data) k),
+                            data->>'outboxId', data->>'messageUid', jsonb_typeof(data->'connectionId')
+                        FROM aerie.events WHERE tenant_id = $1::uuid AND kind = 'delivery' ORDER BY id
+                        """, [.text(tenant.rawValue)]
+                    ).allRows()
+                }
+                let keys = "connectionId,messageUid,outboxId,status"
+                #expect(events == [
+                    ["sent", keys, rows[0].id.lowercasedString, rows[0].messageUid!.lowercasedString, "null"],
+                    ["failed", keys, rows[1].id.lowercasedString, rows[1].messageUid!.lowercasedString, "null"],
+                ])
+            }
+        }
+    }
+
     /// The mark after delivery commits without waiting for its WAL flush (a crash may lose it:
     /// the row is then sent again), and only it: the setting lasts its own implicit transaction,
     /// so the next user of the connection, and every tenant transaction, commits durably.
