@@ -13,6 +13,11 @@ import Glibc
 /// (a separate `aerie-server` process) and 50 by an ACA-Py 1.2.7 invitee, one after another and
 /// then 10 at a time. Prints wall time and the CPU seconds each invitee process used, with
 /// Aerie's PostgreSQL shown separately (ACA-Py keeps its wallet in-process).
+///
+/// The two invitees take turns (`rounds` rounds, each a share of the connections by one, then
+/// by the other, who goes first alternating), so both are measured over the same minutes: this
+/// host's speed drifts by up to 1.6x within minutes (docs/BENCHMARKS.md), and when each invitee
+/// had a half of its own the ratio moved with the drift (0.107-0.147 in runs minutes apart).
 struct ConnectionsBench {
     var count: Int
     var concurrency: Int
@@ -21,14 +26,35 @@ struct ConnectionsBench {
     /// ANALYZE Aerie's database after the warm-up (what autovacuum does within a minute of a
     /// deployment's tables filling).
     var analyze: Bool = false
+    /// Turns each invitee takes per mode (see the type's comment).
+    var rounds: Int = 5
+    /// After each turn, before its CPU is read: the work a turn started and has not finished
+    /// (the trust ping still being sent, the peer's last answer) is counted in that turn.
+    static let settle: Duration = .milliseconds(300)
 
     struct Run {
         var invitee: String
         var mode: String
+        /// Seconds the turns' connections took (the settles after them not included).
+        var wall: Double = 0
+        var cpu: Double = 0
+        var databaseCPU: Double?
+        /// Aerie only: database round trips of the whole run (its `aerie_db_round_trips_total`).
+        var roundTrips: Double?
+
+        /// A turn's figures added to the run's.
+        mutating func add(_ turn: Turn) {
+            wall += turn.wall
+            cpu += turn.cpu
+            if let database = turn.databaseCPU { databaseCPU = (databaseCPU ?? 0) + database }
+            if let trips = turn.roundTrips { roundTrips = (roundTrips ?? 0) + trips }
+        }
+    }
+
+    struct Turn {
         var wall: Double
         var cpu: Double
         var databaseCPU: Double?
-        /// Aerie only: database round trips of the whole run (its `aerie_db_round_trips_total`).
         var roundTrips: Double?
     }
 
@@ -58,8 +84,18 @@ struct ConnectionsBench {
             }
             if analyze { try await aerie.analyze() }
             for (mode, width) in [("sequential", 1), ("\(concurrency) at a time", concurrency)] {
-                runs.append(try await measure(invitee: "Aerie", mode: mode, width: width, pid: aerie.pid, postgres: true, aerie: aerie, aerieConnection))
-                runs.append(try await measure(invitee: "ACA-Py 1.2.7", mode: mode, width: width, pid: invitee.processIdentifier, postgres: false, acapyConnection))
+                var aerieRun = Run(invitee: "Aerie", mode: mode)
+                var acapyRun = Run(invitee: "ACA-Py 1.2.7", mode: mode)
+                for (round, share) in Self.shares(of: count, in: rounds).enumerated() {
+                    for aerieTurn in round.isMultiple(of: 2) ? [true, false] : [false, true] {
+                        if aerieTurn {
+                            aerieRun.add(try await measure(share, width: width, pid: aerie.pid, aerie: aerie, aerieConnection))
+                        } else {
+                            acapyRun.add(try await measure(share, width: width, pid: invitee.processIdentifier, acapyConnection))
+                        }
+                    }
+                }
+                runs += [aerieRun, acapyRun]
             }
             await tenant.close()
         } catch {
@@ -77,6 +113,7 @@ struct ConnectionsBench {
             TestPostgres.usesServerDefaults
                 ? "  Aerie's PostgreSQL: aerie-server's embedded settings (fsync, synchronous_commit, full_page_writes on)"
                 : "  Aerie's PostgreSQL: throwaway test settings (fsync, synchronous_commit, full_page_writes off; --durable for the server's own)")
+        lines.append("  the two invitees took turns: \(rounds) turns each per mode, who goes first alternating")
         lines.append("  invitee        mode           wall s   conn/s   CPU s   CPU ms/conn   (+ PostgreSQL CPU s)   DB round trips/conn")
         for run in runs {
             lines.append(
@@ -98,32 +135,37 @@ struct ConnectionsBench {
         return lines.joined(separator: "\n")
     }
 
+    /// One turn: `count` connections, `width` at a time, by the invitee whose process is `pid`
+    /// (with its database's processes and round trips for Aerie's server).
     private func measure(
-        invitee: String, mode: String, width: Int, pid: Int32, postgres: Bool, aerie: AerieProcess? = nil,
-        _ one: @escaping @Sendable () async throws -> Void
-    ) async throws -> Run {
+        _ count: Int, width: Int, pid: Int32, aerie: AerieProcess? = nil, _ one: @escaping @Sendable () async throws -> Void
+    ) async throws -> Turn {
         let roundTripsBefore = try await aerie?.roundTrips()
-        let cpuBefore = ProcessCPU.seconds(pid: pid)
         let postmaster = aerie?.postmaster
-        let databaseBefore = postgres ? ProcessCPU.postgresSeconds(postmaster: postmaster) : 0
+        let cpuBefore = ProcessCPU.seconds(pid: pid)
+        let databaseBefore = aerie != nil ? ProcessCPU.postgresSeconds(postmaster: postmaster) : 0
         let started = ContinuousClock.now
         try await Self.launch(count, width: width, one)
         let elapsed = ContinuousClock.now - started
-        let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        try await Task.sleep(for: Self.settle)
         let cpu = ProcessCPU.seconds(pid: pid) - cpuBefore
-        let databaseCPU = postgres ? ProcessCPU.postgresSeconds(postmaster: postmaster) - databaseBefore : nil
-        // Read after the CPU figures (a scrape costs CPU too), half a second on, so the trust
-        // pings still being sent are in.
-        var roundTrips: Double? = nil
-        if let aerie, let before = roundTripsBefore {
-            try await Task.sleep(for: .milliseconds(500))
-            roundTrips = try await aerie.roundTrips() - before
-        }
-        return Run(invitee: invitee, mode: mode, wall: wall, cpu: cpu, databaseCPU: databaseCPU, roundTrips: roundTrips)
+        let databaseCPU = aerie != nil ? ProcessCPU.postgresSeconds(postmaster: postmaster) - databaseBefore : nil
+        // Read after the CPU figures (a scrape costs CPU too); the settle let the trust pings
+        // still being sent in.
+        let roundTrips = try await aerie?.roundTrips()
+        return Turn(
+            wall: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, cpu: cpu,
+            databaseCPU: databaseCPU, roundTrips: roundTripsBefore.flatMap { before in roundTrips.map { $0 - before } })
     }
 }
 
 extension ConnectionsBench {
+    /// `count` split into `rounds` shares as even as they go (the first ones larger by one).
+    static func shares(of count: Int, in rounds: Int) -> [Int] {
+        let rounds = max(1, min(rounds, count))
+        return (0..<rounds).map { count / rounds + ($0 < count % rounds ? 1 : 0) }
+    }
+
     /// `count` calls of `one`, at most `width` at a time.
     static func launch(_ count: Int, width: Int, _ one: @escaping @Sendable () async throws -> Void) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in

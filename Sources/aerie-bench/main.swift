@@ -47,7 +47,8 @@ let usage = """
                --warmup-connections N (0): N connections by each invitee, C at a time, before
                anything is measured (every pooled backend and ACA-Py's code paths warm);
                --analyze: then ANALYZE Aerie's database (what autovacuum does within a minute of a
-               deployment).
+               deployment). --rounds N (5): the invitees take turns, N turns each per mode, so
+               both are measured over the same minutes (this host's speed drifts).
       messages messages.download of one tenant's 100 pending messages among --tenants N (10000) x
                --per-tenant M (100) seeded ones, --sessions N (10) for --seconds S (5), without and
                with an index on (tenant_id, status, received_at, uid) (the raw-line load also prints
@@ -120,7 +121,8 @@ if command == "connections" || command == "all" {
     if arguments.contains("--durable") { TestPostgres.useServerDefaults() }
     let bench = ConnectionsBench(
         count: Int(option("--count", default: 50)), concurrency: Int(option("--concurrency", default: 10)),
-        warmup: Int(option("--warmup-connections", default: 0)), analyze: arguments.contains("--analyze"))
+        warmup: Int(option("--warmup-connections", default: 0)), analyze: arguments.contains("--analyze"),
+        rounds: max(1, Int(option("--rounds", default: 5))))
     do {
         print(try await bench.run())
     } catch {
