@@ -4,6 +4,7 @@ import AerieStore
 import AerieTesting
 import Foundation
 import Logging
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -26,6 +27,8 @@ struct ConnectionsBench {
     /// ANALYZE Aerie's database after the warm-up (what autovacuum does within a minute of a
     /// deployment's tables filling).
     var analyze: Bool = false
+    /// Aerie's connections go to this many tenants in turn (ACA-Py's invitee is one wallet).
+    var tenants: Int = 1
     /// Turns each invitee takes per mode (see the type's comment).
     var rounds: Int = 5
     /// After each turn, before its CPU is read: the work a turn started and has not finished
@@ -64,10 +67,14 @@ struct ConnectionsBench {
         let aerie = try await AerieProcess.start()
         var runs: [Run] = []
         do {
-            let (tenant, _) = try await aerie.tenantClient()
+            var clients: [AerieClient] = []
+            for _ in 0..<max(1, tenants) { clients.append(try await aerie.tenantClient().0) }
+            let tenantClients = clients
+            let next = Mutex(0)
             let aerieConnection: @Sendable () async throws -> Void = {
                 let invitation = try await inviter.admin("POST", "/connections/create-invitation", body: [:])
                 let url = invitation["invitation_url"] ?? .null
+                let tenant = tenantClients[next.withLock { n in defer { n += 1 }; return n % tenantClients.count }]
                 let result = try await tenant.call("connections.accept", params: ["url": url, "wait": true])
                 guard result["state"]?.intValue == 4 else { throw BenchFailure("Aerie ended in \(result.jsonString)") }
             }
@@ -97,7 +104,7 @@ struct ConnectionsBench {
                 }
                 runs += [aerieRun, acapyRun]
             }
-            await tenant.close()
+            for client in tenantClients { await client.close() }
         } catch {
             await aerie.stop()
             await invitee.stop()
@@ -113,7 +120,9 @@ struct ConnectionsBench {
             TestPostgres.usesServerDefaults
                 ? "  Aerie's PostgreSQL: aerie-server's embedded settings (fsync, synchronous_commit, full_page_writes on)"
                 : "  Aerie's PostgreSQL: throwaway test settings (fsync, synchronous_commit, full_page_writes off; --durable for the server's own)")
-        lines.append("  the two invitees took turns: \(rounds) turns each per mode, who goes first alternating")
+        lines.append(
+            "  the two invitees took turns: \(rounds) turns each per mode, who goes first alternating"
+                + (tenants > 1 ? "; Aerie's connections went to \(tenants) tenants in turn" : ""))
         lines.append("  invitee        mode           wall s   conn/s   CPU s   CPU ms/conn   (+ PostgreSQL CPU s)   DB round trips/conn")
         for run in runs {
             lines.append(

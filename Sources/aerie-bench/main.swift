@@ -22,8 +22,9 @@ func fail(_ message: String) -> Never {
 
 /// Every option some command reads: a misspelt one is refused rather than silently ignored.
 let valueOptions: Set<String> = [
-    "--concurrency", "--connections", "--count", "--iterations", "--paced-rate", "--per-tenant", "--posters", "--rate",
-    "--reuses", "--rounds", "--seconds", "--sessions", "--tenants", "--warmup", "--warmup-connections", "--writers",
+    "--aerie-tenants", "--concurrency", "--connections", "--count", "--iterations", "--paced-rate", "--per-tenant",
+    "--posters", "--rate", "--reuses", "--rounds", "--seconds", "--sessions", "--tenants", "--warmup", "--warmup-connections",
+    "--writers",
 ]
 let flagOptions: Set<String> = ["--analyze", "--durable", "--no-metrics"]
 
@@ -49,6 +50,8 @@ let usage = """
                --analyze: then ANALYZE Aerie's database (what autovacuum does within a minute of a
                deployment). --rounds N (5): the invitees take turns, N turns each per mode, so
                both are measured over the same minutes (this host's speed drifts).
+               --aerie-tenants N (1): Aerie's connections go to N tenants in turn (a hosted wallet's
+               load; ACA-Py's invitee is one wallet either way).
       messages messages.download of one tenant's 100 pending messages among --tenants N (10000) x
                --per-tenant M (100) seeded ones, --sessions N (10) for --seconds S (5), without and
                with an index on (tenant_id, status, received_at, uid) (the raw-line load also prints
@@ -122,7 +125,7 @@ if command == "connections" || command == "all" {
     let bench = ConnectionsBench(
         count: Int(option("--count", default: 50)), concurrency: Int(option("--concurrency", default: 10)),
         warmup: Int(option("--warmup-connections", default: 0)), analyze: arguments.contains("--analyze"),
-        rounds: max(1, Int(option("--rounds", default: 5))))
+        tenants: max(1, Int(option("--aerie-tenants", default: 1))), rounds: max(1, Int(option("--rounds", default: 5))))
     do {
         print(try await bench.run())
     } catch {
