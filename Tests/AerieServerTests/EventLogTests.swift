@@ -303,6 +303,13 @@ import Testing
                 ).int(0, 0)
             }
             #expect(leaked == 0)
+            // A tenant without a backend has no stream to read its log, and logs nothing
+            // (schema/0033); its five connections were made all the same.
+            let loneRows = try await database.pool.transaction(tenant: lone) { session in
+                (try session.query("SELECT count(*) FROM aerie.events").int(0, 0),
+                    try session.query("SELECT count(*) FROM aerie.connections").int(0, 0))
+            }
+            #expect(loneRows.0 == 0 && loneRows.1 == 5)
 
             // Only backend sessions stream; a tenant or the admin is refused.
             let refused = await BackendSessionTests.code { try await loneClient.call("events.subscribe") }

@@ -152,8 +152,8 @@ import Testing
     /// deleting a pending row still uncounts it.
     @Test func aDeliveryThatEndsIsUncountedAndLoggedOnce() async throws {
         try await StoreFixture.with { fixture in
-            let a = try await fixture.createTenant("A").id
-            let b = try await fixture.createTenant("B").id
+            let a = try await fixture.createLoggedTenant("A").id
+            let b = try await fixture.createLoggedTenant("B").id
             let rows = (0..<4).map { _ in OutboxItem(connectionId: nil, endpoint: "http://peer", envelope: [1]) }
             for tenant in [a, b] {
                 try await fixture.runtime.sealed(tenant).transaction { tx in for row in rows { try tx.outbox.enqueue(row) } }
@@ -199,7 +199,7 @@ import Testing
     /// uid and a connection-less row's null alike.
     @Test func sentAndFailedDeliveryEventsHaveOneShape() async throws {
         try await StoreFixture.with { fixture in
-            for tenant in [try await fixture.createTenant("A").id, try await fixture.createTenant("B").id] {
+            for tenant in [try await fixture.createLoggedTenant("A").id, try await fixture.createLoggedTenant("B").id] {
                 let rows = (0..<2).map { _ in OutboxItem(connectionId: nil, endpoint: "http://peer", envelope: [1], messageUid: UUID()) }
                 try await fixture.runtime.sealed(tenant).transaction { tx in for row in rows { try tx.outbox.enqueue(row) } }
                 try await fixture.runtime.markOutboxSent(rows[0].id, tenant: tenant, carriesMessage: true)

@@ -29,10 +29,17 @@ struct StoreFixture {
 
     /// Creates an active tenant with a random token hash.
     @discardableResult
-    func createTenant(_ label: String, tokenHash: [UInt8] = randomBytes(32)) async throws -> TenantRecord {
+    func createTenant(_ label: String, tokenHash: [UInt8] = randomBytes(32), backend: BackendID? = nil) async throws -> TenantRecord {
         try await runtime.tenants.create(
             id: .random(), label: label, tokenHash: tokenHash, wrappedDataKey: randomBytes(72),
-            masterKeyFingerprint: "test-master")
+            masterKeyFingerprint: "test-master", backend: backend)
+    }
+
+    /// Creates an active tenant owned by a new backend: its changes are written to the event log
+    /// (schema/0033: the log is its backend's stream; a tenant without one logs nothing).
+    func createLoggedTenant(_ label: String) async throws -> TenantRecord {
+        let backend = try await runtime.backends.create(id: .random(), label: "backend of \(label)", tokenHash: randomBytes(32))
+        return try await createTenant(label, backend: backend.id)
     }
 
     /// Runs `body` in one transaction as the cluster superuser on this database (RLS does not
