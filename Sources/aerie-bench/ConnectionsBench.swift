@@ -29,6 +29,9 @@ struct ConnectionsBench {
     var analyze: Bool = false
     /// Aerie's connections go to this many tenants in turn (ACA-Py's invitee is one wallet).
     var tenants: Int = 1
+    /// Aerie's tenants are a backend's, which write the durable event log (schema/0033), rather
+    /// than the operator's.
+    var backendTenants = false
     /// Turns each invitee takes per mode (see the type's comment).
     var rounds: Int = 5
     /// After each turn, before its CPU is read: the work a turn started and has not finished
@@ -68,7 +71,7 @@ struct ConnectionsBench {
         var runs: [Run] = []
         do {
             var clients: [AerieClient] = []
-            for _ in 0..<max(1, tenants) { clients.append(try await aerie.tenantClient().0) }
+            for _ in 0..<max(1, tenants) { clients.append(try await aerie.tenantClient(backend: backendTenants).0) }
             let tenantClients = clients
             let next = Mutex(0)
             let aerieConnection: @Sendable () async throws -> Void = {
@@ -122,7 +125,8 @@ struct ConnectionsBench {
                 : "  Aerie's PostgreSQL: throwaway test settings (fsync, synchronous_commit, full_page_writes off; --durable for the server's own)")
         lines.append(
             "  the two invitees took turns: \(rounds) turns each per mode, who goes first alternating"
-                + (tenants > 1 ? "; Aerie's connections went to \(tenants) tenants in turn" : ""))
+                + (tenants > 1 ? "; Aerie's connections went to \(tenants) tenants in turn" : "")
+                + (backendTenants ? "; Aerie's tenants are a backend's (their events logged)" : ""))
         lines.append("  invitee        mode           wall s   conn/s   CPU s   CPU ms/conn   (+ PostgreSQL CPU s)   DB round trips/conn")
         for run in runs {
             lines.append(
@@ -325,13 +329,24 @@ final class AerieProcess: @unchecked Sendable {
         return 0
     }
 
-    func tenantClient() async throws -> (AerieClient, TenantID) {
+    /// A session of a new tenant, created by the operator, or by a new backend when `backend`
+    /// (a backend's tenants write the event log, schema/0033; the operator's do not).
+    func tenantClient(backend: Bool = false) async throws -> (AerieClient, TenantID) {
         let token = try String(contentsOf: home.appendingPathComponent("admin-token"), encoding: .utf8)
             .trimmingCharacters(in: .whitespacesAndNewlines)
-        let admin = try await AerieClient.connect(host: "127.0.0.1", port: port)
-        try await admin.authenticate(token: token)
-        let created = try await admin.call("admin.tenants.create", params: ["label": "bench"])
-        await admin.close()
+        var creator = try await AerieClient.connect(host: "127.0.0.1", port: port)
+        try await creator.authenticate(token: token)
+        if backend {
+            let made = try await creator.call("admin.backends.create", params: ["label": "bench"])
+            await creator.close()
+            guard let backendToken = made["token"]?.stringValue else {
+                throw BenchFailure("admin.backends.create answered \(made.jsonString)")
+            }
+            creator = try await AerieClient.connect(host: "127.0.0.1", port: port)
+            try await creator.authenticate(token: backendToken)
+        }
+        let created = try await creator.call("admin.tenants.create", params: ["label": "bench"])
+        await creator.close()
         guard let tenantToken = created["token"]?.stringValue, let id = created["tenantId"]?.stringValue.flatMap(TenantID.init)
         else { throw BenchFailure("admin.tenants.create answered \(created.jsonString)") }
         let client = try await AerieClient.connect(host: "127.0.0.1", port: port)
