@@ -3,9 +3,12 @@
 -- log), and a tenant's owner never changes. A tenant created without a backend (admin.tenants.create
 -- by the operator) has no reader of its log: its rows were written, numbered by the sequencer
 -- (a second row version each) and pruned at the end of the retention, and nobody could read
--- them. From here on its changes send their NOTIFY as before and log no row: per connection
--- accepted, six event rows (insert, foreign-key check, sequencer update, prune) less
--- (issue 16, docs/BENCHMARKS.md). A backend's tenants log exactly as before.
+-- them. From here on it logs no row: per connection accepted, six event rows (insert,
+-- foreign-key check, sequencer update, prune) less (issue 16, docs/BENCHMARKS.md). Its
+-- connection and message events are still NOTIFYd (sessions' pushes, the caches, the waits of
+-- connections.accept); a delivery's NOTIFY (outboxId, status) is the log's alone (EventHub
+-- pushes nothing of it: it wakes the sequencer), so it goes only with a logged row. A backend's
+-- tenants log and NOTIFY exactly as before.
 --
 -- Functions only (the three triggers that log: connection events, received messages,
 -- deliveries that fail for good); the delivered row's mark logs in its own statement
@@ -107,7 +110,10 @@ BEGIN
             'outboxId', NEW.id, 'connectionId', NEW.connection_id, 'status', NEW.status, 'messageUid', NEW.message_uid);
         INSERT INTO aerie.events (tenant_id, backend_id, kind, data)
         SELECT t.id, t.backend_id, 'delivery', payload FROM aerie.tenants t WHERE t.id = NEW.tenant_id AND t.backend_id IS NOT NULL;
-        notified := pg_notify('aerie_events', (jsonb_build_object('tenant', NEW.tenant_id, 'kind', 'delivery') || payload)::text);
+        -- This NOTIFY is the log's only (nothing pushes it): it goes with the row.
+        IF FOUND THEN
+            notified := pg_notify('aerie_events', (jsonb_build_object('tenant', NEW.tenant_id, 'kind', 'delivery') || payload)::text);
+        END IF;
     END IF;
     RETURN NULL;
 END

@@ -168,7 +168,7 @@ final class EventHub: EventSubscriptions, Service, Sendable {
     /// `{tenant, kind: "delivery", uid, status, type, pairwiseDID, reason}` (a sent message's
     /// outcome, schema/0016), `{tenant, kind: "connection", connectionId, state, pairwiseDID}`,
     /// `{tenant, kind: "delivery", outboxId, connectionId, status, messageUid}` (the event log's
-    /// only, schema/0017: not pushed), `{tenant, kind: "credential", active, credential}`,
+    /// only, schema/0017: not pushed; sent with a logged row, so for a backend's tenant, 0033), `{tenant, kind: "credential", active, credential}`,
     /// `{tenant, kind: "connectionChanged", connectionId?}` (the caches' only, schema/0028) or
     /// `{kind: "positions", upTo}`.
     func deliver(_ payload: String) {

@@ -224,6 +224,60 @@ import Testing
         }
     }
 
+    /// schema/0033: a delivery's event row and its NOTIFY (the log's alone: nothing pushes it)
+    /// are written for a backend's tenant only. A with a backend logs and NOTIFYs the sent row
+    /// (the mark's statement) and the failed one (the status trigger); B without one, neither,
+    /// while its rows are delivered, failed and uncounted all the same.
+    @Test func aDeliveryIsLoggedAndNotifiedForABackendsTenantOnly() async throws {
+        try await StoreFixture.with { fixture in
+            let a = try await fixture.createLoggedTenant("A").id
+            let b = try await fixture.createTenant("B").id
+            let (heard, listener) = try await ConnectionStoreTests.listen(fixture)
+            defer { listener.stop() }
+            var rows: [TenantID: [OutboxItem]] = [:]
+            for tenant in [a, b] {
+                let made = (0..<2).map { _ in OutboxItem(connectionId: nil, endpoint: "http://peer", envelope: [1]) }
+                rows[tenant] = made
+                try await fixture.runtime.sealed(tenant).transaction { tx in for row in made { try tx.outbox.enqueue(row) } }
+                try await fixture.runtime.markOutboxSent(made[0].id, tenant: tenant)
+                try await fixture.runtime.sealed(tenant).transaction { tx in
+                    try tx.outbox.recordFailure(made[1].id, attempts: 6, nextAttemptAt: nil, error: "gone")
+                }
+            }
+            let state: @Sendable (TenantID) async throws -> (pending: Int, statuses: [String], logged: [String]) = { tenant in
+                try await fixture.asSuperuser { session in
+                    let pending = try session.query(
+                        "SELECT outbox_pending::int FROM aerie.tenant_usage WHERE tenant_id = $1::uuid", [.text(tenant.rawValue)]).int(0, 0) ?? -1
+                    let statuses = try session.query(
+                        "SELECT status FROM aerie.outbox WHERE tenant_id = $1::uuid ORDER BY status", [.text(tenant.rawValue)])
+                    let logged = try session.query(
+                        "SELECT (data->>'outboxId') || ':' || (data->>'status') FROM aerie.events WHERE tenant_id = $1::uuid ORDER BY id",
+                        [.text(tenant.rawValue)])
+                    return (pending, (0..<statuses.rowCount).map { statuses.string($0, 0)! }, (0..<logged.rowCount).map { logged.string($0, 0)! })
+                }
+            }
+            let expected = { (tenant: TenantID) in
+                ["\(rows[tenant]![0].id.lowercasedString):sent", "\(rows[tenant]![1].id.lowercasedString):failed"]
+            }
+            let ofA = try await state(a)
+            let ofB = try await state(b)
+            #expect(ofA.pending == 0 && ofA.statuses == ["failed"] && ofA.logged == expected(a))
+            #expect(ofB.pending == 0 && ofB.statuses == ["failed"] && ofB.logged.isEmpty)
+
+            // A's two NOTIFYs arrive; none of B's was sent (B's would have come after A's).
+            var notified: [JSONValue] = []
+            for _ in 0..<500 {
+                notified = try heard.payloads.withLock { $0 }.map { try JSONValue(parsing: $0) }.filter { $0["kind"] == "delivery" }
+                if notified.count >= 2 { break }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            try await Task.sleep(for: .milliseconds(200))
+            notified = try heard.payloads.withLock { $0 }.map { try JSONValue(parsing: $0) }.filter { $0["kind"] == "delivery" }
+            #expect(notified.map { "\($0["outboxId"]?.stringValue ?? ""):\($0["status"]?.stringValue ?? "")" } == expected(a))
+            #expect(notified.allSatisfy { $0["tenant"] == .string(a.rawValue) })
+        }
+    }
+
     /// The mark after delivery commits without waiting for its WAL flush (a crash may lose it:
     /// the row is then sent again), and only it: the setting lasts its own implicit transaction,
     /// so the next user of the connection, and every tenant transaction, commits durably.

@@ -80,8 +80,9 @@ struct PostgresOutboxRepository: OutboxRepository {
     /// each index: the dearest statement of a connection accepted (two per connection).
     /// The statement logs the delivery event and sends its NOTIFY itself, the same row and text
     /// the status trigger `aerie.outbox_delivery_ended` writes for a delivery that failed for
-    /// good (the row only for a backend's tenant, whose stream is the log's one reader,
-    /// schema/0033); the DELETE trigger uncounts the pending row (`aerie.count_outbox`).
+    /// good, both for a backend's tenant only (schema/0033: its stream is the log's one reader,
+    /// and this NOTIFY is the log's); the DELETE trigger uncounts the pending row
+    /// (`aerie.count_outbox`).
     /// The row, its event and the sent message it carries (if any) change in one statement:
     /// they never disagree. The message is looked up by its key with the uid the row names (a
     /// scalar subquery: one probe of `mailbox_pkey`, none without a message). As a join,
@@ -106,16 +107,16 @@ struct PostgresOutboxRepository: OutboxRepository {
         WITH sent AS (
             DELETE FROM aerie.outbox WHERE tenant_id = $1::uuid AND id = $2::uuid\(rows)
             RETURNING tenant_id, id, connection_id, message_uid
-        ), event AS (
-            SELECT t.id AS tenant_id, t.backend_id, jsonb_build_object(
-                'outboxId', s.id, 'connectionId', s.connection_id, 'status', 'sent', 'messageUid', s.message_uid) AS data
-            FROM sent s JOIN aerie.tenants t ON t.id = s.tenant_id
         ), logged AS (
             INSERT INTO aerie.events (tenant_id, backend_id, kind, data)
-            SELECT tenant_id, backend_id, 'delivery', data FROM event WHERE backend_id IS NOT NULL
+            SELECT t.id, t.backend_id, 'delivery', jsonb_build_object(
+                'outboxId', s.id, 'connectionId', s.connection_id, 'status', 'sent', 'messageUid', s.message_uid)
+            FROM sent s JOIN aerie.tenants t ON t.id = s.tenant_id
+            WHERE t.backend_id IS NOT NULL
+            RETURNING data
         )\(then)
         SELECT pg_notify('aerie_events', (jsonb_build_object('tenant', $1::uuid, 'kind', 'delivery') || data)::text)
-        FROM event
+        FROM logged
         """
     }
 
