@@ -23,6 +23,18 @@ import Testing
 
     final class Heard: Sendable {
         let payloads = Mutex<[String]>([])
+
+        /// The payloads of `kind` heard so far, parsed, once at least `count` of them arrived
+        /// (or after 10 s, with what there is).
+        func parsed(kind: String, atLeast count: Int) async throws -> [JSONValue] {
+            var found: [JSONValue] = []
+            for _ in 0..<500 {
+                found = try payloads.withLock { $0 }.map { try JSONValue(parsing: $0) }.filter { $0["kind"] == .string(kind) }
+                if found.count >= count { break }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            return found
+        }
     }
 
     static func record(invitationId: String, key: String, publicDid: String? = nil) -> ConnectionRecord {
@@ -357,12 +369,7 @@ import Testing
             #expect(b.allSatisfy { $0["connectionId"]?.stringValue != new.id.lowercasedString })
 
             // The NOTIFYs: the same payloads in the same order for both forms, each tenant's own.
-            var notified: [JSONValue] = []
-            for _ in 0..<500 {
-                notified = try heard.payloads.withLock { $0 }.map { try JSONValue(parsing: $0) }.filter { $0["kind"] == "connection" }
-                if notified.count >= 10 { break }
-                try await Task.sleep(for: .milliseconds(20))
-            }
+            let notified = try await heard.parsed(kind: "connection", atLeast: 10)
             #expect(notified.count == 10)
             let ofA = notified.filter { $0["tenant"] == .string(tenantA.rawValue) }
             #expect(shape(ofA, new) == shape(ofA, old), "\(ofA)")
@@ -436,12 +443,7 @@ import Testing
             #expect(logA.allSatisfy { $0["type"] == "https://didcomm.org/basicmessage/1.0/message" })
             #expect(try await messages(tenantB).isEmpty)
 
-            var notified: [JSONValue] = []
-            for _ in 0..<500 {
-                notified = try heard.payloads.withLock { $0 }.map { try JSONValue(parsing: $0) }.filter { $0["kind"] == "message" }
-                if notified.count >= 3 { break }
-                try await Task.sleep(for: .milliseconds(20))
-            }
+            let notified = try await heard.parsed(kind: "message", atLeast: 3)
             #expect(notified.count == 3)
             #expect(notified.filter { $0["tenant"] == .string(tenantA.rawValue) }.map { $0["uid"]?.stringValue }
                 == [linked.uid.lowercasedString, byVerkey.uid.lowercasedString])

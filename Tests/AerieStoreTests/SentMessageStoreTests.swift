@@ -265,14 +265,9 @@ import Testing
             #expect(ofB.pending == 0 && ofB.statuses == ["failed"] && ofB.logged.isEmpty)
 
             // A's two NOTIFYs arrive; none of B's was sent (B's would have come after A's).
-            var notified: [JSONValue] = []
-            for _ in 0..<500 {
-                notified = try heard.payloads.withLock { $0 }.map { try JSONValue(parsing: $0) }.filter { $0["kind"] == "delivery" }
-                if notified.count >= 2 { break }
-                try await Task.sleep(for: .milliseconds(20))
-            }
+            _ = try await heard.parsed(kind: "delivery", atLeast: 2)
             try await Task.sleep(for: .milliseconds(200))
-            notified = try heard.payloads.withLock { $0 }.map { try JSONValue(parsing: $0) }.filter { $0["kind"] == "delivery" }
+            let notified = try await heard.parsed(kind: "delivery", atLeast: 0)
             #expect(notified.map { "\($0["outboxId"]?.stringValue ?? ""):\($0["status"]?.stringValue ?? "")" } == expected(a))
             #expect(notified.allSatisfy { $0["tenant"] == .string(a.rawValue) })
         }
