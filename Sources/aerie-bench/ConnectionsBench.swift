@@ -17,8 +17,9 @@ import Glibc
 ///
 /// The two invitees take turns (`rounds` rounds, each a share of the connections by one, then
 /// by the other, who goes first alternating), so both are measured over the same minutes: this
-/// host's speed drifts by up to 1.6x within minutes (docs/BENCHMARKS.md), and when each invitee
-/// had a half of its own the ratio moved with the drift (0.107-0.147 in runs minutes apart).
+/// host's speed drifts by up to 1.6x within minutes (docs/BENCHMARKS.md), and each invitee had
+/// a half of its own before. The ratio's spread stayed (0.107-0.147 either way): ACA-Py's own
+/// figure moves from run to run by more than the drift.
 struct ConnectionsBench {
     var count: Int
     var concurrency: Int
@@ -46,21 +47,6 @@ struct ConnectionsBench {
         var cpu: Double = 0
         var databaseCPU: Double?
         /// Aerie only: database round trips of the whole run (its `aerie_db_round_trips_total`).
-        var roundTrips: Double?
-
-        /// A turn's figures added to the run's.
-        mutating func add(_ turn: Turn) {
-            wall += turn.wall
-            cpu += turn.cpu
-            if let database = turn.databaseCPU { databaseCPU = (databaseCPU ?? 0) + database }
-            if let trips = turn.roundTrips { roundTrips = (roundTrips ?? 0) + trips }
-        }
-    }
-
-    struct Turn {
-        var wall: Double
-        var cpu: Double
-        var databaseCPU: Double?
         var roundTrips: Double?
     }
 
@@ -99,9 +85,9 @@ struct ConnectionsBench {
                 for (round, share) in Self.shares(of: count, in: rounds).enumerated() {
                     for aerieTurn in round.isMultiple(of: 2) ? [true, false] : [false, true] {
                         if aerieTurn {
-                            aerieRun.add(try await measure(share, width: width, pid: aerie.pid, aerie: aerie, aerieConnection))
+                            try await measure(share, width: width, pid: aerie.pid, aerie: aerie, into: &aerieRun, aerieConnection)
                         } else {
-                            acapyRun.add(try await measure(share, width: width, pid: invitee.processIdentifier, acapyConnection))
+                            try await measure(share, width: width, pid: invitee.processIdentifier, into: &acapyRun, acapyConnection)
                         }
                     }
                 }
@@ -149,10 +135,11 @@ struct ConnectionsBench {
     }
 
     /// One turn: `count` connections, `width` at a time, by the invitee whose process is `pid`
-    /// (with its database's processes and round trips for Aerie's server).
+    /// (with its database's processes and round trips for Aerie's server), added to `run`.
     private func measure(
-        _ count: Int, width: Int, pid: Int32, aerie: AerieProcess? = nil, _ one: @escaping @Sendable () async throws -> Void
-    ) async throws -> Turn {
+        _ count: Int, width: Int, pid: Int32, aerie: AerieProcess? = nil, into run: inout Run,
+        _ one: @escaping @Sendable () async throws -> Void
+    ) async throws {
         let roundTripsBefore = try await aerie?.roundTrips()
         let postmaster = aerie?.postmaster
         let cpuBefore = ProcessCPU.seconds(pid: pid)
@@ -161,14 +148,13 @@ struct ConnectionsBench {
         try await Self.launch(count, width: width, one)
         let elapsed = ContinuousClock.now - started
         try await Task.sleep(for: Self.settle)
-        let cpu = ProcessCPU.seconds(pid: pid) - cpuBefore
-        let databaseCPU = aerie != nil ? ProcessCPU.postgresSeconds(postmaster: postmaster) - databaseBefore : nil
+        run.cpu += ProcessCPU.seconds(pid: pid) - cpuBefore
+        run.wall += Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        guard let aerie, let roundTripsBefore else { return }
+        run.databaseCPU = (run.databaseCPU ?? 0) + ProcessCPU.postgresSeconds(postmaster: postmaster) - databaseBefore
         // Read after the CPU figures (a scrape costs CPU too); the settle let the trust pings
         // still being sent in.
-        let roundTrips = try await aerie?.roundTrips()
-        return Turn(
-            wall: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, cpu: cpu,
-            databaseCPU: databaseCPU, roundTrips: roundTripsBefore.flatMap { before in roundTrips.map { $0 - before } })
+        run.roundTrips = (run.roundTrips ?? 0) + (try await aerie.roundTrips()) - roundTripsBefore
     }
 }
 
