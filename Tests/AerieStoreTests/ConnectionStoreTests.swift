@@ -2,41 +2,10 @@ import AerieCore
 import AerieStore
 import AerieTesting
 import Foundation
-import Logging
-import Synchronization
 import Testing
 
 /// `connections`, `mailbox` and `outbox` on a real PostgreSQL, always with two tenants.
 @Suite(.timeLimit(.minutes(10))) struct ConnectionStoreTests {
-    /// The `aerie_events` NOTIFYs heard from now on (a listener of the runtime role, in place
-    /// before this returns; stop it when done).
-    static func listen(_ fixture: StoreFixture) async throws -> (Heard, PostgresEventListener) {
-        let heard = Heard()
-        let listener = PostgresEventListener(
-            conninfo: fixture.database.runtimeConninfo, channel: "aerie_events", logger: Logger(label: "test")
-        ) { payload in heard.payloads.withLock { $0.append(payload) } }
-        listener.start()
-        for _ in 0..<500 where !listener.isListening { try await Task.sleep(for: .milliseconds(20)) }
-        try #require(listener.isListening)
-        return (heard, listener)
-    }
-
-    final class Heard: Sendable {
-        let payloads = Mutex<[String]>([])
-
-        /// The payloads of `kind` heard so far, parsed, once at least `count` of them arrived
-        /// (or after 10 s, with what there is).
-        func parsed(kind: String, atLeast count: Int) async throws -> [JSONValue] {
-            var found: [JSONValue] = []
-            for _ in 0..<500 {
-                found = try payloads.withLock { $0 }.map { try JSONValue(parsing: $0) }.filter { $0["kind"] == .string(kind) }
-                if found.count >= count { break }
-                try await Task.sleep(for: .milliseconds(20))
-            }
-            return found
-        }
-    }
-
     static func record(invitationId: String, key: String, publicDid: String? = nil) -> ConnectionRecord {
         ConnectionRecord(
             invitation: ["@id": .string(invitationId)], invitationKind: "aries", invitationId: invitationId,
@@ -301,7 +270,7 @@ import Testing
         try await StoreFixture.with { fixture in
             let tenantA = try await fixture.createLoggedTenant("A").id
             let tenantB = try await fixture.createLoggedTenant("B").id
-            let (heard, listener) = try await Self.listen(fixture)
+            let (heard, listener) = try await fixture.listen()
             defer { listener.stop() }
 
             @Sendable func requested(_ r: ConnectionRecord) -> ConnectionRecord {
@@ -389,7 +358,7 @@ import Testing
         try await StoreFixture.with { fixture in
             let tenantA = try await fixture.createLoggedTenant("A").id
             let tenantB = try await fixture.createTenant("B").id
-            let (heard, listener) = try await Self.listen(fixture)
+            let (heard, listener) = try await fixture.listen()
             defer { listener.stop() }
 
             var connection = Self.record(invitationId: "inv-a", key: "KEY-A")

@@ -232,7 +232,7 @@ import Testing
         try await StoreFixture.with { fixture in
             let a = try await fixture.createLoggedTenant("A").id
             let b = try await fixture.createTenant("B").id
-            let (heard, listener) = try await ConnectionStoreTests.listen(fixture)
+            let (heard, listener) = try await fixture.listen()
             defer { listener.stop() }
             var rows: [TenantID: [OutboxItem]] = [:]
             for tenant in [a, b] {

@@ -3,6 +3,8 @@ import AerieStore
 import AerieTesting
 import Foundation
 import Logging
+import Synchronization
+import Testing
 
 /// A fresh migrated database and a runtime pool on it, torn down after the body.
 struct StoreFixture {
@@ -40,6 +42,35 @@ struct StoreFixture {
     func createLoggedTenant(_ label: String) async throws -> TenantRecord {
         let backend = try await runtime.backends.create(id: .random(), label: "backend of \(label)", tokenHash: randomBytes(32))
         return try await createTenant(label, backend: backend.id)
+    }
+
+    /// The `aerie_events` NOTIFYs heard from now on (a listener of the runtime role, in place
+    /// before this returns; stop it when done).
+    func listen() async throws -> (Heard, PostgresEventListener) {
+        let heard = Heard()
+        let listener = PostgresEventListener(
+            conninfo: database.runtimeConninfo, channel: "aerie_events", logger: Logger(label: "test")
+        ) { payload in heard.payloads.withLock { $0.append(payload) } }
+        listener.start()
+        for _ in 0..<500 where !listener.isListening { try await Task.sleep(for: .milliseconds(20)) }
+        try #require(listener.isListening)
+        return (heard, listener)
+    }
+
+    final class Heard: Sendable {
+        let payloads = Mutex<[String]>([])
+
+        /// The payloads of `kind` heard so far, parsed, once at least `count` of them arrived
+        /// (or after 10 s, with what there is).
+        func parsed(kind: String, atLeast count: Int) async throws -> [JSONValue] {
+            var found: [JSONValue] = []
+            for _ in 0..<500 {
+                found = try payloads.withLock { $0 }.map { try JSONValue(parsing: $0) }.filter { $0["kind"] == .string(kind) }
+                if found.count >= count { break }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            return found
+        }
     }
 
     /// Runs `body` in one transaction as the cluster superuser on this database (RLS does not
