@@ -6,15 +6,20 @@ import AerieTesting
 import Foundation
 import Testing
 
-/// Per-tenant quotas (issue 13 item 4, schema/0020): a full mailbox refuses new inbound
+/// Per-tenant quotas (issue 13 item 4, schema/0020, the outbox's since schema/0034): a full mailbox refuses new inbound
 /// messages with 503 and stores nothing (the peer retries; once there is room the same message
 /// is taken); a tenant with too many messages waiting to be sent gets `quota_exceeded` from the
 /// call that would send one, with nothing stored; another tenant is not affected.
 @Suite(.timeLimit(.minutes(10))) struct QuotaTests {
+    /// The tenant's mailbox count (`aerie.tenant_usage`) and its pending outbox rows (what the
+    /// outbox quota counts, schema/0034).
     static func usage(_ server: LiveServer, tenant: TenantID) async throws -> [String?] {
         let rows = try await WalletFixture.asSuperuser(server.database) { session in
             try session.query(
-                "SELECT mailbox_messages::text, outbox_pending::text FROM aerie.tenant_usage WHERE tenant_id = $1::uuid",
+                """
+                SELECT (SELECT u.mailbox_messages::text FROM aerie.tenant_usage u WHERE u.tenant_id = $1::uuid),
+                    (SELECT count(*) FROM aerie.outbox o WHERE o.tenant_id = $1::uuid AND o.status = 'pending')::text
+                """,
                 [.text(tenant.rawValue)]
             ).allRows()
         }

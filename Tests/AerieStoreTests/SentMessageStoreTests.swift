@@ -147,10 +147,10 @@ import Testing
         }
     }
 
-    /// schema/0029: one trigger counts an outbox row's delivery out of the tenant's pending rows
-    /// and logs its event: sent and failed for good each do both once, a retry does neither, and
-    /// deleting a pending row still uncounts it.
-    @Test func aDeliveryThatEndsIsUncountedAndLoggedOnce() async throws {
+    /// An outbox row's delivery is logged once and leaves the tenant's pending rows (what the
+    /// quota counts, schema/0034): sent (the mark) and failed for good (the status trigger) each
+    /// once, a retry neither, and a pending row deleted leaves them too.
+    @Test func aDeliveryThatEndsLeavesThePendingRowsAndIsLoggedOnce() async throws {
         try await StoreFixture.with { fixture in
             let a = try await fixture.createLoggedTenant("A").id
             let b = try await fixture.createLoggedTenant("B").id
@@ -161,7 +161,8 @@ import Testing
             let state: @Sendable (TenantID) async throws -> (pending: Int, events: [String]) = { tenant in
                 try await fixture.asSuperuser { session in
                     let pending = try session.query(
-                        "SELECT outbox_pending::int FROM aerie.tenant_usage WHERE tenant_id = $1::uuid", [.text(tenant.rawValue)]).int(0, 0) ?? -1
+                        "SELECT count(*)::int FROM aerie.outbox WHERE tenant_id = $1::uuid AND status = 'pending'", [.text(tenant.rawValue)]
+                    ).int(0, 0) ?? -1
                     let events = try session.query(
                         "SELECT (data->>'outboxId') || ':' || (data->>'status') FROM aerie.events WHERE tenant_id = $1::uuid AND kind = 'delivery' ORDER BY id",
                         [.text(tenant.rawValue)])
@@ -247,7 +248,8 @@ import Testing
             let state: @Sendable (TenantID) async throws -> (pending: Int, statuses: [String], logged: [String]) = { tenant in
                 try await fixture.asSuperuser { session in
                     let pending = try session.query(
-                        "SELECT outbox_pending::int FROM aerie.tenant_usage WHERE tenant_id = $1::uuid", [.text(tenant.rawValue)]).int(0, 0) ?? -1
+                        "SELECT count(*)::int FROM aerie.outbox WHERE tenant_id = $1::uuid AND status = 'pending'", [.text(tenant.rawValue)]
+                    ).int(0, 0) ?? -1
                     let statuses = try session.query(
                         "SELECT status FROM aerie.outbox WHERE tenant_id = $1::uuid ORDER BY status", [.text(tenant.rawValue)])
                     let logged = try session.query(

@@ -33,6 +33,10 @@ struct PostgresError: Error, CustomStringConvertible {
         return state.hasPrefix("08") || state == "57P01" || state == "57P02" || state == "57P03"
     }
 
+    /// What a call that would queue one message too many is told (schema/0034).
+    static let outboxFullMessage =
+        "too many of the tenant's messages wait to be sent: the limit is AERIE_OUTBOX_MAX_PENDING"
+
     var aerieError: AerieError {
         if isConnectionFailure {
             return AerieError(.unavailable, "database unavailable", details: description)
@@ -49,6 +53,9 @@ struct PostgresError: Error, CustomStringConvertible {
         case "AEQ01", "AEQ02":
             // Raised by schema/0020's quota triggers with a message written for the client.
             return AerieError(.quotaExceeded, primaryMessage ?? "a tenant quota is exceeded", details: description)
+        case "23514" where message.contains("\"outbox_room_check\""):
+            // The outbox insert found no room (schema/0034: its check fails on this domain).
+            return AerieError(.quotaExceeded, Self.outboxFullMessage, details: description)
         default:
             return AerieError.internalError(details: description)
         }

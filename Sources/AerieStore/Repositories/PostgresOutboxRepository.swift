@@ -17,6 +17,12 @@ struct PostgresOutboxRepository: OutboxRepository {
 
     /// Under a lease the row is not due until the lease ends ($10 seconds from now), and its
     /// holder ($11) delivers it (`OutboxSignal.committed`); the scan finds it only after that.
+    ///
+    /// The quota (`aerie.outbox_max_pending`, set on every pool session) is checked here: a
+    /// pending row is inserted only while fewer of the tenant's rows are pending than the limit,
+    /// counted up to the limit; with no room the WHERE's cast to `aerie.outbox_room` fails, and
+    /// `PostgresError` answers `quota_exceeded` (schema/0034, which says what this costs and how
+    /// concurrent sends see each other).
     func enqueue(_ item: OutboxItem) throws {
         var item = item
         item.leasedBy = lease?.instance
@@ -24,9 +30,13 @@ struct PostgresOutboxRepository: OutboxRepository {
             """
             INSERT INTO aerie.outbox (tenant_id, id, connection_id, endpoint, envelope, attempts, next_attempt_at, status, message_uid,
                 leased_by)
-            VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6,
+            SELECT $1::uuid, $2::uuid, $3::uuid, $4, $5, $6,
                 CASE WHEN $10::int IS NULL THEN to_timestamp($7::float8) ELSE now() + make_interval(secs => $10::int) END,
-                $8, $9::uuid, $11)
+                $8, $9::uuid, $11
+            FROM (SELECT NULLIF(NULLIF(pg_catalog.current_setting('aerie.outbox_max_pending', true), ''), '0')::bigint AS max) q
+            WHERE (CASE WHEN q.max IS NULL OR $8 <> 'pending' THEN true
+                ELSE (SELECT count(*) FROM (SELECT FROM aerie.outbox o WHERE o.tenant_id = $1::uuid AND o.status = 'pending'
+                    LIMIT q.max) c) < q.max END)::aerie.outbox_room
             """,
             [
                 .text(tenantID.rawValue), .text(item.id.lowercasedString),
@@ -81,8 +91,8 @@ struct PostgresOutboxRepository: OutboxRepository {
     /// The statement logs the delivery event and sends its NOTIFY itself, the same row and text
     /// the status trigger `aerie.outbox_delivery_ended` writes for a delivery that failed for
     /// good, both for a backend's tenant only (schema/0033: its stream is the log's one reader,
-    /// and this NOTIFY is the log's); the DELETE trigger uncounts the pending row
-    /// (`aerie.count_outbox`).
+    /// and this NOTIFY is the log's). Nothing counts the row out: the quota counts the pending
+    /// rows themselves (`enqueue`).
     /// The row, its event and the sent message it carries (if any) change in one statement:
     /// they never disagree. The message is looked up by its key with the uid the row names (a
     /// scalar subquery: one probe of `mailbox_pkey`, none without a message). As a join,
