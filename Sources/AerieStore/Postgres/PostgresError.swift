@@ -50,8 +50,9 @@ struct PostgresError: Error, CustomStringConvertible {
             return AerieError(.timeout, "database operation timed out", details: description)
         case "53300":
             return AerieError(.unavailable, "database unavailable", details: description)
-        case "AEQ01", "AEQ02":
-            // Raised by schema/0020's quota triggers with a message written for the client.
+        case "AEQ01":
+            // Raised by the mailbox's quota trigger (schema/0020, now `aerie.mailbox_inserted`)
+            // with a message written for the client. (AEQ02 was the outbox's, until schema/0034.)
             return AerieError(.quotaExceeded, primaryMessage ?? "a tenant quota is exceeded", details: description)
         case "23514" where message.contains("\"outbox_room_check\""):
             // The outbox insert found no room (schema/0034: its check fails on this domain).
