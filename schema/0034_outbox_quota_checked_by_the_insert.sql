@@ -41,7 +41,8 @@ DROP TRIGGER outbox_count_delete ON aerie.outbox;
 DROP FUNCTION aerie.count_outbox();
 
 -- The delivery that fails for good no longer uncounts; it still logs its event (schema/0033).
--- The trigger's condition keeps only what the event needs.
+-- The trigger's condition (schema/0029) needs no change: a status that leaves 'pending' can only
+-- become 'sent' or 'failed', so it fires exactly for the event, and the body tests nothing more.
 CREATE OR REPLACE FUNCTION aerie.outbox_delivery_ended() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -59,10 +60,5 @@ BEGIN
     RETURN NULL;
 END
 $$;
-
-DROP TRIGGER outbox_delivery_ended ON aerie.outbox;
-CREATE TRIGGER outbox_delivery_ended AFTER UPDATE OF status ON aerie.outbox
-    FOR EACH ROW WHEN (OLD.status IS DISTINCT FROM NEW.status AND NEW.status IN ('sent', 'failed'))
-    EXECUTE FUNCTION aerie.outbox_delivery_ended();
 
 ALTER TABLE aerie.tenant_usage DROP COLUMN outbox_pending;

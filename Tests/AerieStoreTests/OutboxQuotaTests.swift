@@ -10,17 +10,12 @@ import Testing
 /// whole transaction with `quota_exceeded`. Two tenants, each with its own count.
 @Suite struct OutboxQuotaTests {
     /// A runtime pool whose sessions carry an outbox limit of `limit`.
-    static func withLimit(_ limit: Int, _ fixture: StoreFixture, _ body: (AerieDatabase) async throws -> Void) async throws {
-        var configuration = DatabaseConfiguration(conninfo: fixture.database.runtimeConninfo, maxConnections: 2)
-        configuration.quotas = DatabaseConfiguration.Quotas(mailboxMessages: 0, mailboxBytes: 0, outboxPending: limit)
-        let pool = AerieDatabase(configuration: configuration, logger: Logger(label: "test"))
-        do {
-            try await body(pool)
-        } catch {
-            await pool.shutdown()
-            throw error
-        }
-        await pool.shutdown()
+    static func withLimit(
+        _ limit: Int, _ fixture: StoreFixture, connections: Int = 1, _ body: (AerieDatabase) async throws -> Void
+    ) async throws {
+        try await withPool(
+            fixture.database.runtimeConninfo, maxConnections: connections,
+            quotas: DatabaseConfiguration.Quotas(mailboxMessages: 0, mailboxBytes: 0, outboxPending: limit), body)
     }
 
     static func row() -> OutboxItem { OutboxItem(connectionId: nil, endpoint: "http://peer", envelope: [1]) }
@@ -88,6 +83,43 @@ import Testing
                 try await pool.markOutboxSent(try #require(pending.flatMap { UUID(text: $0) }), tenant: a, carriesMessage: false)
                 try await pool.sealed(a).transaction { tx in try tx.outbox.enqueue(delivered) }
                 #expect(try await Self.stored(fixture, a) == ["failed", "pending", "pending"])
+            }
+        }
+    }
+
+    /// Sends racing at the limit: each counts the rows committed when it starts, so together they
+    /// pass the limit by at most how many run at once (here the pool's 4 connections: 2 + 3), and
+    /// each one refused stored nothing. Another tenant's room is untouched.
+    @Test func sendsRacingAtTheLimitPassItByAtMostTheNumberRunningAtOnce() async throws {
+        try await StoreFixture.with { fixture in
+            let a = try await fixture.createTenant("A").id
+            let b = try await fixture.createTenant("B").id
+            try await Self.withLimit(2, fixture, connections: 4) { pool in
+                let outcomes = await withTaskGroup(of: AerieError.Code?.self) { group in
+                    for _ in 0..<12 {
+                        group.addTask {
+                            do {
+                                try await pool.sealed(a).transaction { tx in try tx.outbox.enqueue(Self.row()) }
+                                return nil
+                            } catch let error as AerieError {
+                                return error.code
+                            } catch {
+                                return .internalError
+                            }
+                        }
+                    }
+                    return await group.reduce(into: [AerieError.Code?]()) { $0.append($1) }
+                }
+                let queued = outcomes.filter { $0 == nil }.count
+                let refusals = outcomes.compactMap { $0 }
+                #expect(refusals.allSatisfy { $0 == AerieError.Code.quotaExceeded }, "\(outcomes)")
+                #expect((2...5).contains(queued), "\(queued) queued")
+                #expect(try await Self.stored(fixture, a).count == queued)
+                try await pool.sealed(b).transaction { tx in
+                    try tx.outbox.enqueue(Self.row())
+                    try tx.outbox.enqueue(Self.row())
+                }
+                #expect(try await Self.stored(fixture, b).count == 2)
             }
         }
     }

@@ -160,9 +160,7 @@ import Testing
             }
             let state: @Sendable (TenantID) async throws -> (pending: Int, events: [String]) = { tenant in
                 try await fixture.asSuperuser { session in
-                    let pending = try session.query(
-                        "SELECT count(*)::int FROM aerie.outbox WHERE tenant_id = $1::uuid AND status = 'pending'", [.text(tenant.rawValue)]
-                    ).int(0, 0) ?? -1
+                    let pending = try StoreFixture.pendingOutboxRows(session, tenant)
                     let events = try session.query(
                         "SELECT (data->>'outboxId') || ':' || (data->>'status') FROM aerie.events WHERE tenant_id = $1::uuid AND kind = 'delivery' ORDER BY id",
                         [.text(tenant.rawValue)])
@@ -247,9 +245,7 @@ import Testing
             }
             let state: @Sendable (TenantID) async throws -> (pending: Int, statuses: [String], logged: [String]) = { tenant in
                 try await fixture.asSuperuser { session in
-                    let pending = try session.query(
-                        "SELECT count(*)::int FROM aerie.outbox WHERE tenant_id = $1::uuid AND status = 'pending'", [.text(tenant.rawValue)]
-                    ).int(0, 0) ?? -1
+                    let pending = try StoreFixture.pendingOutboxRows(session, tenant)
                     let statuses = try session.query(
                         "SELECT status FROM aerie.outbox WHERE tenant_id = $1::uuid ORDER BY status", [.text(tenant.rawValue)])
                     let logged = try session.query(

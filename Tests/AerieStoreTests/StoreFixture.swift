@@ -73,6 +73,14 @@ struct StoreFixture {
         }
     }
 
+    /// How many of `tenant`'s outbox rows are pending: what the outbox quota counts
+    /// (schema/0034). In `session`, the superuser's (`asSuperuser`).
+    static func pendingOutboxRows(_ session: DatabaseSession, _ tenant: TenantID) throws -> Int {
+        try session.query(
+            "SELECT count(*)::int FROM aerie.outbox WHERE tenant_id = $1::uuid AND status = 'pending'", [.text(tenant.rawValue)]
+        ).int(0, 0) ?? -1
+    }
+
     /// Runs `body` in one transaction as the cluster superuser on this database (RLS does not
     /// apply to it): for inspecting what the runtime role cannot see.
     func asSuperuser<T: Sendable>(_ body: @escaping @Sendable (DatabaseSession) throws -> T) async throws -> T {
@@ -92,10 +100,15 @@ struct StoreFixture {
     }
 }
 
-/// Runs `body` with a one-connection pool on `conninfo`, shut down afterwards.
-func withPool<T: Sendable>(_ conninfo: String, _ body: (AerieDatabase) async throws -> T) async throws -> T {
-    let pool = AerieDatabase(
-        configuration: DatabaseConfiguration(conninfo: conninfo, maxConnections: 1), logger: Logger(label: "test"))
+/// Runs `body` with a pool of `maxConnections` (one) on `conninfo` whose sessions carry `quotas`,
+/// shut down afterwards.
+func withPool<T: Sendable>(
+    _ conninfo: String, maxConnections: Int = 1, quotas: DatabaseConfiguration.Quotas = .unlimited,
+    _ body: (AerieDatabase) async throws -> T
+) async throws -> T {
+    var configuration = DatabaseConfiguration(conninfo: conninfo, maxConnections: maxConnections)
+    configuration.quotas = quotas
+    let pool = AerieDatabase(configuration: configuration, logger: Logger(label: "test"))
     do {
         let result = try await body(pool)
         await pool.shutdown()

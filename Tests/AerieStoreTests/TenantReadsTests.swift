@@ -181,11 +181,7 @@ import Testing
             ].sorted())
             // Each tenant's rows were its own: all delivered, none left pending.
             for tenant in [a, b] {
-                let pending = try await fixture.asSuperuser { session in
-                    try session.query(
-                        "SELECT count(*)::int FROM aerie.outbox WHERE tenant_id = $1::uuid AND status = 'pending'", [.text(tenant.rawValue)]
-                    ).int(0, 0)
-                }
+                let pending = try await fixture.asSuperuser { try StoreFixture.pendingOutboxRows($0, tenant) }
                 #expect(pending == 0)
             }
         }
