@@ -160,7 +160,8 @@ package final class DatabaseSession {
     /// `$n IS NULL OR` condition that an index bound depends on: `SQLConditions`); the
     /// sequencer, the delivery scan and the other tenantless work keep `auto`.
     static let tenantSettingSQL =
-        "SELECT set_config('aerie.tenant_id', $1, true), set_config('plan_cache_mode', 'force_generic_plan', true)"
+        "SELECT set_config('aerie.tenant_id', $1, true), set_config('plan_cache_mode', 'force_generic_plan', true), "
+        + tenantLogsSetting
     static let readOnlyTenantSettingSQL =
         "SELECT set_config('aerie.tenant_id', $1, true), set_config('transaction_read_only', 'on', true)"
 
@@ -173,7 +174,16 @@ package final class DatabaseSession {
     /// does not wait for the WAL to reach the disk (`synchronous_commit = off` for it alone).
     static let asynchronousTenantSettingSQL =
         "SELECT set_config('aerie.tenant_id', $1, true), set_config('synchronous_commit', 'off', true), "
-        + "set_config('plan_cache_mode', 'force_generic_plan', true)"
+        + "set_config('plan_cache_mode', 'force_generic_plan', true), " + tenantLogsSetting
+
+    /// Part of every tenant write transaction's setting: `aerie.tenant_logs` is 'off' for a
+    /// tenant without a backend, whose events no log row is written for (schema/0033), so the
+    /// triggers that log skip their insert instead of joining the tenant's row to find no
+    /// backend, three times per connection accepted (schema/0035). A tenant's backend never
+    /// changes; a missing tenant reads 'on' (the triggers' own join decides, as before).
+    static let tenantLogsSetting =
+        "set_config('aerie.tenant_logs', CASE WHEN EXISTS (SELECT FROM aerie.tenants t "
+        + "WHERE t.id = $1::uuid AND t.backend_id IS NULL) THEN 'off' ELSE 'on' END, true)"
 
     static func tenantSetting(_ tenant: TenantID, durable: Bool) -> (sql: String, parameters: [SQLValue]) {
         (durable ? tenantSettingSQL : asynchronousTenantSettingSQL, [.text(tenant.rawValue)])
