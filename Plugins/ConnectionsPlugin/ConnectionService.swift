@@ -108,6 +108,11 @@ public struct ConnectionService: Sendable {
     /// lock on the invitation `@id` (`lockInvitation`), so concurrent calls for one invitation
     /// make one connection. `alsoStore` runs in the same transaction with the connected record
     /// (the out-of-band plugin stores its record there).
+    ///
+    /// The match is a check queued with the writes (`requireNoMatch`), so the usual case (no
+    /// match) is one round trip (`rerunnableTransaction`); when a connection matches, the
+    /// transaction stores nothing and that connection is read and answered. Run twice after a
+    /// lost connection, the second run finds what the first committed, if it did, and answers it.
     public func createAndConnect(
         _ record: ConnectionRecord, label: String?, returnRoute: Bool = false, tenant: TenantContext,
         alsoStore: (@Sendable (ConnectionRecord, any TenantTransaction) throws -> Void)? = nil
@@ -122,23 +127,26 @@ public struct ConnectionService: Sendable {
             if let existing = try await findExisting(keys, tenant: tenant) { return (existing.record, true) }
             throw error
         }
-        let result = try await tenant.database.transaction { tx -> (record: ConnectionRecord, existing: Bool) in
-            if let id = keys.id { try tx.connections.lockInvitation(id) }
-            if let existing = try Self.findExisting(keys, in: tx) { return (existing.record, true) }
-            // Inserted as `requested` at once; its insert logs the `initialized` event before the
-            // `requested` one (schema/0030), so subscribers see both states, as with create + connect.
-            let connected = try Self.commitConnect(prepared, to: record, inserting: true, in: tx)
-            FaultPoint.reach("accept.afterRecord")
-            try alsoStore?(connected, tx)
-            return (connected, false)
+        let connected: ConnectionRecord
+        do {
+            connected = try await tenant.database.rerunnableTransaction { tx -> ConnectionRecord in
+                if let id = keys.id { try tx.connections.lockInvitation(id) }
+                try tx.connections.requireNoMatch(
+                    invitationId: keys.id, publicDid: keys.publicDid, firstRecipientKey: keys.firstRecipientKey)
+                // Inserted as `requested` at once; its insert logs the `initialized` event before the
+                // `requested` one (schema/0030), so subscribers see both states, as with create + connect.
+                let connected = try Self.commitConnect(prepared, to: record, inserting: true, in: tx)
+                FaultPoint.reach("accept.afterRecord")
+                try alsoStore?(connected, tx)
+                return connected
+            }
+        } catch where MatchingConnection.exists(error) {
+            // Committed before the check ran, so the read finds it (unless deleted since).
+            guard let existing = try await findExisting(keys, tenant: tenant) else { throw error }
+            return (existing.record, true)
         }
-        if !result.existing { committed(result.record, tenant: tenant) }
-        return result
-    }
-
-    /// The tenant's connection matching an invitation's keys, if any, inside `tx`.
-    static func existing(_ keys: InvitationMatchKeys, in tx: any TenantTransaction) throws -> ConnectionRecord? {
-        try tx.connections.findMatching(invitationId: keys.id, publicDid: keys.publicDid, firstRecipientKey: keys.firstRecipientKey)
+        committed(connected, tenant: tenant)
+        return (connected, false)
     }
 
     static func isPending(_ record: ConnectionRecord) -> Bool {

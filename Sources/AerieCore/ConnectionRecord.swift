@@ -142,6 +142,10 @@ public protocol ConnectionRepository {
     /// The oldest connection (not deleted) whose invitation matches by `@id`, public DID or first
     /// recipient key, all already normalised.
     func findMatching(invitationId: String?, publicDid: String?, firstRecipientKey: String?) throws -> ConnectionRecord?
+    /// `findMatching` as a queued check: when a connection matches, the transaction fails there
+    /// (at its next statement or commit) with `MatchingConnection.exists`, and nothing after the
+    /// check is stored. No key given checks nothing.
+    func requireNoMatch(invitationId: String?, publicDid: String?, firstRecipientKey: String?) throws
     /// Waits for, then holds until the transaction ends, this tenant's lock on an invitation
     /// `@id`: every transaction that may make a connection for that invitation takes it before
     /// looking for one, so concurrent accepts of one invitation make one connection.
@@ -177,4 +181,16 @@ extension ConnectionRecord {
     /// An inviter-side connection that answered the Request and waits for the invitee's first
     /// message (RFC 0160: an ack or any message) to become `accepted`.
     public var awaitsPeerConfirmation: Bool { role == .inviter && state == .responded && theirVerkey != nil }
+}
+
+/// What `ConnectionRepository.requireNoMatch` fails its transaction with when the tenant has a
+/// connection matching the invitation.
+public enum MatchingConnection {
+    public static let exists = AerieError(
+        .conflict, "the tenant already has a connection for this invitation", field: "invitation", details: existsDetails)
+    private static let existsDetails = "a connection matches the invitation (requireNoMatch)"
+
+    public static func exists(_ error: any Error) -> Bool {
+        (error as? AerieError)?.details == existsDetails
+    }
 }

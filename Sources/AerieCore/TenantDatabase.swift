@@ -9,6 +9,11 @@ import Foundation
 public protocol TenantDatabase: Sendable {
     var tenantID: TenantID { get }
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any TenantTransaction) throws -> T) async throws -> T
+    /// A transaction whose `body` may run twice even after it committed, because its writes
+    /// check first that they were not done (`connections.accept`: `requireNoMatch` under the
+    /// invitation's lock). When `body` only queues writes, they go as one round trip without
+    /// `BEGIN` and `COMMIT`; a connection lost on the way runs `body` again on a fresh one.
+    func rerunnableTransaction<T: Sendable>(_ body: @escaping @Sendable (any TenantTransaction) throws -> T) async throws -> T
     /// Reads only: each statement of `body` is a read-only transaction of its own, scoped to the
     /// tenant, in one round trip (a transaction costs one more, for `COMMIT`). For reads that need
     /// no consistency across statements, e.g. loading one row.
@@ -26,6 +31,12 @@ public protocol TenantDatabase: Sendable {
 }
 
 extension TenantDatabase {
+    public func rerunnableTransaction<T: Sendable>(
+        _ body: @escaping @Sendable (any TenantTransaction) throws -> T
+    ) async throws -> T {
+        try await transaction(body)
+    }
+
     public func read<T: Sendable>(_ body: @escaping @Sendable (any TenantTransaction) throws -> T) async throws -> T {
         try await transaction(body)
     }

@@ -24,12 +24,17 @@ package final class DatabaseSession {
 
     private let connection: PostgresConnection
     package let mode: Mode
+    /// A transaction whose body only queued writes sends them without `BEGIN` and `COMMIT`:
+    /// one implicit transaction, committed at the pipeline's Sync (`ConnectionPool.transaction`'s
+    /// `rerunnable`).
+    private let commitsQueuedWritesAtSync: Bool
     private var hasBegun = false
     private var isOpen = true
 
-    private init(connection: PostgresConnection, mode: Mode) {
+    private init(connection: PostgresConnection, mode: Mode, commitsQueuedWritesAtSync: Bool = false) {
         self.connection = connection
         self.mode = mode
+        self.commitsQueuedWritesAtSync = commitsQueuedWritesAtSync
     }
 
     /// Runs one parameterised statement and returns its rows. In a transaction, writes queued by
@@ -99,12 +104,16 @@ package final class DatabaseSession {
 
     /// Sends `BEGIN` and the tenant setting (first time), the queued writes and `last` in one
     /// pipeline; answers `last`'s result. A failed queued write's error goes through its
-    /// `mapError`.
-    private func flush(then last: (sql: String, parameters: [SQLValue])?, binaryResult: Bool = false) throws -> PostgresResult {
+    /// `mapError`. `implicitCommit` (nothing sent yet): no `BEGIN`, so the pipeline is the whole
+    /// transaction, committed at its Sync.
+    private func flush(
+        then last: (sql: String, parameters: [SQLValue])?, binaryResult: Bool = false, implicitCommit: Bool = false
+    ) throws -> PostgresResult {
         guard case .transaction(let tenant) = mode else { preconditionFailure("flush outside a transaction") }
+        precondition(!implicitCommit || !hasBegun, "an implicit commit after BEGIN")
         var statements: [(sql: String, parameters: [SQLValue])] = []
         if !hasBegun {
-            statements.append(("BEGIN", []))
+            if !implicitCommit { statements.append(("BEGIN", [])) }
             if let tenant { statements.append(Self.tenantSetting(tenant)) }
         }
         let queued = deferred
@@ -112,7 +121,7 @@ package final class DatabaseSession {
         statements += queued.map { ($0.sql, $0.parameters) }
         if let last { statements.append(last) }
         deferred = []
-        hasBegun = true
+        hasBegun = !implicitCommit
         do {
             return try connection.pipeline(statements, binaryResult: binaryResult && last != nil)
         } catch let error as PostgresError {
@@ -127,10 +136,13 @@ package final class DatabaseSession {
 
     /// A transaction that only queued writes sends them (with `BEGIN`) before its `COMMIT`, as a
     /// body would: a connection found dead then is retried on a fresh one, where a failure
-    /// during the `COMMIT` pipeline would leave the outcome unknown.
+    /// during the `COMMIT` pipeline would leave the outcome unknown. With
+    /// `commitsQueuedWritesAtSync`, without `BEGIN` and `COMMIT`: one round trip, committed at
+    /// the Sync (a connection found dead then is retried too, outcome unknown: the body is
+    /// one that may run twice).
     private func sendQueuedWrites() throws {
         do {
-            _ = try flush(then: nil)
+            _ = try flush(then: nil, implicitCommit: commitsQueuedWritesAtSync)
         } catch let mapped as MappedError {
             throw mapped.error
         } catch let error as PostgresError {
@@ -212,9 +224,10 @@ package final class DatabaseSession {
     /// retryable, since nothing was committed; a connection lost during `COMMIT` is not (the
     /// outcome is unknown), and surfaces as `.unavailable`.
     static func run<T>(
-        on connection: PostgresConnection, mode: Mode, _ body: (DatabaseSession) throws -> T
+        on connection: PostgresConnection, mode: Mode, commitsQueuedWritesAtSync: Bool = false,
+        _ body: (DatabaseSession) throws -> T
     ) throws -> T {
-        let session = DatabaseSession(connection: connection, mode: mode)
+        let session = DatabaseSession(connection: connection, mode: mode, commitsQueuedWritesAtSync: commitsQueuedWritesAtSync)
         defer { session.isOpen = false }
         let value: T
         do {
@@ -263,11 +276,18 @@ extension ConnectionPool {
     /// Runs `body` in one transaction, scoped to `tenant` when given. If the connection turns
     /// out dead before `COMMIT` (typically after a database restart), the body runs again once on
     /// a new connection, so it must be pure database work: no side effects outside the session.
+    ///
+    /// `rerunnable`: `body` may run twice even after it committed, because its writes check
+    /// first that they were not done (`connections.accept`: no connection matches the
+    /// invitation, under the invitation's lock). A body that then only queued writes
+    /// (`executeLater`) is sent as one implicit transaction without `BEGIN` and `COMMIT`, one
+    /// round trip instead of two; a connection lost on the way runs it again on a fresh one,
+    /// whose checks find what the first run committed, if it did.
     package func transaction<T: Sendable>(
-        tenant: TenantID?, _ body: @escaping @Sendable (DatabaseSession) throws -> T
+        tenant: TenantID?, rerunnable: Bool = false, _ body: @escaping @Sendable (DatabaseSession) throws -> T
     ) async throws -> T {
         try await withConnection(tenant: tenant) { connection in
-            try DatabaseSession.run(on: connection, mode: .transaction(tenant: tenant), body)
+            try DatabaseSession.run(on: connection, mode: .transaction(tenant: tenant), commitsQueuedWritesAtSync: rerunnable, body)
         }
     }
 

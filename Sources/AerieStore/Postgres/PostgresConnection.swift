@@ -65,6 +65,13 @@ package final class PostgresConnection: @unchecked Sendable {
     /// connection of this process (the LISTEN connection's waits are not round trips). The
     /// figure issue 16 bounds per established connection; `aerie-bench connections` reads it.
     static let roundTrips = Counter(label: "aerie_db_round_trips_total")
+    /// This connection's share of `roundTrips` (tests: how many a unit of work took).
+    package private(set) var roundTripCount = 0
+
+    private func countRoundTrip() {
+        Self.roundTrips.increment()
+        roundTripCount += 1
+    }
 
     package func close() {
         if let handle { PQfinish(handle) }
@@ -87,7 +94,7 @@ package final class PostgresConnection: @unchecked Sendable {
         let handle = try liveHandle()
         let key = PreparedKey(sql: sql, parameters: parameters)
         guard let name = prepared[key] else { return try pipeline([(sql, parameters)], binaryResult: binaryResults) }
-        Self.roundTrips.increment()
+        countRoundTrip()
         let sent = Parameters.with(parameters) { count, _, values, lengths, formats in
             PQsendQueryPrepared(handle, name, count, values, lengths, formats, binaryResults ? 1 : 0)
         }
@@ -107,7 +114,7 @@ package final class PostgresConnection: @unchecked Sendable {
     /// fixed DDL only, never text that came from a caller.
     package func script(_ sql: String) throws {
         let handle = try liveHandle()
-        Self.roundTrips.increment()
+        countRoundTrip()
         _ = try check(PQexec(handle, sql), sql)
     }
 
@@ -152,7 +159,7 @@ package final class PostgresConnection: @unchecked Sendable {
             }
             guard sent == 1 else { throw failure(nil, step.key.sql, forceBroken: true) }
         }
-        Self.roundTrips.increment()
+        countRoundTrip()
         guard PQpipelineSync(handle) == 1, PQflush(handle) == 0 else {
             throw failure(nil, statements.first?.sql, forceBroken: true)
         }

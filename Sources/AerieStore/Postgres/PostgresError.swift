@@ -54,6 +54,9 @@ struct PostgresError: Error, CustomStringConvertible {
             // Raised by the mailbox's quota trigger (schema/0020, now `aerie.mailbox_inserted`)
             // with a message written for the client. (AEQ02 was the outbox's, until schema/0034.)
             return AerieError(.quotaExceeded, primaryMessage ?? "a tenant quota is exceeded", details: description)
+        case "23514" where message.contains("\"no_matching_connection_check\""):
+            // The tenant has a connection for the invitation (schema/0036: `requireNoMatch`).
+            return AerieError(.conflict, "the tenant already has a connection for this invitation", details: description)
         case "23514" where message.contains("\"outbox_room_check\""):
             // The outbox insert found no room (schema/0034: its check fails on this domain).
             return AerieError(.quotaExceeded, Self.outboxFullMessage, details: description)

@@ -98,11 +98,47 @@ struct PostgresConnectionRepository: ConnectionRepository {
         return try many("\(conditions.whereClause) ORDER BY connections.id LIMIT \(limit)", Array(conditions.parameters.dropFirst()))
     }
 
-    /// Sealed rows match on the keyed hashes, rows of the previous form on their clear columns.
-    /// Only the keys given are in the statement, never a NULL parameter: with NULLs the planner
-    /// could drop arms from a custom plan only, so PostgreSQL kept planning the statement again
-    /// at most calls instead of using its generic plan (one variant per set of keys given).
+    /// Sealed rows match on the keyed hashes, rows of the previous form on their clear columns
+    /// (`matchArms`).
     func findMatching(invitationId: String?, publicDid: String?, firstRecipientKey: String?) throws -> ConnectionRecord? {
+        guard let (arms, parameters) = try matchArms(invitationId: invitationId, publicDid: publicDid, firstRecipientKey: firstRecipientKey)
+        else { return nil }
+        // Rows matching the invitation's @id first; without one, rows without one.
+        let invitationMatch =
+            invitationId == nil
+            ? "CASE WHEN sealed IS NULL THEN invitation_id IS NULL ELSE invitation_id_hash IS NULL END"
+            : "CASE WHEN sealed IS NULL THEN invitation_id IS NOT DISTINCT FROM $3::text ELSE invitation_id_hash IS NOT DISTINCT FROM $2 END"
+        return try one(
+            """
+            WHERE tenant_id = $1::uuid AND state <> 'deleted' AND (\(arms))
+            ORDER BY (\(invitationMatch)) DESC, created_at, id LIMIT 1
+            """,
+            parameters)
+    }
+
+    /// `findMatching`'s question as a queued check (schema/0036): the transaction fails there,
+    /// with `MatchingConnection.exists`, when a connection matches; nothing after it runs.
+    func requireNoMatch(invitationId: String?, publicDid: String?, firstRecipientKey: String?) throws {
+        guard let (arms, parameters) = try matchArms(invitationId: invitationId, publicDid: publicDid, firstRecipientKey: firstRecipientKey)
+        else { return }
+        try session.executeLater(
+            """
+            SELECT (NOT EXISTS (SELECT FROM aerie.connections
+                WHERE tenant_id = $1::uuid AND state <> 'deleted' AND (\(arms))))::aerie.no_matching_connection
+            """,
+            [.text(tenantID.rawValue)] + parameters
+        ) { error in error.code == .conflict ? MatchingConnection.exists : error }
+    }
+
+    /// The match on the keys given, as one condition on their lookup hashes (sealed rows) or
+    /// clear columns (rows of the previous form), and its parameters from `$2` on ($1 is the
+    /// tenant); nil when no key is given. Only the keys given are in the statement, never a NULL
+    /// parameter: with NULLs the planner could drop arms from a custom plan only, so PostgreSQL
+    /// kept planning the statement again at most calls instead of using its generic plan (one
+    /// variant per set of keys given).
+    private func matchArms(invitationId: String?, publicDid: String?, firstRecipientKey: String?) throws
+        -> (condition: String, parameters: [SQLValue])?
+    {
         var arms: [String] = []
         var parameters: [SQLValue] = []
         for (value, column) in [(invitationId, "invitation_id"), (publicDid, "public_did"), (firstRecipientKey, "first_recipient_key")] {
@@ -111,18 +147,7 @@ struct PostgresConnectionRepository: ConnectionRepository {
             arms.append("\(column)_hash = $\(first) OR \(column) = $\(first + 1)::text")
             parameters += [try hash(value, column), .text(value)]
         }
-        guard !arms.isEmpty else { return nil }
-        // Rows matching the invitation's @id first; without one, rows without one.
-        let invitationMatch =
-            invitationId == nil
-            ? "CASE WHEN sealed IS NULL THEN invitation_id IS NULL ELSE invitation_id_hash IS NULL END"
-            : "CASE WHEN sealed IS NULL THEN invitation_id IS NOT DISTINCT FROM $3::text ELSE invitation_id_hash IS NOT DISTINCT FROM $2 END"
-        return try one(
-            """
-            WHERE tenant_id = $1::uuid AND state <> 'deleted' AND (\(arms.joined(separator: " OR ")))
-            ORDER BY (\(invitationMatch)) DESC, created_at, id LIMIT 1
-            """,
-            parameters)
+        return arms.isEmpty ? nil : (arms.joined(separator: " OR "), parameters)
     }
 
     func lockInvitation(_ invitationId: String) throws {

@@ -52,12 +52,22 @@ struct PostgresTenantDatabase: TenantDatabase {
     /// to the `OutboxSignal` once the `COMMIT` succeeded (never when it failed or its outcome is
     /// unknown: rows that did commit then wait for their lease to end, or a scan).
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any TenantTransaction) throws -> T) async throws -> T {
+        try await transaction(rerunnable: false, body)
+    }
+
+    func rerunnableTransaction<T: Sendable>(_ body: @escaping @Sendable (any TenantTransaction) throws -> T) async throws -> T {
+        try await transaction(rerunnable: true, body)
+    }
+
+    private func transaction<T: Sendable>(
+        rerunnable: Bool, _ body: @escaping @Sendable (any TenantTransaction) throws -> T
+    ) async throws -> T {
         let (tenantID, stores) = (tenantID, stores)
         let sealer = try await self.sealer()
         let outbox = self.outbox
         let written = WrittenConnections()
         defer { if let ids = written.take() { connectionViews.invalidate(tenant: tenantID, keys: ids) } }
-        let (value, enqueued) = try await pool.transaction(tenant: tenantID) { session in
+        let (value, enqueued) = try await pool.transaction(tenant: tenantID, rerunnable: rerunnable) { session in
             let enqueued = EnqueuedRows()
             let value = try body(
                 PostgresTenantTransaction(
