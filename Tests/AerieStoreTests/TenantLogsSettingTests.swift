@@ -10,7 +10,7 @@ import Testing
 @Suite struct TenantLogsSettingTests {
     static let setting = "SELECT current_setting('aerie.tenant_logs', true)"
 
-    @Test func everyTenantWriteTransactionSaysWhetherItsTenantLogs() async throws {
+    @Test func everyTenantTransactionSaysWhetherItsTenantLogs() async throws {
         try await StoreFixture.with(maxConnections: 1) { fixture in
             let a = try await fixture.createLoggedTenant("A").id
             let b = try await fixture.createTenant("B").id
@@ -18,11 +18,13 @@ import Testing
             for (tenant, expected) in [(a, "on"), (b, "off")] {
                 let inTransaction = try await pool.transaction(tenant: tenant) { try $0.query(Self.setting).string(0, 0) }
                 #expect(inTransaction == expected)
+                // A one-statement transaction (the outbox's lease and mark) fires no trigger that
+                // logs and does not say: a statement there that did would log by the row.
                 for durable in [true, false] {
                     let inOneStatement = try await pool.transactionStatement(tenant: tenant, durable: durable, Self.setting, []) {
                         $0.string(0, 0)
                     }
-                    #expect(inOneStatement == expected, "durable: \(durable)")
+                    #expect(inOneStatement == nil || inOneStatement == "", "durable: \(durable)")
                 }
             }
             // It ends with its transaction: the next user of the (one) connection finds it unset.

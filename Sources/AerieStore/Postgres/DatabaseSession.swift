@@ -155,15 +155,18 @@ package final class DatabaseSession {
         var error: AerieError
     }
 
-    /// The first statement of a one-round-trip tenant transaction without `BEGIN` or `COMMIT`:
-    /// statements pipelined before one Sync run in one implicit transaction, which commits at the
-    /// Sync (or rolls back at the first failure), and `set_config(..., true)` lasts only until
-    /// then, so the next user of the connection finds no tenant set. Two statements instead of
-    /// four (`BEGIN`, setting, statement, `COMMIT`): each is a Bind/Execute the server pays for.
+    /// The first statement of a tenant write transaction, after `BEGIN` or as the first of a
+    /// one-round-trip transaction without `BEGIN` or `COMMIT` (`rerunnableTransaction`,
+    /// `transactionStatement`): statements pipelined before one Sync run in one implicit
+    /// transaction, which commits at the Sync (or rolls back at the first failure), and
+    /// `set_config(..., true)` lasts only until then, so the next user of the connection finds no
+    /// tenant set. Two statements instead of four (`BEGIN`, setting, statement, `COMMIT`): each
+    /// is a Bind/Execute the server pays for.
     ///
-    /// Every tenant write transaction (this and `asynchronousTenantSettingSQL`: `transaction`,
-    /// `transactionStatement`) also runs under `plan_cache_mode = force_generic_plan`, for itself
-    /// alone: its statements and the triggers' statements inside them are key lookups and writes
+    /// Every tenant write transaction (this for `transaction`, `oneStatementTenantSettingSQL` and
+    /// `asynchronousTenantSettingSQL` for `transactionStatement`) also runs under
+    /// `plan_cache_mode = force_generic_plan`, for itself alone: its statements and the
+    /// triggers' statements inside them are key lookups and writes
     /// by `tenant_id` and a key, whose one cached plan suits every call, and with the default
     /// (`auto`) each pooled connection planned each of them afresh for its first five calls
     /// (custom plans) before settling on that plan: in `aerie-bench connections` a fifth of the
@@ -181,24 +184,33 @@ package final class DatabaseSession {
         (tenantSettingSQL, [.text(tenant.rawValue)])
     }
 
-    /// `tenantSettingSQL` for a transaction whose loss in a crash only repeats work that is
-    /// allowed to happen twice (see `ConnectionPool.transactionStatement(durable:)`): its `COMMIT`
-    /// does not wait for the WAL to reach the disk (`synchronous_commit = off` for it alone).
-    static let asynchronousTenantSettingSQL =
-        "SELECT set_config('aerie.tenant_id', $1, true), set_config('synchronous_commit', 'off', true), "
-        + "set_config('plan_cache_mode', 'force_generic_plan', true), " + tenantLogsSetting
-
-    /// Part of every tenant write transaction's setting: `aerie.tenant_logs` is 'off' for a
-    /// tenant without a backend, whose events no log row is written for (schema/0033), so the
-    /// triggers that log skip their insert instead of joining the tenant's row to find no
-    /// backend, three times per connection accepted (schema/0035). A tenant's backend never
-    /// changes; a missing tenant reads 'on' (the triggers' own join decides, as before).
+    /// Part of the setting of every tenant transaction (`transaction`, whose writes may fire the
+    /// triggers that log): `aerie.tenant_logs` is 'off' for a tenant without a backend, whose
+    /// events no log row is written for (schema/0033), so those triggers skip their insert
+    /// instead of joining the tenant's row to find no backend, three times per connection
+    /// accepted (schema/0035). A tenant's backend never changes; a missing tenant reads 'on'
+    /// (the triggers' own join decides, as before).
     static let tenantLogsSetting =
         "set_config('aerie.tenant_logs', CASE WHEN EXISTS (SELECT FROM aerie.tenants t "
         + "WHERE t.id = $1::uuid AND t.backend_id IS NULL) THEN 'off' ELSE 'on' END, true)"
 
-    static func tenantSetting(_ tenant: TenantID, durable: Bool) -> (sql: String, parameters: [SQLValue]) {
-        (durable ? tenantSettingSQL : asynchronousTenantSettingSQL, [.text(tenant.rawValue)])
+    /// The setting of a one-statement transaction (`transactionStatement`: the outbox's lease and
+    /// its mark after delivery, whose statements fire no trigger that logs): without
+    /// `aerie.tenant_logs`, which would only cost its lookup there (a statement that did log
+    /// would decide by the tenant's row, as before).
+    static let oneStatementTenantSettingSQL =
+        "SELECT set_config('aerie.tenant_id', $1, true), set_config('plan_cache_mode', 'force_generic_plan', true)"
+
+    /// `oneStatementTenantSettingSQL` for a transaction whose loss in a crash only repeats work
+    /// that is allowed to happen twice (see `ConnectionPool.transactionStatement(durable:)`): its
+    /// `COMMIT` does not wait for the WAL to reach the disk (`synchronous_commit = off` for it
+    /// alone).
+    static let asynchronousTenantSettingSQL =
+        "SELECT set_config('aerie.tenant_id', $1, true), set_config('synchronous_commit', 'off', true), "
+        + "set_config('plan_cache_mode', 'force_generic_plan', true)"
+
+    static func oneStatementTenantSetting(_ tenant: TenantID, durable: Bool) -> (sql: String, parameters: [SQLValue]) {
+        (durable ? oneStatementTenantSettingSQL : asynchronousTenantSettingSQL, [.text(tenant.rawValue)])
     }
 
     static func readOnlyTenantSetting(_ tenant: TenantID) -> (sql: String, parameters: [SQLValue]) {
@@ -313,7 +325,7 @@ extension ConnectionPool {
 extension ConnectionPool {
     /// One statement as a whole tenant transaction in one round trip: the tenant setting and the
     /// statement travel in one pipeline, an implicit transaction that commits at its Sync (see
-    /// `DatabaseSession.tenantSetting`), and `read` turns the
+    /// `DatabaseSession.oneStatementTenantSetting`), and `read` turns the
     /// statement's result into the answer. For single writes on hot paths (the outbox lease and
     /// its mark after delivery). Not retried: a connection lost on the way leaves the outcome
     /// unknown, as for any `COMMIT`.
@@ -331,7 +343,7 @@ extension ConnectionPool {
     ) async throws -> T {
         try await withConnection(tenant: tenant) { connection in
             do {
-                let result = try connection.pipeline([DatabaseSession.tenantSetting(tenant, durable: durable), (sql, parameters)])
+                let result = try connection.pipeline([DatabaseSession.oneStatementTenantSetting(tenant, durable: durable), (sql, parameters)])
                 // Every step succeeded and the Sync answered: the implicit transaction committed.
                 return try read(result)
             } catch let error as PostgresError {
