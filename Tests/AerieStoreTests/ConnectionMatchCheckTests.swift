@@ -104,15 +104,7 @@ import Testing
             let a = fixture.runtime.sealed(try await fixture.createTenant("A").id)
             let b = fixture.runtime.sealed(try await fixture.createTenant("B").id)
             #expect(try await a.read { try $0.keys.sealedSecret(verkey: Self.verkeyA) } == nil)
-            let killed = try await fixture.asSuperuser { session in
-                try session.query(
-                    """
-                    SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-                    WHERE datname = current_database() AND usename = 'aerie_app'
-                    """
-                ).int(0, 0)
-            }
-            #expect(killed ?? 0 >= 1)
+            #expect(try await fixture.killRuntimeSessions() >= 1)
             let record = ConnectionStoreTests.record(invitationId: "inv-1", key: "KEY1")
             @Sendable func accept(_ db: any TenantDatabase, verkey: String) async throws {
                 try await db.rerunnableTransaction { tx in

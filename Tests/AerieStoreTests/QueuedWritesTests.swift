@@ -74,15 +74,7 @@ import Testing
         try await StoreFixture.with(maxConnections: 1) { fixture in
             let a = try await fixture.createTenant("A").id
             #expect(try await fixture.runtime.sealed(a).read { try $0.keys.sealedSecret(verkey: Self.verkeyA) } == nil)
-            let killed = try await fixture.asSuperuser { session in
-                try session.query(
-                    """
-                    SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-                    WHERE datname = current_database() AND usename = 'aerie_app'
-                    """
-                ).int(0, 0)
-            }
-            #expect(killed ?? 0 >= 1)
+            #expect(try await fixture.killRuntimeSessions() >= 1)
             try await fixture.runtime.sealed(a).transaction { try $0.keys.insert(verkey: Self.verkeyA, sealedSecret: [1]) }
             #expect(try await fixture.runtime.sealed(a).read { try $0.keys.sealedSecret(verkey: Self.verkeyA) } == [1])
         }

@@ -81,6 +81,19 @@ struct StoreFixture {
         ).int(0, 0) ?? -1
     }
 
+    /// Terminates every session of the runtime role on this database, as a database restart
+    /// would (the pool's connections are found dead at their next use); answers how many.
+    func killRuntimeSessions() async throws -> Int {
+        try await asSuperuser { session in
+            try session.query(
+                """
+                SELECT count(pg_terminate_backend(pid))::int FROM pg_stat_activity
+                WHERE datname = current_database() AND usename = 'aerie_app'
+                """
+            ).int(0, 0) ?? 0
+        }
+    }
+
     /// Runs `body` in one transaction as the cluster superuser on this database (RLS does not
     /// apply to it): for inspecting what the runtime role cannot see.
     func asSuperuser<T: Sendable>(_ body: @escaping @Sendable (DatabaseSession) throws -> T) async throws -> T {
