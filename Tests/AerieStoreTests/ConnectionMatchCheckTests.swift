@@ -48,6 +48,16 @@ import Testing
             #expect(try await connect(b, id: "inv-1", did: "DIDX", key: "KEY1", verkey: Self.verkeyB))
             #expect(try await a.read { try $0.keys.sealedSecret(verkey: Self.verkeyA) } == [1])
             #expect(try await b.read { try $0.keys.sealedSecret(verkey: Self.verkeyB) } == [1])
+            // A body that reads after the check (the out-of-band plugin's store) is an ordinary
+            // transaction: the check fails at that read, which throws, and nothing is kept.
+            let failedAtRead = await #expect(throws: AerieError.self) {
+                try await a.rerunnableTransaction { tx in
+                    try tx.connections.requireNoMatch(invitationId: "inv-1", publicDid: nil, firstRecipientKey: nil)
+                    try tx.settings.set("after the check", to: true)
+                }
+            }
+            #expect(failedAtRead.map(MatchingConnection.exists) == true)
+            #expect(try await a.read { try $0.settings.get("after the check") } == nil)
             // No key: nothing to check.
             try await b.rerunnableTransaction { tx in
                 try tx.connections.requireNoMatch(invitationId: nil, publicDid: nil, firstRecipientKey: nil)

@@ -56,7 +56,7 @@ struct PostgresError: Error, CustomStringConvertible {
             return AerieError(.quotaExceeded, primaryMessage ?? "a tenant quota is exceeded", details: description)
         case "23514" where message.contains("\"no_matching_connection_check\""):
             // The tenant has a connection for the invitation (schema/0036: `requireNoMatch`).
-            return AerieError(.conflict, "the tenant already has a connection for this invitation", details: description)
+            return MatchingConnection.exists
         case "23514" where message.contains("\"outbox_room_check\""):
             // The outbox insert found no room (schema/0034: its check fails on this domain).
             return AerieError(.quotaExceeded, Self.outboxFullMessage, details: description)

@@ -117,7 +117,8 @@ struct PostgresConnectionRepository: ConnectionRepository {
     }
 
     /// `findMatching`'s question as a queued check (schema/0036): the transaction fails there,
-    /// with `MatchingConnection.exists`, when a connection matches; nothing after it runs.
+    /// with `MatchingConnection.exists` (`PostgresError` maps the domain's check violation),
+    /// when a connection matches; nothing after it runs.
     func requireNoMatch(invitationId: String?, publicDid: String?, firstRecipientKey: String?) throws {
         guard let (arms, parameters) = try matchArms(invitationId: invitationId, publicDid: publicDid, firstRecipientKey: firstRecipientKey)
         else { return }
@@ -126,8 +127,7 @@ struct PostgresConnectionRepository: ConnectionRepository {
             SELECT (NOT EXISTS (SELECT FROM aerie.connections
                 WHERE tenant_id = $1::uuid AND state <> 'deleted' AND (\(arms))))::aerie.no_matching_connection
             """,
-            [.text(tenantID.rawValue)] + parameters
-        ) { error in error.code == .conflict ? MatchingConnection.exists : error }
+            [.text(tenantID.rawValue)] + parameters)
     }
 
     /// The match on the keys given, as one condition on their lookup hashes (sealed rows) or
