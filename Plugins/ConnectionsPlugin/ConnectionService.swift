@@ -293,7 +293,7 @@ public struct ConnectionService: Sendable {
         let isResponse = type == ConnectionMessages.responseType || DIDExchangeMessages.responseTypes.contains(type)
         // The inbound pipeline read the record and our key (the recipient's) with its sender:
         // nothing to read here. Else reads only (the record and our key, each one round trip):
-        // the transaction that applies the message locks the row again.
+        // the transaction that applies the message locks the row, as read (`accept`) or again.
         let found: (record: ConnectionRecord, sealedKey: [UInt8]?)?
         if let inbound, !isResponse || inbound.sealedKey != nil {
             found = (inbound.connection, isResponse ? inbound.sealedKey : nil)
@@ -404,6 +404,33 @@ public struct ConnectionService: Sendable {
         let outbound = try await Outbound.pack(
             reply, from: sealedKey.map { .sealed(verkey: myVerkey, sealedSecret: $0) } ?? .stored(verkey: myVerkey),
             to: Outbound.Route(recipientKey: peer.verkey, routingKeys: peer.routingKeys, endpoint: peer.endpoint), tenant: tenant)
+        let change: @Sendable (inout ConnectionRecord) -> Void = { next in
+            next.theirDid = peer.did
+            next.theirVerkey = peer.verkey
+            next.theirEndpoint = peer.endpoint
+            next.theirRoutingKeys = peer.routingKeys
+            next.failureReason = nil
+            next.problemReport = nil
+        }
+        // First try, one round trip: `record` was read without a lock (by the inbound pipeline,
+        // or `read`), and the update is computed from it behind a check that locks the row and
+        // fails unless the row is still as read. The message is stored ahead, reviewed. A rerun
+        // after a lost connection finds its first run's work: the message stored before, or the
+        // row changed.
+        do {
+            let next = try await tenant.database.rerunnableTransaction { tx in
+                try receipt?.claimQueued(in: tx, connection: record.id, status: MailboxMessage.reviewed)
+                try tx.connections.lockAsRead(record)
+                FaultPoint.reach("inbound.beforeCommit")
+                return try Self.commit(
+                    event, to: record, sending: outbound, reviewed: receipt == nil ? mailboxUid : nil, in: tx, change: change)
+            }
+            committed(next, tenant: tenant)
+            return next
+        } catch where ConnectionAsRead.changed(error) || InboundClaim.isStoredBefore(error) {
+            // Changed since it was read, or a copy of the message stored before: decided on the
+            // locked row below.
+        }
         // Stored and applied together: a copy handled before changes nothing.
         // Handling a first copy marks it reviewed: the store ahead writes it reviewed at once.
         let (updated, changed) = try await tenant.database.transaction(
@@ -415,14 +442,7 @@ public struct ConnectionService: Sendable {
             if try !claim() { return (current, false) }
             FaultPoint.reach("inbound.beforeCommit")
             let toReview = receipt == nil ? mailboxUid : receipt?.uid(toMark: MailboxMessage.reviewed)
-            let next = try Self.commit(event, to: current, sending: outbound, reviewed: toReview, in: tx) { next in
-                next.theirDid = peer.did
-                next.theirVerkey = peer.verkey
-                next.theirEndpoint = peer.endpoint
-                next.theirRoutingKeys = peer.routingKeys
-                next.failureReason = nil
-                next.problemReport = nil
-            }
+            let next = try Self.commit(event, to: current, sending: outbound, reviewed: toReview, in: tx, change: change)
             return (next, true)
         }
         guard changed else { return updated }

@@ -146,6 +146,12 @@ public protocol ConnectionRepository {
     /// (at its next statement or commit) with `MatchingConnection.exists`, and nothing after the
     /// check is stored. No key given checks nothing.
     func requireNoMatch(invitationId: String?, publicDid: String?, firstRecipientKey: String?) throws
+    /// Locks the row of `record`, read earlier without a lock, as a queued check: when the row is
+    /// gone or its state or `updatedAt` is no longer what `record` holds (another transaction
+    /// changed it since), the transaction fails there (at its next statement or commit) with
+    /// `ConnectionAsRead.changed`, and nothing after the check is stored. A write computed from
+    /// `record` may then follow without reading the row again.
+    func lockAsRead(_ record: ConnectionRecord) throws
     /// Waits for, then holds until the transaction ends, this tenant's lock on an invitation
     /// `@id`: every transaction that may make a connection for that invitation takes it before
     /// looking for one, so concurrent accepts of one invitation make one connection.
@@ -181,6 +187,17 @@ extension ConnectionRecord {
     /// An inviter-side connection that answered the Request and waits for the invitee's first
     /// message (RFC 0160: an ack or any message) to become `accepted`.
     public var awaitsPeerConfirmation: Bool { role == .inviter && state == .responded && theirVerkey != nil }
+}
+
+/// What `ConnectionRepository.lockAsRead` fails its transaction with when the connection
+/// changed since it was read.
+public enum ConnectionAsRead {
+    public static let changed = AerieError(.conflict, "the connection changed while the message was handled", details: changedDetails)
+    private static let changedDetails = "the connection is no longer as read (lockAsRead)"
+
+    public static func changed(_ error: any Error) -> Bool {
+        (error as? AerieError)?.details == changedDetails
+    }
 }
 
 /// What `ConnectionRepository.requireNoMatch` fails its transaction with when the tenant has a

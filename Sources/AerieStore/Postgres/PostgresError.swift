@@ -57,6 +57,9 @@ struct PostgresError: Error, CustomStringConvertible {
         case "23514" where message.contains("\"no_matching_connection_check\""):
             // The tenant has a connection for the invitation (schema/0036: `requireNoMatch`).
             return MatchingConnection.exists
+        case "23514" where message.contains("\"connection_as_read_check\""):
+            // The connection changed since it was read (schema/0037: `lockAsRead`).
+            return ConnectionAsRead.changed
         case "23514" where message.contains("\"outbox_room_check\""):
             // The outbox insert found no room (schema/0034: its check fails on this domain).
             return AerieError(.quotaExceeded, Self.outboxFullMessage, details: description)

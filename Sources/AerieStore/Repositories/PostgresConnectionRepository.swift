@@ -130,6 +130,20 @@ struct PostgresConnectionRepository: ConnectionRepository {
             [.text(tenantID.rawValue)] + parameters)
     }
 
+    /// The check of schema/0037: `FOR UPDATE` waits for a transaction holding the row, then
+    /// looks at the row as that one left it, so a change committed meanwhile fails the check.
+    func lockAsRead(_ record: ConnectionRecord) throws {
+        try session.executeLater(
+            """
+            SELECT (EXISTS (SELECT FROM aerie.connections WHERE tenant_id = $1::uuid AND id = $2::uuid AND state = $3
+                AND (extract(epoch FROM updated_at) * 1000000)::int8 = $4::int8 FOR UPDATE))::aerie.connection_as_read
+            """,
+            [
+                .text(tenantID.rawValue), .text(record.id.lowercasedString), .text(record.state.rawValue),
+                .text(String(Int64((record.updatedAt.timeIntervalSince1970 * 1_000_000).rounded()))),
+            ])
+    }
+
     /// The match on the keys given, as one condition on their lookup hashes (sealed rows) or
     /// clear columns (rows of the previous form), and its parameters from `$2` on ($1 is the
     /// tenant); nil when no key is given. Only the keys given are in the statement, never a NULL
