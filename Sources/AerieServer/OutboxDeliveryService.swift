@@ -38,6 +38,8 @@ struct OutboxDeliveryService: Service {
     let backoff: Duration
     let pollInterval: Duration
     let logger: Logger
+    /// The marks of delivered rows without a message, written in batches.
+    let marks = OutboxSentMarks()
 
     static let maxBackoff: Duration = .seconds(300)
 
@@ -63,6 +65,8 @@ struct OutboxDeliveryService: Service {
                 wakeup.outboxChanged()
             }
         }
+        let (marks, database, logger) = (self.marks, self.database, self.logger)
+        let marking = Task { await marks.run(database: database, logger: logger) }
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
                 for await _ in wakeup.stream {
@@ -88,8 +92,11 @@ struct OutboxDeliveryService: Service {
             wakeup.finish()
         }
         poller.cancel()
-        // Every delivery has ended: rows handed over but not started go back to the scans of the
-        // other servers now rather than when their lease ends.
+        // Every delivery has ended: the marks gathered are written, then rows handed over but
+        // not started go back to the scans of the other servers now rather than when their lease
+        // ends.
+        marks.finish()
+        await marking.value
         if wakeup.hasHanded {
             _ = try? await database.releaseOutboxLeases(instance: instance)
         }
@@ -184,7 +191,11 @@ struct OutboxDeliveryService: Service {
                     if response.body.first == UInt8(ascii: "{") {
                         _ = await inbound.process(response.body)
                     }
-                    try await database.markOutboxSent(id, tenant: tenantID, carriesMessage: item.messageUid != nil)
+                    if item.messageUid == nil {
+                        marks.add(id, tenant: tenantID)
+                    } else {
+                        try await database.markOutboxSent(id, tenant: tenantID)
+                    }
                     return
                 }
                 failure = "the endpoint answered HTTP \(response.status)"

@@ -62,13 +62,39 @@ public struct AerieDatabase: Sendable {
     /// sequencer numbering the delivery event, for one); only a read, or a NOTIFY heard in
     /// that window, may see a mark the crash then takes back.
     /// `carriesMessage: false` (the row names no sent message: a connection's Request, Response
-    /// or trust ping) leaves the mailbox out of the statement.
+    /// or trust ping) is `markOutboxSent(_:)` of that one row.
     public func markOutboxSent(_ id: UUID, tenant: TenantID, carriesMessage: Bool = true) async throws {
+        guard carriesMessage else { return try await markOutboxSent([tenant: [id]]) }
         try await pool.transactionStatement(
-            tenant: tenant, durable: false,
-            carriesMessage ? PostgresOutboxRepository.markSentSQL : PostgresOutboxRepository.markSentWithoutMessageSQL,
+            tenant: tenant, durable: false, PostgresOutboxRepository.markSentSQL,
             [.text(tenant.rawValue), .text(id.lowercasedString)],
             read: { _ in })
+    }
+
+    /// Marks delivered rows that carry no sent message sent, of any number of tenants, as one
+    /// transaction in one round trip, committed asynchronously like `markOutboxSent(_:tenant:)`:
+    /// per tenant its setting and one statement for all its rows (`id = ANY`), in one pipeline.
+    /// Rows already gone (deleted with their connection, or marked before) are skipped.
+    public func markOutboxSent(_ rows: [TenantID: [UUID]]) async throws {
+        var statements: [(sql: String, parameters: [SQLValue])] = []
+        for (tenant, ids) in rows.sorted(by: { $0.key.rawValue < $1.key.rawValue }) where !ids.isEmpty {
+            statements.append(DatabaseSession.oneStatementTenantSetting(tenant, durable: false))
+            statements.append(
+                (PostgresOutboxRepository.markSentWithoutMessageSQL, [.text(tenant.rawValue), .textArray(ids.map(\.lowercasedString))]))
+        }
+        guard !statements.isEmpty else { return }
+        let pipeline = statements
+        try await pool.withConnection { connection in
+            do {
+                _ = try connection.pipeline(pipeline)
+            } catch let error as PostgresError {
+                var mapped = error.aerieError
+                if error.isConnectionFailure {
+                    mapped.details = "connection lost while marking outbox rows sent; outcome unknown: \(error)"
+                }
+                throw mapped
+            }
+        }
     }
 
     /// Mailbox rows across all tenants whose handling failed and is due for another try

@@ -99,7 +99,7 @@ struct PostgresOutboxRepository: OutboxRepository {
     /// PostgreSQL planned the mailbox as the outer side on a small or new mailbox's statistics,
     /// filtered on the tenant alone, so every mark read all of the tenant's mailbox rows.
     static let markSentSQL = markSent(
-        rows: "",
+        rows: "id = $2::uuid",
         then: """
             , marked AS (
                 UPDATE aerie.mailbox m SET status = 'MS-102', delivery_error = NULL
@@ -108,14 +108,15 @@ struct PostgresOutboxRepository: OutboxRepository {
             )
             """)
 
-    /// `markSentSQL` for a row that carries no sent message (`message_uid` NULL): the outbox row
-    /// alone, without the mailbox update's planning and start-up.
-    static let markSentWithoutMessageSQL = markSent(rows: " AND message_uid IS NULL", then: "")
+    /// `markSentSQL` for rows that carry no sent message (`message_uid` NULL), any number of
+    /// them (`$2` a uuid array): the outbox rows alone, without the mailbox update's planning and
+    /// start-up.
+    static let markSentWithoutMessageSQL = markSent(rows: "id = ANY($2::uuid[]) AND message_uid IS NULL", then: "")
 
     private static func markSent(rows: String, then: String) -> String {
         """
         WITH sent AS (
-            DELETE FROM aerie.outbox WHERE tenant_id = $1::uuid AND id = $2::uuid\(rows)
+            DELETE FROM aerie.outbox WHERE tenant_id = $1::uuid AND \(rows)
             RETURNING tenant_id, id, connection_id, message_uid
         ), logged AS (
             INSERT INTO aerie.events (tenant_id, backend_id, kind, data)
