@@ -51,6 +51,25 @@ public final class TestPostgres: Sendable {
         if migrate { try await database.migrator().migrate() }
         return database
     }
+
+    /// A fresh migrated database and a runtime-role handle on it, both torn down after `body`
+    /// (also when it throws).
+    public func withFreshRuntime(
+        maxConnections: Int = 4, acquireTimeout: Duration = .seconds(10),
+        _ body: (TestDatabase, AerieDatabase) async throws -> Void
+    ) async throws {
+        let database = try await freshDatabase()
+        let runtime = database.runtime(maxConnections: maxConnections, acquireTimeout: acquireTimeout)
+        do {
+            try await body(database, runtime)
+        } catch {
+            await runtime.shutdown()
+            try? await database.drop()
+            throw error
+        }
+        await runtime.shutdown()
+        try await database.drop()
+    }
 }
 
 /// The cluster every test database lives in.

@@ -12,9 +12,7 @@ import Testing
 /// written together; written at once when the service finishes. Two tenants.
 @Suite struct OutboxSentMarksTests {
     @Test func marksWaitForTheWindowThenGoTogetherAndFinishWritesTheRestAtOnce() async throws {
-        let database = try await TestPostgres.shared.freshDatabase()
-        let runtime = database.runtime(maxConnections: 2)
-        do {
+        try await TestPostgres.shared.withFreshRuntime(maxConnections: 2) { _, runtime in
             var tenants: [TenantID] = []
             for label in ["A", "B"] {
                 tenants.append(
@@ -67,12 +65,6 @@ import Testing
             #expect(ContinuousClock.now - finished < .seconds(60))
             #expect(try await pending(b) == Set(rows[b]![1...2]))
             #expect(try await pending(a) == Set(rows[a]![2...]))
-        } catch {
-            await runtime.shutdown()
-            try? await database.drop()
-            throw error
         }
-        await runtime.shutdown()
-        try await database.drop()
     }
 }

@@ -15,18 +15,9 @@ struct StoreFixture {
         maxConnections: Int = 4, acquireTimeout: Duration = .seconds(10),
         _ body: (StoreFixture) async throws -> Void
     ) async throws {
-        let database = try await TestPostgres.shared.freshDatabase()
-        let runtime = database.runtime(maxConnections: maxConnections, acquireTimeout: acquireTimeout)
-        let fixture = StoreFixture(database: database, runtime: runtime)
-        do {
-            try await body(fixture)
-        } catch {
-            await runtime.shutdown()
-            try? await database.drop()
-            throw error
+        try await TestPostgres.shared.withFreshRuntime(maxConnections: maxConnections, acquireTimeout: acquireTimeout) {
+            try await body(StoreFixture(database: $0, runtime: $1))
         }
-        await runtime.shutdown()
-        try await database.drop()
     }
 
     /// Creates an active tenant with a random token hash.
