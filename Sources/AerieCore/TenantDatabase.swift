@@ -11,8 +11,9 @@ public protocol TenantDatabase: Sendable {
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any TenantTransaction) throws -> T) async throws -> T
     /// A transaction whose `body` may run twice even after it committed, because its writes
     /// check first that they were not done (`connections.accept`: `requireNoMatch` under the
-    /// invitation's lock; a Response: its mailbox row and `lockAsRead`). When `body` only queues writes, they go as one round trip without
-    /// `BEGIN` and `COMMIT`; a connection lost on the way runs `body` again on a fresh one.
+    /// invitation's lock; a Response: its mailbox row and `lockAsRead`). When `body` only queues
+    /// writes, they go as one round trip without `BEGIN` and `COMMIT`; a connection lost on the
+    /// way runs `body` again on a fresh one.
     func rerunnableTransaction<T: Sendable>(_ body: @escaping @Sendable (any TenantTransaction) throws -> T) async throws -> T
     /// Reads only: each statement of `body` is a read-only transaction of its own, scoped to the
     /// tenant, in one round trip (a transaction costs one more, for `COMMIT`). For reads that need
