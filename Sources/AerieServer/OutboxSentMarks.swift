@@ -22,7 +22,6 @@ final class OutboxSentMarks: Sendable {
     let maxPerWrite: Int
     private struct Gathered {
         var rows: [TenantID: [UUID]] = [:]
-        var count = 0
         /// The wait of the batch being gathered, cut short by `finish`.
         var window: Task<Void, Never>?
         var finished = false
@@ -40,9 +39,8 @@ final class OutboxSentMarks: Sendable {
     /// Gathers the mark of row `id` of `tenant`, delivered.
     func add(_ id: UUID, tenant: TenantID) {
         let first = gathered.withLock { gathered in
-            gathered.rows[tenant, default: []].append(id)
-            gathered.count += 1
-            return gathered.count == 1
+            defer { gathered.rows[tenant, default: []].append(id) }
+            return gathered.rows.isEmpty
         }
         if first { signal.yield() }
     }
@@ -75,7 +73,7 @@ final class OutboxSentMarks: Sendable {
 
     private func write(database: AerieDatabase, logger: Logger) async {
         let rows = gathered.withLock { gathered in
-            defer { (gathered.rows, gathered.count) = ([:], 0) }
+            defer { gathered.rows = [:] }
             return gathered.rows
         }
         // Chunks of at most `maxPerWrite` marks, each one round trip.

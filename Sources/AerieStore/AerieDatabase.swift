@@ -61,10 +61,9 @@ public struct AerieDatabase: Sendable {
     /// synchronous commit flushes the WAL up to itself, so every earlier commit with it (the
     /// sequencer numbering the delivery event, for one); only a read, or a NOTIFY heard in
     /// that window, may see a mark the crash then takes back.
-    /// `carriesMessage: false` (the row names no sent message: a connection's Request, Response
-    /// or trust ping) is `markOutboxSent(_:)` of that one row.
-    public func markOutboxSent(_ id: UUID, tenant: TenantID, carriesMessage: Bool = true) async throws {
-        guard carriesMessage else { return try await markOutboxSent([tenant: [id]]) }
+    /// A row that carries no sent message (a connection's Request, Response or trust ping) goes
+    /// through `markOutboxSent(_:)`.
+    public func markOutboxSent(_ id: UUID, tenant: TenantID) async throws {
         try await pool.transactionStatement(
             tenant: tenant, durable: false, PostgresOutboxRepository.markSentSQL,
             [.text(tenant.rawValue), .text(id.lowercasedString)],
@@ -83,18 +82,7 @@ public struct AerieDatabase: Sendable {
                 (PostgresOutboxRepository.markSentWithoutMessageSQL, [.text(tenant.rawValue), .textArray(ids.map(\.lowercasedString))]))
         }
         guard !statements.isEmpty else { return }
-        let pipeline = statements
-        try await pool.withConnection { connection in
-            do {
-                _ = try connection.pipeline(pipeline)
-            } catch let error as PostgresError {
-                var mapped = error.aerieError
-                if error.isConnectionFailure {
-                    mapped.details = "connection lost while marking outbox rows sent; outcome unknown: \(error)"
-                }
-                throw mapped
-            }
-        }
+        try await pool.implicitTransaction(statements, read: { _ in })
     }
 
     /// Mailbox rows across all tenants whose handling failed and is due for another try

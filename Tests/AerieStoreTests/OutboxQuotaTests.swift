@@ -80,7 +80,7 @@ import Testing
                         "SELECT id::text FROM aerie.outbox WHERE tenant_id = $1::uuid AND status = 'pending' LIMIT 1", [.text(a.rawValue)]
                     ).string(0, 0)
                 }
-                try await pool.markOutboxSent(try #require(pending.flatMap { UUID(text: $0) }), tenant: a, carriesMessage: false)
+                try await pool.markOutboxSent([a: [try #require(pending.flatMap { UUID(text: $0) })]])
                 try await pool.sealed(a).transaction { tx in try tx.outbox.enqueue(delivered) }
                 #expect(try await Self.stored(fixture, a) == ["failed", "pending", "pending"])
             }

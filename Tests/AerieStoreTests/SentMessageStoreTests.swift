@@ -112,9 +112,9 @@ import Testing
             let (a, b) = (ids[0], ids[1])
             let aRows = rows[a]!
             try await fixture.runtime.markOutboxSent(aRows[7].id, tenant: a)
-            try await fixture.runtime.markOutboxSent(aRows[40].id, tenant: a, carriesMessage: false)  // no message
+            try await fixture.runtime.markOutboxSent([a: [aRows[40].id]])  // no message
             // The form without the mailbox never marks a row that carries a message.
-            try await fixture.runtime.markOutboxSent(aRows[11].id, tenant: a, carriesMessage: false)
+            try await fixture.runtime.markOutboxSent([a: [aRows[11].id]])
             try await fixture.runtime.sealed(a).transaction { tx in
                 try tx.outbox.recordFailure(aRows[9].id, attempts: 3, nextAttemptAt: nil, error: "gone")
                 try tx.outbox.recordFailure(aRows[10].id, attempts: 1, nextAttemptAt: Date().addingTimeInterval(60), error: "later")
@@ -201,7 +201,7 @@ import Testing
             for tenant in [try await fixture.createLoggedTenant("A").id, try await fixture.createLoggedTenant("B").id] {
                 let rows = (0..<2).map { _ in OutboxItem(connectionId: nil, endpoint: "http://peer", envelope: [1], messageUid: UUID()) }
                 try await fixture.runtime.sealed(tenant).transaction { tx in for row in rows { try tx.outbox.enqueue(row) } }
-                try await fixture.runtime.markOutboxSent(rows[0].id, tenant: tenant, carriesMessage: true)
+                try await fixture.runtime.markOutboxSent(rows[0].id, tenant: tenant)
                 try await fixture.runtime.sealed(tenant).transaction { tx in
                     try tx.outbox.recordFailure(rows[1].id, attempts: 6, nextAttemptAt: nil, error: "gone")
                 }

@@ -152,7 +152,7 @@ import Testing
                     }
                     #expect(pending?.id == item.id)
                     rows[tenant, default: []].append(item)
-                    try await fixture.runtime.markOutboxSent(item.id, tenant: tenant, carriesMessage: false)
+                    try await fixture.runtime.markOutboxSent([tenant: [item.id]])
                     let others = rows[tenant == a ? b : a] ?? []
                     let seen = try await fixture.runtime.sealed(tenant).transaction { tx in
                         try (others + [item]).map { try tx.outbox.pendingForUpdate($0.id)?.id }

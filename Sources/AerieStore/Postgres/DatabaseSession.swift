@@ -291,7 +291,8 @@ extension ConnectionPool {
     ///
     /// `rerunnable`: `body` may run twice even after it committed, because its writes check
     /// first that they were not done (`connections.accept`: no connection matches the
-    /// invitation, under the invitation's lock). A body that then only queued writes
+    /// invitation, under the invitation's lock; a Response: its mailbox row, and the connection
+    /// still as read). A body that then only queued writes
     /// (`executeLater`) is sent as one implicit transaction without `BEGIN` and `COMMIT`, one
     /// round trip instead of two; a connection lost on the way runs it again on a fresh one,
     /// whose checks find what the first run committed, if it did.
@@ -341,15 +342,26 @@ extension ConnectionPool {
         tenant: TenantID, durable: Bool = true, _ sql: String, _ parameters: [SQLValue],
         read: @escaping @Sendable (PostgresResult) throws -> T
     ) async throws -> T {
+        try await implicitTransaction(
+            tenant: tenant, [DatabaseSession.oneStatementTenantSetting(tenant, durable: durable), (sql, parameters)], read: read)
+    }
+
+    /// `statements` (their tenant settings among them) as one implicit transaction in one round
+    /// trip, committed at the pipeline's Sync; `read` turns the last statement's result into the
+    /// answer. Not retried: a connection lost on the way leaves the outcome unknown.
+    package func implicitTransaction<T: Sendable>(
+        tenant: TenantID? = nil, _ statements: [(sql: String, parameters: [SQLValue])],
+        read: @escaping @Sendable (PostgresResult) throws -> T
+    ) async throws -> T {
         try await withConnection(tenant: tenant) { connection in
             do {
-                let result = try connection.pipeline([DatabaseSession.oneStatementTenantSetting(tenant, durable: durable), (sql, parameters)])
+                let result = try connection.pipeline(statements)
                 // Every step succeeded and the Sync answered: the implicit transaction committed.
                 return try read(result)
             } catch let error as PostgresError {
                 var mapped = error.aerieError
                 if error.isConnectionFailure {
-                    mapped.details = "connection lost during a one-statement transaction; outcome unknown: \(error)"
+                    mapped.details = "connection lost during a one-round-trip transaction; outcome unknown: \(error)"
                 }
                 throw mapped
             }
