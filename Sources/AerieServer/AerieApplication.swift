@@ -68,6 +68,8 @@ public enum AerieApplication {
             databaseConfiguration.quotas = configuration.quotas
             databaseConfiguration.connectionViewCacheSize = configuration.connectionCacheSize
             databaseConfiguration.connectionViewCacheMaxAge = configuration.connectionCacheMaxAge
+            databaseConfiguration.recentRecipientsSize = configuration.recentRecipientsSize
+            databaseConfiguration.recentRecipientsMaxAge = configuration.recentRecipientsMaxAge
             let database = AerieDatabase(
                 configuration: databaseConfiguration, logger: logger,
                 stores: try registry.stores(selected: selected, extra: extraPlugins))
@@ -121,7 +123,7 @@ public enum AerieApplication {
                 presenters: presenters)
             let events = EventHub(
                 conninfo: runtimeURL, logger: logger, credentials: credentials, connectionViews: database.connectionViews,
-                credentialIsCurrent: { id, tokenHash in try await tenantDirectory.isActive(id, tokenHash: tokenHash) },
+                recentRecipients: database.recentRecipients, credentialIsCurrent: { id, tokenHash in try await tenantDirectory.isActive(id, tokenHash: tokenHash) },
                 eventLog: eventStreams, presenters: presenters)
             var authenticator = TenantAuthenticator(database: database, contexts: contexts)
             authenticator.credentials = credentials

@@ -182,6 +182,8 @@ extension AerieConfiguration {
                      "connections.get answers cached in memory, dropped by NOTIFY and by this server's writes; 0 = off"),
             .seconds("AERIE_CONNECTION_CACHE_TTL", 1...86_400, \.connectionCacheMaxAge,
                      "seconds a cached connection view is answered before it is read again"),
+            .integer("AERIE_RECENT_RECIPIENTS", 0...1_000_000, \.recentRecipientsSize,
+                     "pairwise keys just made, kept (60 s) so a peer's answer skips the inbound lookup; 0 = off"),
         ]
     }
 }

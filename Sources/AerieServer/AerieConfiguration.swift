@@ -133,6 +133,12 @@ public struct AerieConfiguration: Sendable {
     /// `AERIE_CONNECTION_CACHE_TTL`: the longest a cached connection view is answered without a
     /// database read.
     public var connectionCacheMaxAge: Duration = .seconds(60)
+    /// `AERIE_RECENT_RECIPIENTS`: pairwise keys this server made with their connections, kept so
+    /// the peer's answer to one (a Response) is opened without the inbound lookup's database read;
+    /// dropped by NOTIFY and by this server's own writes; 0 looks every inbound message up.
+    public var recentRecipientsSize = 4096
+    /// The longest such a key is kept (a Response usually comes within a second).
+    public var recentRecipientsMaxAge: Duration = .seconds(60)
 
     /// Every other setting starts at its default above (the one place defaults are written:
     /// `--help` reads them from here); set what differs on the value.

@@ -16,8 +16,9 @@ import Synchronization
 /// subscriptions of the tenant's sessions whose token is no longer the current one (they are told
 /// with `session.revoked` and answer `unauthenticated` from then on). Connection events (insert
 /// and state change, schema/0004; any other change and delete, schema/0028) and credential events
-/// clear what they name in the `ConnectionViewCache`. The listener's state drives both caches:
-/// they serve nothing while the LISTEN is down.
+/// clear what they name in the `ConnectionViewCache` and in `RecentRecipients` (there a state event
+/// keeps the entry its own insert made: `RecentRecipients.connectionChanged`). The listener's state
+/// drives the three: they serve nothing while the LISTEN is down.
 final class EventHub: EventSubscriptions, Service, Sendable {
     static let channel = "aerie_events"
 
@@ -36,9 +37,13 @@ final class EventHub: EventSubscriptions, Service, Sendable {
     static let revokedMethod = "session.revoked"
     let credentials: CredentialCache
     let connectionViews: ConnectionViewCache
+    let recentRecipients: RecentRecipients
     /// schema/0028's event: a connection row changed other than in its state, or was deleted
     /// (no `connectionId`: several rows of the tenant). Only the caches hear it.
     static let connectionChangedKind = "connectionChanged"
+    /// schema/0038's event: keys of the tenant deleted (`verkey` when one). Only `RecentRecipients`
+    /// hears it.
+    static let keysDeletedKind = "keysDeleted"
     /// Whether a tenant is active and `tokenHash` is still its token (a database read).
     private let credentialIsCurrent: @Sendable (TenantID, [UInt8]) async throws -> Bool
 
@@ -53,20 +58,22 @@ final class EventHub: EventSubscriptions, Service, Sendable {
 
     init(
         conninfo: String, logger: Logger, credentials: CredentialCache = .off, connectionViews: ConnectionViewCache = .off,
-        credentialIsCurrent: @escaping @Sendable (TenantID, [UInt8]) async throws -> Bool = { _, _ in true },
+        recentRecipients: RecentRecipients = .off, credentialIsCurrent: @escaping @Sendable (TenantID, [UInt8]) async throws -> Bool = { _, _ in true },
         eventLog: EventStreams? = nil, presenters: EventPresenters
     ) {
         self.presenters = presenters
         self.logger = logger
         self.credentials = credentials
         self.connectionViews = connectionViews
+        self.recentRecipients = recentRecipients
         self.credentialIsCurrent = credentialIsCurrent
         self.eventLog = eventLog
         let listener = PostgresEventListener(
             conninfo: conninfo, channel: Self.channel, logger: logger,
-            listeningChanged: { [credentials, connectionViews, eventLog] listening in
+            listeningChanged: { [credentials, connectionViews, recentRecipients, eventLog] listening in
                 credentials.listenerChanged(listening: listening)
                 connectionViews.listenerChanged(listening: listening)
+                recentRecipients.listenerChanged(listening: listening)
                 if listening { eventLog?.eventsCommitted() }
             }
         ) { [weak self] payload in
@@ -133,6 +140,7 @@ final class EventHub: EventSubscriptions, Service, Sendable {
     func credentialChanged(tenant: TenantID, current: String?) {
         credentials.invalidate(tenant: tenant)
         connectionViews.invalidate(tenant: tenant)
+        recentRecipients.forget(tenant: tenant)
         BoxSharedKeys.shared.invalidate(scope: tenant.rawValue)
         let targets = subscriptions.withLock { all in all[tenant].map { Array($0.values) } ?? [] }
         for target in targets {
@@ -169,7 +177,8 @@ final class EventHub: EventSubscriptions, Service, Sendable {
     /// outcome, schema/0016), `{tenant, kind: "connection", connectionId, state, pairwiseDID}`,
     /// `{tenant, kind: "delivery", outboxId, connectionId, status, messageUid}` (the event log's
     /// only, schema/0017: not pushed; sent with a logged row, so for a backend's tenant, 0033), `{tenant, kind: "credential", active, credential}`,
-    /// `{tenant, kind: "connectionChanged", connectionId?}` (the caches' only, schema/0028) or
+    /// `{tenant, kind: "connectionChanged", connectionId?}` (the caches' only, schema/0028),
+    /// `{tenant, kind: "keysDeleted", verkey?}` (`RecentRecipients`' only, schema/0038) or
     /// `{kind: "positions", upTo}`.
     func deliver(_ payload: String) {
         let event = try? JSONValue(parsing: payload)
@@ -183,12 +192,23 @@ final class EventHub: EventSubscriptions, Service, Sendable {
             return
         }
         if kind == "connection" || kind == Self.connectionChangedKind {
-            if let id = event["connectionId"]?.stringValue.flatMap({ UUID(text: $0) }) {
+            let id = event["connectionId"]?.stringValue.flatMap({ UUID(text: $0) })
+            if let id {
                 connectionViews.invalidate(tenant: tenant, keys: CollectionOfOne(id))
             } else {
                 connectionViews.invalidate(tenant: tenant)
             }
+            recentRecipients.connectionChanged(
+                tenant: tenant, connectionId: id, state: kind == "connection" ? event["state"]?.stringValue : nil)
             if kind == Self.connectionChangedKind { return }
+        }
+        if kind == Self.keysDeletedKind {
+            if let verkey = event["verkey"]?.stringValue {
+                recentRecipients.forget(tenant: tenant, verkeys: CollectionOfOne(verkey))
+            } else {
+                recentRecipients.forget(tenant: tenant)
+            }
+            return
         }
         if kind != "credential" { eventLog?.eventsCommitted() }
         if kind == "credential" {

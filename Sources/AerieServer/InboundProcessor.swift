@@ -107,12 +107,10 @@ struct InboundProcessor: Sendable {
         let kids = Self.candidateRecipients(parsed.recipientKids)
         // The first recipient key held here names the tenant, which must be active; its key, the
         // key's sealed secret and its connection come in the same round trip.
-        let contexts = self.contexts
-        guard let owner = try await database.tenants.inboundRecipient(
-                verkeys: kids, sealer: { id, wrapped in try contexts.sealer(for: id, wrappedDataKey: wrapped) }),
-            let wrapped = owner.activeWrappedDataKey, let recipient = owner.recipient
+        guard let owner = try await recipient(kids, recent: true), let wrapped = owner.activeWrappedDataKey,
+            var recipient = owner.recipient
         else { return .rejected(status: 400, reason: "no recipient of this message is known here") }
-        let tenant = contexts.context(for: owner.tenant, wrappedDataKey: wrapped, logger: logger)
+        var tenant = contexts.context(for: owner.tenant, wrappedDataKey: wrapped, logger: logger)
         let unpacked: UnpackedMessage
         do {
             unpacked = try await tenant.keys.unpack(parsed, as: recipient.verkey, sealedSecret: recipient.sealedSecret)
@@ -134,8 +132,19 @@ struct InboundProcessor: Sendable {
         case .handle(let body, let t, let id, let thread, let r):
             (message, type, messageId, threadId, route) = (body, t, id, thread, r)
         }
-        guard let (connection, sender) = try await authenticate(
+        var authenticated = try await authenticate(
             sender: unpacked.senderVerkey, connection: recipient.connection, route: route, tenant: tenant)
+        if authenticated == nil, owner.fromRecentRecipients {
+            // The connection as this process inserted it refuses the sender; it may have changed
+            // since (another server applied the peer's Response): decided on the row as stored.
+            guard let read = try await self.recipient(kids, recent: false), let readKey = read.activeWrappedDataKey,
+                let readRecipient = read.recipient, readRecipient.verkey == recipient.verkey
+            else { return .rejected(status: 400, reason: "no recipient of this message is known here") }
+            (recipient, tenant) = (readRecipient, contexts.context(for: read.tenant, wrappedDataKey: readKey, logger: logger))
+            authenticated = try await authenticate(
+                sender: unpacked.senderVerkey, connection: recipient.connection, route: route, tenant: tenant)
+        }
+        guard let (connection, sender) = authenticated
         else { return .rejected(status: 400, reason: "no recipient of this message is known here") }
         let uid = UUID.random()
         let receipt = InboundReceipt(
@@ -147,6 +156,14 @@ struct InboundProcessor: Sendable {
             recipientVerkey: unpacked.recipientVerkey, uid: uid.lowercasedString, receipt: receipt,
             connection: connection, sender: sender, recipientSealedSecret: recipient.sealedSecret)
         return await handle(inbound, route: route, tenant: tenant)
+    }
+
+    /// The tenant of the first of `kids` held here, with its key and connection: one round trip
+    /// (`TenantDirectory.inboundRecipient`), none for a key this process has just made (`recent`).
+    private func recipient(_ kids: [String], recent: Bool) async throws -> InboundOwner? {
+        let contexts = self.contexts
+        return try await database.tenants.inboundRecipient(
+            verkeys: kids, recent: recent, sealer: { id, wrapped in try contexts.sealer(for: id, wrappedDataKey: wrapped) })
     }
 
     /// What the pipeline does with an opened message, decided without I/O (`read`).

@@ -35,7 +35,7 @@ struct TenantContexts: Sendable {
         let tenant = Logger.MetadataValue.string(id.rawValue)
         if logger[metadataKey: "tenant"] != tenant { tenantLogger[metadataKey: "tenant"] = tenant }
         return TenantContext(
-            tenantID: id, database: database.tenant(id, outbox: outboxSignal),
+            tenantID: id, database: database.tenant(id, outbox: outboxSignal, wrappedDataKey: wrapped),
             keyring: ServerTenantKeyring(tenantID: id, wrappedDataKey: wrapped, masterKeys: masterKeys),
             logger: tenantLogger)
     }

@@ -12,9 +12,13 @@ public struct AerieDatabase: Sendable {
     /// `connections.get` answers of this process's tenant databases. Serves nothing until a
     /// listener says it is in place (`listenerChanged`): the server's `EventHub` drives it.
     package let connectionViews: ConnectionViewCache
+    /// Keys this process made with their connections, for the inbound lookup
+    /// (`TenantDirectory.inboundRecipient`). Driven by the server's `EventHub` like
+    /// `connectionViews`.
+    package let recentRecipients: RecentRecipients
 
     /// Global tenant table and admin credential.
-    public var tenants: TenantDirectory { TenantDirectory(pool: pool) }
+    public var tenants: TenantDirectory { TenantDirectory(pool: pool, recentRecipients: recentRecipients) }
 
     /// Backends: service credentials acting for the tenants they own.
     public var backends: BackendDirectory { BackendDirectory(pool: pool) }
@@ -32,14 +36,20 @@ public struct AerieDatabase: Sendable {
         self.stores = stores
         self.connectionViews = ConnectionViewCache(
             capacity: configuration.connectionViewCacheSize, maxAge: configuration.connectionViewCacheMaxAge)
+        self.recentRecipients = RecentRecipients(
+            capacity: configuration.recentRecipientsSize, maxAge: configuration.recentRecipientsMaxAge)
     }
 
     /// A database whose every transaction is confined to `id` by row-level security. It has no
     /// data key: `TenantContext` gives it the tenant's keyring (`sealing(with:)`), without which it
     /// reads only rows of the previous clear form and cannot write sealed columns. `outbox` hears
-    /// of the outbox rows each of its transactions enqueued, once committed.
-    public func tenant(_ id: TenantID, outbox: (any OutboxSignal)? = nil) -> any TenantDatabase {
-        PostgresTenantDatabase(tenantID: id, pool: pool, stores: stores, outbox: outbox, connectionViews: connectionViews)
+    /// of the outbox rows each of its transactions enqueued, once committed. `wrappedDataKey`: the
+    /// active tenant's, as the caller just read it; then the keys its transactions make with
+    /// their connections are kept for the inbound lookup (`RecentRecipients`).
+    public func tenant(_ id: TenantID, outbox: (any OutboxSignal)? = nil, wrappedDataKey: [UInt8]? = nil) -> any TenantDatabase {
+        PostgresTenantDatabase(
+            tenantID: id, pool: pool, stores: stores, outbox: outbox, connectionViews: connectionViews,
+            recentRecipients: recentRecipients, wrappedDataKey: wrappedDataKey)
     }
 
     /// Leases the outbox row `id` of `tenant` for `leaseSeconds` if it is pending and due, like

@@ -2,6 +2,7 @@ import AerieClient
 import AerieCore
 import AerieRPC
 import AerieServer
+import AerieStore
 import AerieTransport
 import Foundation
 import Logging
@@ -19,6 +20,8 @@ public final class LiveServer: Sendable {
     public let adminToken: String
     public let home: URL
     public let database: TestDatabase
+    /// The server's own handle on it (its pool and in-process caches).
+    public let serverDatabase: AerieDatabase
     /// What it was started with, for `restarted(_:)`.
     public let configuration: AerieConfiguration
     private let extraPlugins: [any AeriePlugin]
@@ -41,9 +44,9 @@ public final class LiveServer: Sendable {
     }
 
     private init(
-        port: Int, didcommPort: Int, operatorPort: Int?, adminToken: String, home: URL, database: TestDatabase, group: ServiceGroup,
-        running: Task<Void, any Error>, configuration: AerieConfiguration, extraPlugins: [any AeriePlugin],
-        isSibling: Bool = false
+        port: Int, didcommPort: Int, operatorPort: Int?, adminToken: String, home: URL, database: TestDatabase,
+        serverDatabase: AerieDatabase, group: ServiceGroup, running: Task<Void, any Error>, configuration: AerieConfiguration,
+        extraPlugins: [any AeriePlugin], isSibling: Bool = false
     ) {
         self.isSibling = isSibling
         self.configuration = configuration
@@ -54,6 +57,7 @@ public final class LiveServer: Sendable {
         self.adminToken = adminToken
         self.home = home
         self.database = database
+        self.serverDatabase = serverDatabase
         self.group = group
         self.running = running
     }
@@ -107,8 +111,8 @@ public final class LiveServer: Sendable {
         let operatorPort: Int? = if let server = prepared.operatorServer { try await server.listeningPort() } else { nil }
         let token = try String(contentsOf: prepared.adminTokenFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         return LiveServer(
-            port: port, didcommPort: didcommPort, operatorPort: operatorPort, adminToken: token, home: home, database: database, group: group,
-            running: running, configuration: configuration, extraPlugins: extraPlugins, isSibling: isSibling)
+            port: port, didcommPort: didcommPort, operatorPort: operatorPort, adminToken: token, home: home, database: database,
+            serverDatabase: prepared.database, group: group, running: running, configuration: configuration, extraPlugins: extraPlugins, isSibling: isSibling)
     }
 
     /// A second server process on this one's database (and master key and admin token), on

@@ -28,14 +28,16 @@ public struct TestDatabase: Sendable {
     }
 
     /// A runtime-role database handle on this database (shut it down when done), with every
-    /// plugin's repositories (`stores`: the server's, all plugins enabled, by default).
+    /// plugin's repositories (`stores`: the server's, all plugins enabled, by default);
+    /// `configure` sets what else differs from `DatabaseConfiguration`'s defaults.
     public func runtime(
-        maxConnections: Int = 4, acquireTimeout: Duration = .seconds(10), stores: PluginStores = TestDatabase.allPluginStores
+        maxConnections: Int = 4, acquireTimeout: Duration = .seconds(10), stores: PluginStores = TestDatabase.allPluginStores,
+        configure: (inout DatabaseConfiguration) -> Void = { _ in }
     ) -> AerieDatabase {
-        AerieDatabase(
-            configuration: DatabaseConfiguration(
-                conninfo: runtimeConninfo, maxConnections: maxConnections, acquireTimeout: acquireTimeout),
-            logger: quietLogger("aerie.test.database"), stores: stores)
+        var configuration = DatabaseConfiguration(
+            conninfo: runtimeConninfo, maxConnections: maxConnections, acquireTimeout: acquireTimeout)
+        configure(&configuration)
+        return AerieDatabase(configuration: configuration, logger: quietLogger("aerie.test.database"), stores: stores)
     }
 
     /// The server's plugin storage with every plugin enabled.

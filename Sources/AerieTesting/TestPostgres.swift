@@ -56,10 +56,11 @@ public final class TestPostgres: Sendable {
     /// (also when it throws).
     public func withFreshRuntime(
         maxConnections: Int = 4, acquireTimeout: Duration = .seconds(10),
+        configure: (inout DatabaseConfiguration) -> Void = { _ in },
         _ body: (TestDatabase, AerieDatabase) async throws -> Void
     ) async throws {
         let database = try await freshDatabase()
-        let runtime = database.runtime(maxConnections: maxConnections, acquireTimeout: acquireTimeout)
+        let runtime = database.runtime(maxConnections: maxConnections, acquireTimeout: acquireTimeout, configure: configure)
         do {
             try await body(database, runtime)
         } catch {

@@ -38,7 +38,11 @@ import Testing
             // Twenty rows, so the read `updatedAt` (microseconds through a Date) is matched for many.
             let records = (0..<20).map { ConnectionStoreTests.record(invitationId: "inv-\($0)", key: "KEY\($0)") }
             try await a.transaction { tx in for record in records { try tx.connections.insert(record) } }
+            // Changed once since their insert, so the check compares `updated_at` as read (a row
+            // never changed is checked as unchanged: `RecentRecipientsTests`).
+            try await a.transaction { tx in for record in records { try tx.connections.updateQueued(record) } }
             let read = try await a.read { tx in try records.map { try #require(try tx.connections.get($0.id)) } }
+            #expect(read.allSatisfy { $0.updatedAt > $0.createdAt })
             for record in read.dropFirst() {
                 try await a.rerunnableTransaction { tx in try tx.connections.lockAsRead(record) }
             }

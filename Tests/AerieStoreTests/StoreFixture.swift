@@ -13,18 +13,23 @@ struct StoreFixture {
 
     static func with(
         maxConnections: Int = 4, acquireTimeout: Duration = .seconds(10),
+        configure: (inout DatabaseConfiguration) -> Void = { _ in },
         _ body: (StoreFixture) async throws -> Void
     ) async throws {
-        try await TestPostgres.shared.withFreshRuntime(maxConnections: maxConnections, acquireTimeout: acquireTimeout) {
+        try await TestPostgres.shared.withFreshRuntime(
+            maxConnections: maxConnections, acquireTimeout: acquireTimeout, configure: configure
+        ) {
             try await body(StoreFixture(database: $0, runtime: $1))
         }
     }
 
-    /// Creates an active tenant with a random token hash.
+    /// Creates an active tenant with a random token hash (and wrapped data key, unless given).
     @discardableResult
-    func createTenant(_ label: String, tokenHash: [UInt8] = randomBytes(32), backend: BackendID? = nil) async throws -> TenantRecord {
+    func createTenant(
+        _ label: String, tokenHash: [UInt8] = randomBytes(32), wrappedDataKey: [UInt8] = randomBytes(72), backend: BackendID? = nil
+    ) async throws -> TenantRecord {
         try await runtime.tenants.create(
-            id: .random(), label: label, tokenHash: tokenHash, wrappedDataKey: randomBytes(72),
+            id: .random(), label: label, tokenHash: tokenHash, wrappedDataKey: wrappedDataKey,
             masterKeyFingerprint: "test-master", backend: backend)
     }
 

@@ -24,6 +24,11 @@ public struct DatabaseConfiguration: Sendable {
     public var connectionViewCacheSize = 0
     /// The longest a cached connection view is answered without a database read.
     public var connectionViewCacheMaxAge: Duration = .seconds(60)
+    /// Keys made with their connections, kept for the inbound lookup (`RecentRecipients`); 0,
+    /// the default here, keeps none. The server sets its configured size.
+    public var recentRecipientsSize = 0
+    /// The longest such a key is answered without the inbound lookup's database read.
+    public var recentRecipientsMaxAge: Duration = .seconds(60)
 
     /// Per-tenant limits: messages and stored bytes in a tenant's mailbox, messages waiting to
     /// be sent; 0 = none.

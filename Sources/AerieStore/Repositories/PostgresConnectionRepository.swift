@@ -12,6 +12,8 @@ struct PostgresConnectionRepository: ConnectionRepository {
     let sealing: RowSealing
     /// Records every id this repository writes (`ConnectionViewCache` invalidation).
     var written: WrittenConnections? = nil
+    /// Records the connections it inserts (`RecentRecipients`).
+    var made: MadeRecipients? = nil
 
     /// Columns 0...24 as in the previous release (its rows are read from them), 25 `sealed`.
     private static let columns = """
@@ -32,6 +34,7 @@ struct PostgresConnectionRepository: ConnectionRepository {
 
     func insert(_ r: ConnectionRecord) throws {
         written?.insert(r.id)
+        let values = try fields(r)
         try session.executeLater(
             """
             INSERT INTO aerie.connections (tenant_id, id, state, invitation_kind, my_did, my_verkey, their_did,
@@ -39,7 +42,8 @@ struct PostgresConnectionRepository: ConnectionRepository {
                 invitation_routing_keys, their_routing_keys)
             VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, NULL, NULL)
             """,
-            [.text(tenantID.rawValue), .text(r.id.lowercasedString)] + (try fields(r)))
+            [.text(tenantID.rawValue), .text(r.id.lowercasedString)] + values)
+        if let made, case .bytes(let sealed) = values[Self.sealedField] { made.connection(r, sealedBytes: sealed.count) }
     }
 
     /// Marks the transaction as importing (transaction-local), which schema/0030's event trigger
@@ -65,6 +69,7 @@ struct PostgresConnectionRepository: ConnectionRepository {
 
     func updateQueued(_ r: ConnectionRecord) throws {
         written?.insert(r.id)
+        made?.changed(r.id)
         try session.executeLater(
             Self.updateSQL(touching: true), [.text(tenantID.rawValue), .text(r.id.lowercasedString)] + (try fields(r)))
     }
@@ -72,6 +77,7 @@ struct PostgresConnectionRepository: ConnectionRepository {
     /// `touching`: sets `updated_at` (a change), or keeps it (only the storage form changes).
     private func write(_ r: ConnectionRecord, touching: Bool) throws -> Bool {
         written?.insert(r.id)
+        made?.changed(r.id)
         return try session.execute(
             Self.updateSQL(touching: touching), [.text(tenantID.rawValue), .text(r.id.lowercasedString)] + (try fields(r))) == 1
     }
@@ -132,16 +138,23 @@ struct PostgresConnectionRepository: ConnectionRepository {
 
     /// The check of schema/0037: `FOR UPDATE` waits for a transaction holding the row, then
     /// looks at the row as that one left it, so a change committed meanwhile fails the check.
+    /// A record whose `updatedAt` is its `createdAt` is one never changed since its insert: read
+    /// so, or kept as inserted (`RecentRecipients`, which knows neither time as the database
+    /// wrote it); its row must still be unchanged (`updated_at = created_at`: every change sets
+    /// `updated_at` to a later transaction's `now()`).
     func lockAsRead(_ record: ConnectionRecord) throws {
+        let row = "tenant_id = $1::uuid AND id = $2::uuid AND state = $3"
+        var parameters: [SQLValue] = [.text(tenantID.rawValue), .text(record.id.lowercasedString), .text(record.state.rawValue)]
+        let unchanged: String
+        if record.updatedAt == record.createdAt {
+            unchanged = "updated_at = created_at"
+        } else {
+            unchanged = "(extract(epoch FROM updated_at) * 1000000)::int8 = $4::int8"
+            parameters.append(.text(String(Int64((record.updatedAt.timeIntervalSince1970 * 1_000_000).rounded()))))
+        }
         try session.executeLater(
-            """
-            SELECT (EXISTS (SELECT FROM aerie.connections WHERE tenant_id = $1::uuid AND id = $2::uuid AND state = $3
-                AND (extract(epoch FROM updated_at) * 1000000)::int8 = $4::int8 FOR UPDATE))::aerie.connection_as_read
-            """,
-            [
-                .text(tenantID.rawValue), .text(record.id.lowercasedString), .text(record.state.rawValue),
-                .text(String(Int64((record.updatedAt.timeIntervalSince1970 * 1_000_000).rounded()))),
-            ])
+            "SELECT (EXISTS (SELECT FROM aerie.connections WHERE \(row) AND \(unchanged) FOR UPDATE))::aerie.connection_as_read",
+            parameters)
     }
 
     /// The match on the keys given, as one condition on their lookup hashes (sealed rows) or
@@ -226,6 +239,7 @@ struct PostgresConnectionRepository: ConnectionRepository {
 
     func delete(_ id: UUID) throws -> Bool {
         written?.insert(id)
+        made?.changed(id)
         return try session.execute(
             "DELETE FROM aerie.connections WHERE tenant_id = $1::uuid AND id = $2::uuid",
             [.text(tenantID.rawValue), .text(id.lowercasedString)]) == 1
@@ -254,6 +268,9 @@ struct PostgresConnectionRepository: ConnectionRepository {
     private func hash(_ value: String?, _ column: String) throws -> SQLValue {
         try sealing.hash(value, column: column).map(SQLValue.bytes) ?? .null
     }
+
+    /// Where `fields` puts the sealed row ($9).
+    private static let sealedField = 6
 
     /// Parameters $3...$12 of insert and update.
     private func fields(_ r: ConnectionRecord) throws -> [SQLValue] {

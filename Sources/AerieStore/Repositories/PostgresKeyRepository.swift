@@ -5,6 +5,8 @@ import AerieCore
 struct PostgresKeyRepository: TenantKeyRepository {
     let tenantID: TenantID
     let session: DatabaseSession
+    /// Records the keys it stores and deletes (`RecentRecipients`).
+    var made: MadeRecipients? = nil
 
     /// Most verkeys `sealedSecrets(verkeys:)` looks up at once (an envelope's recipient list is
     /// the peer's to choose).
@@ -21,6 +23,7 @@ struct PostgresKeyRepository: TenantKeyRepository {
             error.message = "the key already exists"
             return error
         }
+        made?.key(verkey, sealedSecret: sealedSecret)
     }
 
     func sealedSecret(verkey: String) throws -> [UInt8]? {
@@ -68,7 +71,8 @@ struct PostgresKeyRepository: TenantKeyRepository {
     }
 
     func remove(verkey: String) throws -> Bool {
-        try session.execute(
+        made?.deletedKey(verkey)
+        return try session.execute(
             "DELETE FROM aerie.tenant_keys WHERE tenant_id = $1::uuid AND verkey = $2",
             [.text(tenantID.rawValue), .text(verkey)]) == 1
     }

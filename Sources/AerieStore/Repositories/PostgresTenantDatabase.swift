@@ -16,11 +16,17 @@ struct PostgresTenantDatabase: TenantDatabase {
     /// The server's `connections.get` answers; the connections each transaction wrote leave it
     /// when the transaction ends (committed, failed or unknown: dropping an entry is always safe).
     var connectionViews: ConnectionViewCache = .off
+    /// Keys made with their connections; given the tenant's wrapped data key as its caller read
+    /// it (the tenant active), each committed transaction adds what it made, and its writes of
+    /// connections and deletes of keys remove theirs when it ends.
+    var recentRecipients: RecentRecipients = .off
+    var wrappedDataKey: [UInt8]? = nil
 
     func sealing(with keyring: any TenantKeyring) -> any TenantDatabase {
         precondition(keyring.tenantID == tenantID, "a tenant database seals with its own tenant's keyring")
-        return PostgresTenantDatabase(
-            tenantID: tenantID, pool: pool, stores: stores, keyring: keyring, outbox: outbox, connectionViews: connectionViews)
+        var sealing = self
+        sealing.keyring = keyring
+        return sealing
     }
 
     /// From the cache when it holds the view; else one read, which fills the cache unless a
@@ -66,16 +72,29 @@ struct PostgresTenantDatabase: TenantDatabase {
         let sealer = try await self.sealer()
         let outbox = self.outbox
         let written = WrittenConnections()
-        defer { if let ids = written.take() { connectionViews.invalidate(tenant: tenantID, keys: ids) } }
+        let made = recentRecipients.isEnabled ? MadeRecipients() : nil
+        var kept: Set<UUID> = []
+        defer {
+            if let ids = written.take() {
+                connectionViews.invalidate(tenant: tenantID, keys: ids)
+                recentRecipients.forget(tenant: tenantID, connections: ids.subtracting(kept))
+            }
+            if let deleted = made?.deletedKeys, !deleted.isEmpty { recentRecipients.forget(tenant: tenantID, verkeys: deleted) }
+        }
         let (value, enqueued) = try await pool.transaction(tenant: tenantID, rerunnable: rerunnable) { session in
             let enqueued = EnqueuedRows()
             let value = try body(
                 PostgresTenantTransaction(
                     tenantID: tenantID, session: session, sealer: sealer, stores: stores, outboxLease: outbox?.enqueueLease,
-                    enqueued: enqueued, writtenConnections: written))
+                    enqueued: enqueued, writtenConnections: written, madeRecipients: made))
             return (value, enqueued.items)
         }
         if let outbox, !enqueued.isEmpty { outbox.committed(enqueued, tenant: tenantID) }
+        if let made, let wrappedDataKey, sealer != nil {
+            let recipients = made.recipients(tenant: tenantID, wrappedDataKey: wrappedDataKey)
+            recentRecipients.remember(recipients)
+            kept = Set(recipients.compactMap { $0.recipient.connection?.id })
+        }
         return value
     }
 
@@ -104,20 +123,23 @@ struct PostgresTenantTransaction: TenantTransaction {
     var enqueued: EnqueuedRows? = nil
     /// Where the connections this transaction writes are recorded (nil in read-only ones).
     var writtenConnections: WrittenConnections? = nil
+    /// Where the keys it stores and the connections it inserts are recorded (`RecentRecipients`).
+    var madeRecipients: MadeRecipients? = nil
 
     var settings: any TenantSettingsRepository {
         PostgresSettingsRepository(tenantID: tenantID, session: session, sealing: rowSealing("tenant_settings"))
     }
 
     var keys: any TenantKeyRepository {
-        PostgresKeyRepository(tenantID: tenantID, session: session)
+        PostgresKeyRepository(tenantID: tenantID, session: session, made: madeRecipients)
     }
 
     var connections: any ConnectionRepository { postgresConnections }
 
     private var postgresConnections: PostgresConnectionRepository {
         PostgresConnectionRepository(
-            tenantID: tenantID, session: session, sealing: rowSealing("connections"), written: writtenConnections)
+            tenantID: tenantID, session: session, sealing: rowSealing("connections"), written: writtenConnections,
+            made: madeRecipients)
     }
 
     var mailbox: any MailboxRepository {

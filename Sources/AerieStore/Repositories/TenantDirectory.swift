@@ -6,8 +6,13 @@ import Foundation
 /// be found before any tenant can be set.
 public struct TenantDirectory: Sendable {
     let pool: ConnectionPool
+    /// Keys this process made with their connections (`inboundRecipient`).
+    var recentRecipients: RecentRecipients = .off
 
-    init(pool: ConnectionPool) { self.pool = pool }
+    init(pool: ConnectionPool, recentRecipients: RecentRecipients = .off) {
+        self.pool = pool
+        self.recentRecipients = recentRecipients
+    }
 
     /// Inserts an active tenant. A duplicate id or token hash throws `AerieError(.conflict)`.
     ///
@@ -123,10 +128,19 @@ public struct TenantDirectory: Sendable {
     /// running it. `sealer`
     /// unwraps the tenant's data key to open the connection's sealed columns (not called for a
     /// suspended tenant, whose rows are not returned).
+    ///
+    /// Without a round trip when the first of `verkeys` is a key this process made with its
+    /// connection moments ago (`RecentRecipients`; `recent` false skips it): the answer is then
+    /// marked `fromRecentRecipients`, its connection as inserted.
     public func inboundRecipient(
-        verkeys: [String], sealer: @escaping @Sendable (TenantID, [UInt8]) throws -> any ValueSealer
+        verkeys: [String], recent: Bool = true, sealer: @escaping @Sendable (TenantID, [UInt8]) throws -> any ValueSealer
     ) async throws -> InboundOwner? {
-        guard !verkeys.isEmpty else { return nil }
+        guard let first = verkeys.first else { return nil }
+        if recent, let made = recentRecipients.lookup(first) {
+            return InboundOwner(
+                tenant: made.tenant, activeWrappedDataKey: made.wrappedDataKey, recipient: made.recipient,
+                fromRecentRecipients: true)
+        }
         guard verkeys.count <= PostgresKeyRepository.maxLookup else {
             throw AerieError.invalidParams(
                 "too many keys to look up at once (at most \(PostgresKeyRepository.maxLookup))", field: "verkeys")
@@ -377,4 +391,7 @@ public struct InboundOwner: Sendable {
     public var activeWrappedDataKey: [UInt8]?
     /// The tenant's first key among the recipients, its sealed secret and its connection.
     public var recipient: InboundRecipient?
+    /// Answered by `RecentRecipients`, not read: the connection is as inserted, and may have
+    /// changed since (see there).
+    public var fromRecentRecipients = false
 }

@@ -1,0 +1,242 @@
+import AerieCore
+import Foundation
+import Synchronization
+
+/// The recipients this process has just made: a pairwise key stored with the new connection it
+/// is our key of, in one tenant transaction (`connections.accept`'s Request, out-of-band's). The
+/// peer's answer to that key (a Response, 20-40 ms later) then opens without the inbound
+/// lookup's round trip (`TenantDirectory.inboundRecipient`): verkey -> the tenant, its wrapped
+/// data key as the accepting call read it, the key's sealed secret and the connection as inserted.
+///
+/// What a stale entry can do, and why it is safe:
+/// - The verkey names its tenant for good (a key is never moved to another tenant), so the
+///   directory part never goes stale; an entry holds one tenant's data only and every
+///   invalidation names its tenant.
+/// - The connection as inserted: a Response's transaction locks the row and fails unless it is
+///   still as inserted (`ConnectionRepository.lockAsRead`, `updated_at = created_at`); a problem
+///   report's reads the row under its lock. Any other message type authenticates its sender
+///   against the connection, which as inserted knows no peer key yet: refused, the pipeline
+///   looks the recipient up in the database instead (`fromRecentRecipients`), so a stale entry
+///   never refuses what the database would take.
+/// - The tenant active with that data key: until the credential NOTIFY (suspend, delete, rewrap)
+///   arrives, as the session credential cache (`CredentialCache`).
+///
+/// Entries leave on the connection NOTIFYs (schema/0004: a state other than the entry's;
+/// schema/0028: any other change or a delete), on every credential event of the tenant, at once
+/// on this process's own writes of the connection (`PostgresTenantDatabase`), after `maxAge`, and
+/// all of them when the LISTEN drops (nothing is served or kept until it is back, as
+/// `TenantCache`). Bounded: at most `capacity` entries, the oldest overwritten first, and no
+/// connection whose sealed row exceeds `largestRow` bytes. Holds secrets sealed and a tenant's
+/// wrapped key as read (never unwrapped), the connection in clear, in memory only.
+package final class RecentRecipients: Sendable {
+    package struct Recipient: Sendable {
+        package var tenant: TenantID
+        package var wrappedDataKey: [UInt8]
+        package var recipient: InboundRecipient
+
+        package init(tenant: TenantID, wrappedDataKey: [UInt8], recipient: InboundRecipient) {
+            self.tenant = tenant
+            self.wrappedDataKey = wrappedDataKey
+            self.recipient = recipient
+        }
+    }
+
+    private struct Entry {
+        var recipient: Recipient
+        var connectionId: UUID
+        var storedAt: ContinuousClock.Instant
+        /// Its slot in the ring, so an overwritten slot removes only the entry it held.
+        var sequence: UInt64
+    }
+
+    private struct State {
+        var listening = false
+        var byVerkey: [String: Entry] = [:]
+        var verkeyOfConnection: [UUID: String] = [:]
+        /// Insertion order: slot `sequence % capacity` holds the verkey stored with `sequence`.
+        var ring: [String?] = []
+        var nextSequence: UInt64 = 0
+    }
+
+    private let state = Mutex(State())
+    private let capacity: Int
+    private let maxAge: Duration
+    private let clock = ContinuousClock()
+
+    /// Connections whose sealed row is larger are not kept (a usual one is under 1 KiB; a 64 KiB
+    /// invitation's is read from the database as before).
+    package static let largestRow = 4096
+
+    /// `capacity` 0 turns it off (every inbound message is looked up in the database).
+    package init(capacity: Int, maxAge: Duration) {
+        self.capacity = max(0, capacity)
+        self.maxAge = maxAge
+    }
+
+    package static var off: RecentRecipients { RecentRecipients(capacity: 0, maxAge: .zero) }
+
+    package var isEnabled: Bool { capacity > 0 }
+
+    /// The entry of `verkey`, unless it is older than `maxAge` or the LISTEN is down.
+    package func lookup(_ verkey: String) -> Recipient? {
+        guard isEnabled else { return nil }
+        let now = clock.now
+        return state.withLock { state in
+            guard state.listening, let entry = state.byVerkey[verkey] else { return nil }
+            guard now - entry.storedAt < maxAge else {
+                Self.remove(verkey, from: &state)
+                return nil
+            }
+            return entry.recipient
+        }
+    }
+
+    /// Keeps what a committed transaction made (`MadeRecipients.made`).
+    package func remember(_ made: [Recipient]) {
+        guard isEnabled, !made.isEmpty else { return }
+        let now = clock.now
+        state.withLock { state in
+            guard state.listening else { return }
+            if state.ring.isEmpty { state.ring = Array(repeating: nil, count: capacity) }
+            for recipient in made {
+                guard let connectionId = recipient.recipient.connection?.id else { continue }
+                let verkey = recipient.recipient.verkey
+                Self.remove(verkey, from: &state)
+                let sequence = state.nextSequence
+                state.nextSequence &+= 1
+                let slot = Int(sequence % UInt64(capacity))
+                if let old = state.ring[slot], state.byVerkey[old]?.sequence == sequence &- UInt64(capacity) {
+                    Self.remove(old, from: &state)
+                }
+                state.ring[slot] = verkey
+                state.byVerkey[verkey] = Entry(
+                    recipient: recipient, connectionId: connectionId, storedAt: now, sequence: sequence)
+                state.verkeyOfConnection[connectionId] = verkey
+            }
+        }
+    }
+
+    /// A connection NOTIFY of `tenant` (schema/0004: `state` is the new state; schema/0028:
+    /// `state` nil, any other change or a delete; `connectionId` nil: several rows). The insert
+    /// that made an entry sends its own events, `initialized` then the entry's state (schema/0030;
+    /// no connection ever goes back to `initialized`): those keep it.
+    package func connectionChanged(tenant: TenantID, connectionId: UUID?, state newState: String?) {
+        guard isEnabled else { return }
+        guard let connectionId else { return forget(tenant: tenant) }
+        state.withLock { state in
+            guard let verkey = state.verkeyOfConnection[connectionId], let entry = state.byVerkey[verkey],
+                entry.recipient.tenant == tenant
+            else { return }
+            if let newState, newState == ConnectionRecord.State.initialized.rawValue
+                || newState == entry.recipient.recipient.connection?.state.rawValue
+            {
+                return
+            }
+            Self.remove(verkey, from: &state)
+        }
+    }
+
+    /// Connections of `tenant` this process wrote: their entries leave at once.
+    package func forget(tenant: TenantID, connections ids: some Sequence<UUID>) {
+        guard isEnabled else { return }
+        state.withLock { state in
+            guard !state.byVerkey.isEmpty else { return }
+            for id in ids {
+                guard let verkey = state.verkeyOfConnection[id], state.byVerkey[verkey]?.recipient.tenant == tenant else { continue }
+                Self.remove(verkey, from: &state)
+            }
+        }
+    }
+
+    /// Keys of `tenant` deleted (schema/0038's NOTIFY, or this process's own delete): their
+    /// entries leave; nil, every entry of the tenant.
+    package func forget(tenant: TenantID, verkeys: some Sequence<String>) {
+        guard isEnabled else { return }
+        state.withLock { state in
+            for verkey in verkeys where state.byVerkey[verkey]?.recipient.tenant == tenant { Self.remove(verkey, from: &state) }
+        }
+    }
+
+    /// Everything of `tenant` changed, or may have (a credential event).
+    package func forget(tenant: TenantID) {
+        guard isEnabled else { return }
+        state.withLock { state in
+            for (verkey, entry) in state.byVerkey where entry.recipient.tenant == tenant { Self.remove(verkey, from: &state) }
+        }
+    }
+
+    /// The LISTEN came up or went down: either way events may have been lost, so nothing held
+    /// before is kept; while it is down nothing is served or kept.
+    package func listenerChanged(listening: Bool) {
+        state.withLock { state in
+            state.listening = listening
+            state.byVerkey = [:]
+            state.verkeyOfConnection = [:]
+            state.ring = []
+        }
+    }
+
+    /// Entries held now (tests).
+    package var count: Int { state.withLock { $0.byVerkey.count } }
+
+    private static func remove(_ verkey: String, from state: inout State) {
+        guard let entry = state.byVerkey.removeValue(forKey: verkey) else { return }
+        if state.verkeyOfConnection[entry.connectionId] == verkey { state.verkeyOfConnection[entry.connectionId] = nil }
+    }
+}
+
+/// What one transaction made that can receive messages: the keys it stored and the connections
+/// it inserted (every run of its body; a body run again adds the same ones), paired after the
+/// `COMMIT` (`recipients`: a connection inserted with our key of it); and the keys it deleted,
+/// whose entries leave when it ends, committed or not.
+final class MadeRecipients: Sendable {
+    private struct Made {
+        var keys: [String: [UInt8]] = [:]
+        var connections: [ConnectionRecord] = []
+        /// Inserted, then written again in the same transaction: not as inserted.
+        var changed: Set<UUID> = []
+        var deletedKeys: Set<String> = []
+    }
+
+    private let made = Mutex(Made())
+
+    func key(_ verkey: String, sealedSecret: [UInt8]) {
+        made.withLock { $0.keys[verkey] = sealedSecret }
+    }
+
+    /// `sealedBytes`: the size of its sealed row; a larger one than `RecentRecipients.largestRow`
+    /// is not kept.
+    func connection(_ record: ConnectionRecord, sealedBytes: Int) {
+        guard sealedBytes <= RecentRecipients.largestRow, record.myVerkey != nil else { return }
+        made.withLock { $0.connections.append(record) }
+    }
+
+    func deletedKey(_ verkey: String) {
+        _ = made.withLock { $0.deletedKeys.insert(verkey) }
+    }
+
+    var deletedKeys: Set<String> { made.withLock { $0.deletedKeys } }
+
+    /// A connection written other than by its insert (updated, deleted).
+    func changed(_ id: UUID) {
+        _ = made.withLock { $0.changed.insert(id) }
+    }
+
+    /// The recipients made, each connection as its row was inserted: `updatedAt` is its
+    /// `createdAt`, as in the row (both are the inserting transaction's `now()`), which is what
+    /// `lockAsRead` checks for it.
+    func recipients(tenant: TenantID, wrappedDataKey: [UInt8]) -> [RecentRecipients.Recipient] {
+        made.withLock { made in
+            made.connections.compactMap { record in
+                guard !made.changed.contains(record.id), let verkey = record.myVerkey, let sealed = made.keys[verkey]
+                else { return nil }
+                var inserted = record
+                inserted.updatedAt = inserted.createdAt
+                return RecentRecipients.Recipient(
+                    tenant: tenant, wrappedDataKey: wrappedDataKey,
+                    recipient: InboundRecipient(verkey: verkey, sealedSecret: sealed, connection: inserted))
+            }
+        }
+    }
+
+}
