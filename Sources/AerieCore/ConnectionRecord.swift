@@ -150,7 +150,9 @@ public protocol ConnectionRepository {
     /// gone or its state or `updatedAt` is no longer what `record` holds (another transaction
     /// changed it since), the transaction fails there (at its next statement or commit) with
     /// `ConnectionAsRead.changed`, and nothing after the check is stored. A write computed from
-    /// `record` may then follow without reading the row again.
+    /// `record` may then follow without reading the row again. A `record` whose `updatedAt` is
+    /// its `createdAt` stands for a row never changed since its insert (read so, or kept as
+    /// inserted, whose times the database wrote), and the row must still be unchanged.
     func lockAsRead(_ record: ConnectionRecord) throws
     /// Waits for, then holds until the transaction ends, this tenant's lock on an invitation
     /// `@id`: every transaction that may make a connection for that invitation takes it before
