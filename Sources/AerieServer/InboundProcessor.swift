@@ -132,19 +132,17 @@ struct InboundProcessor: Sendable {
         case .handle(let body, let t, let id, let thread, let r):
             (message, type, messageId, threadId, route) = (body, t, id, thread, r)
         }
-        var authenticated = try await authenticate(
-            sender: unpacked.senderVerkey, connection: recipient.connection, route: route, tenant: tenant)
-        if authenticated == nil, owner.fromRecentRecipients {
-            // The connection as this process inserted it refuses the sender; it may have changed
-            // since (another server applied the peer's Response): decided on the row as stored.
+        if owner.fromRecentRecipients, route.senders != .handshakeResponse {
+            // A key kept as this process made it answers for a Response only, whose transaction
+            // checks that the row is still as inserted (`lockAsRead`). Anything else is decided
+            // on the row as stored, which another server may have changed since.
             guard let read = try await self.recipient(kids, recent: false), let readKey = read.activeWrappedDataKey,
                 let readRecipient = read.recipient, readRecipient.verkey == recipient.verkey
             else { return .rejected(status: 400, reason: "no recipient of this message is known here") }
             (recipient, tenant) = (readRecipient, contexts.context(for: read.tenant, wrappedDataKey: readKey, logger: logger))
-            authenticated = try await authenticate(
-                sender: unpacked.senderVerkey, connection: recipient.connection, route: route, tenant: tenant)
         }
-        guard let (connection, sender) = authenticated
+        guard let (connection, sender) = try await authenticate(
+            sender: unpacked.senderVerkey, connection: recipient.connection, route: route, tenant: tenant)
         else { return .rejected(status: 400, reason: "no recipient of this message is known here") }
         let uid = UUID.random()
         let receipt = InboundReceipt(

@@ -9,13 +9,15 @@ import Testing
 /// `RecentRecipients` in live servers: the key `connections.accept` made is kept, so the peer's
 /// Response to it opens without the inbound lookup; applying it takes the key away at once;
 /// another server's change of the connection takes it away here by NOTIFY; and a key kept stale
-/// (that NOTIFY not heard yet) neither refuses a message the database would take, nor lets a
-/// stranger in, nor applies a Response twice. Two tenants, one connection each.
+/// (that NOTIFY not heard yet) neither refuses a message the database would take (any type but a
+/// Response is looked up), nor lets a stranger in, nor applies a Response twice. Two tenants.
 @Suite(.timeLimit(.minutes(10))) struct RecentRecipientsServerTests {
     struct Accepted {
         var connectionId: String
         var verkey: String
         var response: [UInt8]
+        /// The invitation's key (the inviter's, which signed the Response).
+        var inviter: Ed25519KeyPair
     }
 
     /// `connections.accept` of a fresh didexchange invitation, and the inviter's Response to it,
@@ -29,7 +31,8 @@ import Testing
         let verkey = try #require(accepted["pwVerkey"]?.stringValue)
         let response = try DIDExchangeResponseTests.response(invitationId: invitationId, theirDid: theirDid, signedBy: inviter)
         return Accepted(
-            connectionId: id, verkey: verkey, response: try DIDCommEnvelope.pack(response.serialized(), to: [verkey], from: theirKey))
+            connectionId: id, verkey: verkey, response: try DIDCommEnvelope.pack(response.serialized(), to: [verkey], from: theirKey),
+            inviter: inviter)
     }
 
     static func ping(to verkey: String, from key: Ed25519KeyPair) throws -> [UInt8] {
@@ -87,7 +90,8 @@ import Testing
                 // From here B's key is kept stale, as if that NOTIFY had not arrived yet: the
                 // connection as inserted knows no peer key.
                 recent.remember([kept])
-                // The peer's trust ping: refused by the connection as kept, taken by the row.
+                // The peer's trust ping: not a Response, so decided on the row as stored (the
+                // connection as kept knows no peer key and would refuse it).
                 #expect(try await DIDCommEndpointTests.post(try Self.ping(to: bAccepted.verkey, from: bKey), to: server.didcommPort) == 202)
                 #expect(try await Self.pings(server, tenant: bID, connection: bAccepted.connectionId) == 1)
                 // A stranger's: refused either way, nothing stored.
@@ -96,6 +100,14 @@ import Testing
                 #expect(
                     try await DIDCommEndpointTests.post(try Self.ping(to: bAccepted.verkey, from: stranger), to: server.didcommPort) == 400)
                 #expect(try await Self.pings(server, tenant: bID, connection: bAccepted.connectionId) == 1)
+                // A problem report from the invitation key, which the connection as kept would
+                // take (no peer key yet): decided on the row, whose peer key is known, it is
+                // refused and B's connection stays accepted.
+                recent.remember([kept])
+                let report = #"{"@type":"https://didcomm.org/didexchange/1.1/problem_report","@id":"\#(UUID().uuidString)","description":{"code":"request_not_accepted","en":"no"}}"#
+                let reportEnvelope = try DIDCommEnvelope.pack(Array(report.utf8), to: [bAccepted.verkey], from: bAccepted.inviter)
+                #expect(try await DIDCommEndpointTests.post(reportEnvelope, to: server.didcommPort) == 400)
+                #expect(try await Self.state(b, bAccepted.connectionId) == 4)
                 // The Response again: the row is no longer as kept, and the copy was handled on
                 // the other server: nothing changes (one Response, one didexchange complete).
                 recent.remember([kept])

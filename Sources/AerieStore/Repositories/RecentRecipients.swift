@@ -12,12 +12,10 @@ import Synchronization
 /// - The verkey names its tenant for good (a key is never moved to another tenant), so the
 ///   directory part never goes stale; an entry holds one tenant's data only and every
 ///   invalidation names its tenant.
-/// - The connection as inserted: a Response's transaction locks the row and fails unless it is
-///   still as inserted (`ConnectionRepository.lockAsRead`, `updated_at = created_at`); a problem
-///   report's reads the row under its lock. Any other message type authenticates its sender
-///   against the connection, which as inserted knows no peer key yet: refused, the pipeline
-///   looks the recipient up in the database instead (`fromRecentRecipients`), so a stale entry
-///   never refuses what the database would take.
+/// - The connection as inserted: an entry answers for a Response only, whose transaction locks
+///   the row and fails unless it is still as inserted (`ConnectionRepository.lockAsRead`,
+///   `updated_at = created_at`), then decides on the locked row. The inbound pipeline looks any
+///   other message type up in the database as before (`InboundOwner.fromRecentRecipients`).
 /// - The tenant active with that data key: until the credential NOTIFY (suspend, delete, rewrap)
 ///   arrives, as the session credential cache (`CredentialCache`).
 ///
