@@ -220,4 +220,17 @@ public final class LiveServer: Sendable {
         try await client.authenticate(token: token)
         return (client, id)
     }
+
+    /// A session each of two new tenants, A and B (an isolation test's two), closed after `body`.
+    public func withTwoTenants<T: Sendable>(
+        _ body: (_ a: (client: AerieClient, id: TenantID), _ b: (client: AerieClient, id: TenantID)) async throws -> T
+    ) async throws -> T {
+        let a = try await tenantClient(label: "A")
+        let b = try await tenantClient(label: "B")
+        let result: Result<T, any Error>
+        do { result = .success(try await body(a, b)) } catch { result = .failure(error) }
+        await a.0.close()
+        await b.0.close()
+        return try result.get()
+    }
 }

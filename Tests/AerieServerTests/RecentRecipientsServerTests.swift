@@ -58,82 +58,78 @@ import Testing
 
     @Test func aKeptKeyOpensTheResponseAndAStaleOneChangesNothingTheDatabaseWouldNot() async throws {
         try await LiveServer.with(server: { $0.deliveryEnabled = false }) { server in
-            let (a, aID) = try await server.tenantClient(label: "A")
-            let (b, bID) = try await server.tenantClient(label: "B")
-            defer {
-                Task {
-                    await a.close()
-                    await b.close()
+            try await server.withTwoTenants { tenantA, tenantB in
+                let (a, aID) = tenantA
+                let (b, bID) = tenantB
+                let recent = server.serverDatabase.recentRecipients
+                let sibling = try await server.sibling()
+                do {
+                    // A's Response, to the key just made here: applied; the write takes the key away.
+                    let aKey = Ed25519KeyPair.generate()
+                    let aAccepted = try await Self.accept(a, invitationId: "inv-a", theirKey: aKey)
+                    #expect(recent.lookup(aAccepted.verkey)?.tenant == aID)
+                    #expect(try await DIDCommEndpointTests.post(aAccepted.response, to: server.didcommPort) == 202)
+                    #expect(try await Self.state(a, aAccepted.connectionId) == 4)
+                    #expect(recent.lookup(aAccepted.verkey) == nil)
+
+                    // B's Response reaches the other server, which applies it: its NOTIFY takes B's
+                    // key away here, A's connection untouched.
+                    let bKey = Ed25519KeyPair.generate()
+                    let bAccepted = try await Self.accept(b, invitationId: "inv-b", theirKey: bKey)
+                    let kept = try #require(recent.lookup(bAccepted.verkey))
+                    #expect(kept.tenant == bID)
+                    #expect(try await DIDCommEndpointTests.post(bAccepted.response, to: sibling.didcommPort) == 202)
+                    #expect(try await ConnectionViewCacheTests.eventually { recent.lookup(bAccepted.verkey) == nil })
+                    #expect(try await Self.state(b, bAccepted.connectionId) == 4)
+
+                    // From here B's key is kept stale, as if that NOTIFY had not arrived yet: the
+                    // connection as inserted knows no peer key.
+                    recent.remember([kept])
+                    // The peer's trust ping: not a Response, so decided on the row as stored (the
+                    // connection as kept knows no peer key and would refuse it).
+                    #expect(try await DIDCommEndpointTests.post(try Self.ping(to: bAccepted.verkey, from: bKey), to: server.didcommPort) == 202)
+                    #expect(try await Self.pings(server, tenant: bID, connection: bAccepted.connectionId) == 1)
+                    // A stranger's: refused either way, nothing stored.
+                    recent.remember([kept])
+                    let stranger = Ed25519KeyPair.generate()
+                    #expect(
+                        try await DIDCommEndpointTests.post(try Self.ping(to: bAccepted.verkey, from: stranger), to: server.didcommPort) == 400)
+                    #expect(try await Self.pings(server, tenant: bID, connection: bAccepted.connectionId) == 1)
+                    // A problem report from the invitation key, which the connection as kept would
+                    // take (no peer key yet): decided on the row, whose peer key is known, it is
+                    // refused and B's connection stays accepted.
+                    recent.remember([kept])
+                    let report = #"{"@type":"https://didcomm.org/didexchange/1.1/problem_report","@id":"\#(UUID().uuidString)","description":{"code":"request_not_accepted","en":"no"}}"#
+                    let reportEnvelope = try DIDCommEnvelope.pack(Array(report.utf8), to: [bAccepted.verkey], from: bAccepted.inviter)
+                    #expect(try await DIDCommEndpointTests.post(reportEnvelope, to: server.didcommPort) == 400)
+                    #expect(try await Self.state(b, bAccepted.connectionId) == 4)
+                    // The Response again: the row is no longer as kept, and the copy was handled on
+                    // the other server: nothing changes (one Response, one didexchange complete).
+                    recent.remember([kept])
+                    #expect(try await DIDCommEndpointTests.post(bAccepted.response, to: server.didcommPort) == 202)
+                    let (responses, outbox) = try await ResponseCopiesTests.rows(server, tenant: bID, connection: bAccepted.connectionId)
+                    #expect(responses == [MailboxMessage.reviewed])
+                    #expect(outbox == 2)
+                    #expect(try await Self.state(b, bAccepted.connectionId) == 4)
+                    #expect(try await Self.state(a, aAccepted.connectionId) == 4)
+
+                    // A key deleted by another process, its connection left as it was (schema/0038's
+                    // NOTIFY): it leaves here too, and the Response to it is refused as by the database.
+                    let againKey = Ed25519KeyPair.generate()
+                    let again = try await Self.accept(a, invitationId: "inv-a2", theirKey: againKey)
+                    #expect(recent.lookup(again.verkey)?.tenant == aID)
+                    try await WalletFixture.asSuperuser(server.database) { session in
+                        _ = try session.execute("DELETE FROM aerie.tenant_keys WHERE verkey = $1", [.text(again.verkey)])
+                    }
+                    #expect(try await ConnectionViewCacheTests.eventually { recent.lookup(again.verkey) == nil })
+                    #expect(try await DIDCommEndpointTests.post(again.response, to: server.didcommPort) == 400)
+                    #expect(try await Self.state(a, again.connectionId) == 2)
+                } catch {
+                    try? await sibling.stop()
+                    throw error
                 }
+                try await sibling.stop()
             }
-            let recent = server.serverDatabase.recentRecipients
-            let sibling = try await server.sibling()
-            do {
-                // A's Response, to the key just made here: applied; the write takes the key away.
-                let aKey = Ed25519KeyPair.generate()
-                let aAccepted = try await Self.accept(a, invitationId: "inv-a", theirKey: aKey)
-                #expect(recent.lookup(aAccepted.verkey)?.tenant == aID)
-                #expect(try await DIDCommEndpointTests.post(aAccepted.response, to: server.didcommPort) == 202)
-                #expect(try await Self.state(a, aAccepted.connectionId) == 4)
-                #expect(recent.lookup(aAccepted.verkey) == nil)
-
-                // B's Response reaches the other server, which applies it: its NOTIFY takes B's
-                // key away here, A's connection untouched.
-                let bKey = Ed25519KeyPair.generate()
-                let bAccepted = try await Self.accept(b, invitationId: "inv-b", theirKey: bKey)
-                let kept = try #require(recent.lookup(bAccepted.verkey))
-                #expect(kept.tenant == bID)
-                #expect(try await DIDCommEndpointTests.post(bAccepted.response, to: sibling.didcommPort) == 202)
-                #expect(try await ConnectionViewCacheTests.eventually { recent.lookup(bAccepted.verkey) == nil })
-                #expect(try await Self.state(b, bAccepted.connectionId) == 4)
-
-                // From here B's key is kept stale, as if that NOTIFY had not arrived yet: the
-                // connection as inserted knows no peer key.
-                recent.remember([kept])
-                // The peer's trust ping: not a Response, so decided on the row as stored (the
-                // connection as kept knows no peer key and would refuse it).
-                #expect(try await DIDCommEndpointTests.post(try Self.ping(to: bAccepted.verkey, from: bKey), to: server.didcommPort) == 202)
-                #expect(try await Self.pings(server, tenant: bID, connection: bAccepted.connectionId) == 1)
-                // A stranger's: refused either way, nothing stored.
-                recent.remember([kept])
-                let stranger = Ed25519KeyPair.generate()
-                #expect(
-                    try await DIDCommEndpointTests.post(try Self.ping(to: bAccepted.verkey, from: stranger), to: server.didcommPort) == 400)
-                #expect(try await Self.pings(server, tenant: bID, connection: bAccepted.connectionId) == 1)
-                // A problem report from the invitation key, which the connection as kept would
-                // take (no peer key yet): decided on the row, whose peer key is known, it is
-                // refused and B's connection stays accepted.
-                recent.remember([kept])
-                let report = #"{"@type":"https://didcomm.org/didexchange/1.1/problem_report","@id":"\#(UUID().uuidString)","description":{"code":"request_not_accepted","en":"no"}}"#
-                let reportEnvelope = try DIDCommEnvelope.pack(Array(report.utf8), to: [bAccepted.verkey], from: bAccepted.inviter)
-                #expect(try await DIDCommEndpointTests.post(reportEnvelope, to: server.didcommPort) == 400)
-                #expect(try await Self.state(b, bAccepted.connectionId) == 4)
-                // The Response again: the row is no longer as kept, and the copy was handled on
-                // the other server: nothing changes (one Response, one didexchange complete).
-                recent.remember([kept])
-                #expect(try await DIDCommEndpointTests.post(bAccepted.response, to: server.didcommPort) == 202)
-                let (responses, outbox) = try await ResponseCopiesTests.rows(server, tenant: bID, connection: bAccepted.connectionId)
-                #expect(responses == [MailboxMessage.reviewed])
-                #expect(outbox == 2)
-                #expect(try await Self.state(b, bAccepted.connectionId) == 4)
-                #expect(try await Self.state(a, aAccepted.connectionId) == 4)
-
-                // A key deleted by another process, its connection left as it was (schema/0038's
-                // NOTIFY): it leaves here too, and the Response to it is refused as by the database.
-                let againKey = Ed25519KeyPair.generate()
-                let again = try await Self.accept(a, invitationId: "inv-a2", theirKey: againKey)
-                #expect(recent.lookup(again.verkey)?.tenant == aID)
-                try await WalletFixture.asSuperuser(server.database) { session in
-                    _ = try session.execute("DELETE FROM aerie.tenant_keys WHERE verkey = $1", [.text(again.verkey)])
-                }
-                #expect(try await ConnectionViewCacheTests.eventually { recent.lookup(again.verkey) == nil })
-                #expect(try await DIDCommEndpointTests.post(again.response, to: server.didcommPort) == 400)
-                #expect(try await Self.state(a, again.connectionId) == 2)
-            } catch {
-                try? await sibling.stop()
-                throw error
-            }
-            try await sibling.stop()
         }
     }
 }

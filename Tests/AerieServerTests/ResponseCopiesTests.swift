@@ -14,46 +14,42 @@ import Testing
 @Suite(.timeLimit(.minutes(10))) struct ResponseCopiesTests {
     @Test func twoCopiesOfAResponseAtOnceAreAppliedOnce() async throws {
         try await LiveServer.with(server: { $0.deliveryEnabled = false }) { server in
-            let (a, aID) = try await server.tenantClient(label: "A")
-            let (b, bID) = try await server.tenantClient(label: "B")
-            defer {
-                Task {
-                    await a.close()
-                    await b.close()
-                }
-            }
-            for round in 0..<5 {
-                let inviter = Ed25519KeyPair.generate()
-                let theirKey = Ed25519KeyPair.generate()
-                let theirDid = try PeerDID2.make(verkey: theirKey.verkey, serviceEndpoint: "http://127.0.0.1:9")
-                let invitationId = "inv-\(round)"
-                let invitation = try DIDExchangeResponseTests.invitation(inviter: inviter, id: invitationId)
-                var copies: [(tenant: TenantID, connectionId: String, envelope: [UInt8])] = []
-                for (client, tenant) in [(a, aID), (b, bID)] {
-                    let accepted = try await client.call("connections.accept", params: ["invitation": invitation])
-                    let id = try #require(accepted["connectionId"]?.stringValue)
-                    let pwVerkey = try #require(accepted["pwVerkey"]?.stringValue)
-                    let response = try DIDExchangeResponseTests.response(invitationId: invitationId, theirDid: theirDid, signedBy: inviter)
-                    let envelope = try DIDCommEnvelope.pack(response.serialized(), to: [pwVerkey], from: theirKey)
-                    copies.append((tenant, id, envelope))
-                }
-                // Both copies of both tenants' Responses, all at once.
-                let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
-                    for copy in copies + copies {
-                        group.addTask { try await DIDCommEndpointTests.post(copy.envelope, to: server.didcommPort) }
+            try await server.withTwoTenants { tenantA, tenantB in
+                let (a, aID) = tenantA
+                let (b, bID) = tenantB
+                for round in 0..<5 {
+                    let inviter = Ed25519KeyPair.generate()
+                    let theirKey = Ed25519KeyPair.generate()
+                    let theirDid = try PeerDID2.make(verkey: theirKey.verkey, serviceEndpoint: "http://127.0.0.1:9")
+                    let invitationId = "inv-\(round)"
+                    let invitation = try DIDExchangeResponseTests.invitation(inviter: inviter, id: invitationId)
+                    var copies: [(tenant: TenantID, connectionId: String, envelope: [UInt8])] = []
+                    for (client, tenant) in [(a, aID), (b, bID)] {
+                        let accepted = try await client.call("connections.accept", params: ["invitation": invitation])
+                        let id = try #require(accepted["connectionId"]?.stringValue)
+                        let pwVerkey = try #require(accepted["pwVerkey"]?.stringValue)
+                        let response = try DIDExchangeResponseTests.response(invitationId: invitationId, theirDid: theirDid, signedBy: inviter)
+                        let envelope = try DIDCommEnvelope.pack(response.serialized(), to: [pwVerkey], from: theirKey)
+                        copies.append((tenant, id, envelope))
                     }
-                    return try await group.reduce(into: []) { $0.append($1) }
-                }
-                #expect(statuses == [202, 202, 202, 202], "round \(round)")
-                for (copy, client) in zip(copies, [a, b]) {
-                    let connection = try await client.call("connections.get", params: ["connectionId": .string(copy.connectionId)])
-                    #expect(connection["state"] == 4, "round \(round): \(connection)")
-                    #expect(connection["theirDid"]?.stringValue == theirDid)
-                    // One Response stored (reviewed), and one didexchange complete queued after
-                    // the Request: a second application would have queued a second one.
-                    let (responses, outbox) = try await Self.rows(server, tenant: copy.tenant, connection: copy.connectionId)
-                    #expect(responses == [MailboxMessage.reviewed], "round \(round)")
-                    #expect(outbox == 2, "round \(round)")
+                    // Both copies of both tenants' Responses, all at once.
+                    let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                        for copy in copies + copies {
+                            group.addTask { try await DIDCommEndpointTests.post(copy.envelope, to: server.didcommPort) }
+                        }
+                        return try await group.reduce(into: []) { $0.append($1) }
+                    }
+                    #expect(statuses == [202, 202, 202, 202], "round \(round)")
+                    for (copy, client) in zip(copies, [a, b]) {
+                        let connection = try await client.call("connections.get", params: ["connectionId": .string(copy.connectionId)])
+                        #expect(connection["state"] == 4, "round \(round): \(connection)")
+                        #expect(connection["theirDid"]?.stringValue == theirDid)
+                        // One Response stored (reviewed), and one didexchange complete queued after
+                        // the Request: a second application would have queued a second one.
+                        let (responses, outbox) = try await Self.rows(server, tenant: copy.tenant, connection: copy.connectionId)
+                        #expect(responses == [MailboxMessage.reviewed], "round \(round)")
+                        #expect(outbox == 2, "round \(round)")
+                    }
                 }
             }
         }
