@@ -89,12 +89,13 @@ struct PostgresTenantDatabase: TenantDatabase {
                     enqueued: enqueued, writtenConnections: written, madeRecipients: made))
             return (value, enqueued.items)
         }
-        if let outbox, !enqueued.isEmpty { outbox.committed(enqueued, tenant: tenantID) }
+        // Kept before the rows go out: the answer to the Request they carry may come back at once.
         if let made, let wrappedDataKey, sealer != nil {
             let recipients = made.recipients(tenant: tenantID, wrappedDataKey: wrappedDataKey)
             recentRecipients.remember(recipients)
             kept = Set(recipients.compactMap { $0.recipient.connection?.id })
         }
+        if let outbox, !enqueued.isEmpty { outbox.committed(enqueued, tenant: tenantID) }
         return value
     }
 
