@@ -13,6 +13,7 @@ import Testing
     static let verkeyD = "9fDZ5vQ1kLHf3mLpd6W7xJYbKXJ2UsKr8q4bTGmFhNfD"
     static let verkeyE = "Ex7eqZ9wL3pDkYV5QnX1uRzBm2cTa8sHf6Jg4KdNbWtE"
     static let verkeyF = "F3kP8wZrT5qYh2XbN6mVc9LdJ4sGa7uEf1RtKyBnQwxF"
+    static let verkeyG = "G8tQ2mWx5RzK3vHn7YcJ9pLd4FsBa6eUg1NkTrDyVqwG"
     static let wrappedA = [UInt8](repeating: 0xA1, count: 72)
     static let wrappedB = [UInt8](repeating: 0xB2, count: 72)
 
@@ -121,8 +122,14 @@ import Testing
             try await dbA.transaction { tx in try tx.connections.insert(Self.requested("inv-3", verkey: Self.verkeyB)) }
             try await Self.connect(fixture.runtime.sealed(b), Self.requested("inv-4", verkey: KeyRepositoryTests.verkeyC))
             #expect(recent.count == 0)
+            // A connection inserted in another state than `requested` (an invitation of ours,
+            // an inviter's connection): no Response will come to its key, not kept.
+            var invitation = Self.requested("inv-4b", verkey: Self.verkeyD)
+            invitation.state = .initialized
+            try await Self.connect(dbA, invitation)
+            #expect(recent.count == 0)
             // A connection whose sealed row is over the bound (a large invitation): not kept.
-            var large = Self.requested("inv-5", verkey: Self.verkeyD)
+            var large = Self.requested("inv-5", verkey: Self.verkeyG)
             large.invitation = ["@id": "inv-5", "padding": .string(String(repeating: "x", count: RecentRecipients.largestRow))]
             try await Self.connect(dbA, large)
             #expect(recent.count == 0)

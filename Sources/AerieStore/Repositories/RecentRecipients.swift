@@ -3,7 +3,8 @@ import Foundation
 import Synchronization
 
 /// The recipients this process has just made: a pairwise key stored with the new connection it
-/// is our key of, in one tenant transaction (`connections.accept`'s Request, out-of-band's). The
+/// is our key of, inserted `requested`, in one tenant transaction (`connections.accept`'s
+/// Request, out-of-band's). The
 /// peer's answer to that key (a Response, 20-40 ms later) then opens without the inbound
 /// lookup's round trip (`TenantDirectory.inboundRecipient`): verkey -> the tenant, its wrapped
 /// data key as the accepting call read it, the key's sealed secret and the connection as inserted.
@@ -202,10 +203,11 @@ final class MadeRecipients: Sendable {
         made.withLock { $0.keys[verkey] = sealedSecret }
     }
 
-    /// `sealedBytes`: the size of its sealed row; a larger one than `RecentRecipients.largestRow`
-    /// is not kept.
+    /// Only a connection inserted `requested` (our Request sent, a Response to come) is kept:
+    /// an entry answers for a Response only. `sealedBytes`: the size of its sealed row; a larger
+    /// one than `RecentRecipients.largestRow` is not kept.
     func connection(_ record: ConnectionRecord, sealedBytes: Int) {
-        guard sealedBytes <= RecentRecipients.largestRow, record.myVerkey != nil else { return }
+        guard record.state == .requested, sealedBytes <= RecentRecipients.largestRow, record.myVerkey != nil else { return }
         made.withLock { $0.connections.append(record) }
     }
 
