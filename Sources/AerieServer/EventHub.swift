@@ -58,7 +58,8 @@ final class EventHub: EventSubscriptions, Service, Sendable {
 
     init(
         conninfo: String, logger: Logger, credentials: CredentialCache = .off, connectionViews: ConnectionViewCache = .off,
-        recentRecipients: RecentRecipients = .off, credentialIsCurrent: @escaping @Sendable (TenantID, [UInt8]) async throws -> Bool = { _, _ in true },
+        recentRecipients: RecentRecipients = .off,
+        credentialIsCurrent: @escaping @Sendable (TenantID, [UInt8]) async throws -> Bool = { _, _ in true },
         eventLog: EventStreams? = nil, presenters: EventPresenters
     ) {
         self.presenters = presenters

@@ -42,10 +42,13 @@ package final class RecentRecipients: Sendable {
 
     private struct Entry {
         var recipient: Recipient
-        var connectionId: UUID
         var storedAt: ContinuousClock.Instant
         /// Its slot in the ring, so an overwritten slot removes only the entry it held.
         var sequence: UInt64
+
+        /// Kept only with a connection (`remember`).
+        var connectionId: UUID? { recipient.recipient.connection?.id }
+        var state: String? { recipient.recipient.connection?.state.rawValue }
     }
 
     private struct State {
@@ -108,8 +111,7 @@ package final class RecentRecipients: Sendable {
                     Self.remove(old, from: &state)
                 }
                 state.ring[slot] = verkey
-                state.byVerkey[verkey] = Entry(
-                    recipient: recipient, connectionId: connectionId, storedAt: now, sequence: sequence)
+                state.byVerkey[verkey] = Entry(recipient: recipient, storedAt: now, sequence: sequence)
                 state.verkeyOfConnection[connectionId] = verkey
             }
         }
@@ -122,29 +124,13 @@ package final class RecentRecipients: Sendable {
     package func connectionChanged(tenant: TenantID, connectionId: UUID?, state newState: String?) {
         guard isEnabled else { return }
         guard let connectionId else { return forget(tenant: tenant) }
-        state.withLock { state in
-            guard let verkey = state.verkeyOfConnection[connectionId], let entry = state.byVerkey[verkey],
-                entry.recipient.tenant == tenant
-            else { return }
-            if let newState, newState == ConnectionRecord.State.initialized.rawValue
-                || newState == entry.recipient.recipient.connection?.state.rawValue
-            {
-                return
-            }
-            Self.remove(verkey, from: &state)
-        }
+        state.withLock { Self.remove(connections: CollectionOfOne(connectionId), of: tenant, from: &$0, unlessIn: newState) }
     }
 
     /// Connections of `tenant` this process wrote: their entries leave at once.
     package func forget(tenant: TenantID, connections ids: some Sequence<UUID>) {
         guard isEnabled else { return }
-        state.withLock { state in
-            guard !state.byVerkey.isEmpty else { return }
-            for id in ids {
-                guard let verkey = state.verkeyOfConnection[id], state.byVerkey[verkey]?.recipient.tenant == tenant else { continue }
-                Self.remove(verkey, from: &state)
-            }
-        }
+        state.withLock { Self.remove(connections: ids, of: tenant, from: &$0, unlessIn: nil) }
     }
 
     /// Keys of `tenant` deleted (schema/0038's NOTIFY, or this process's own delete): their
@@ -178,9 +164,22 @@ package final class RecentRecipients: Sendable {
     /// Entries held now (tests).
     package var count: Int { state.withLock { $0.byVerkey.count } }
 
+    /// The entries of `tenant`'s connections `ids`, but those whose insert sent the event of
+    /// `state` (`initialized`, or the entry's own state).
+    private static func remove(
+        connections ids: some Sequence<UUID>, of tenant: TenantID, from state: inout State, unlessIn newState: String?
+    ) {
+        for id in ids {
+            guard let verkey = state.verkeyOfConnection[id], let entry = state.byVerkey[verkey], entry.recipient.tenant == tenant
+            else { continue }
+            if let newState, newState == ConnectionRecord.State.initialized.rawValue || newState == entry.state { continue }
+            remove(verkey, from: &state)
+        }
+    }
+
     private static func remove(_ verkey: String, from state: inout State) {
-        guard let entry = state.byVerkey.removeValue(forKey: verkey) else { return }
-        if state.verkeyOfConnection[entry.connectionId] == verkey { state.verkeyOfConnection[entry.connectionId] = nil }
+        guard let id = state.byVerkey.removeValue(forKey: verkey)?.connectionId else { return }
+        if state.verkeyOfConnection[id] == verkey { state.verkeyOfConnection[id] = nil }
     }
 }
 
@@ -238,5 +237,4 @@ final class MadeRecipients: Sendable {
             }
         }
     }
-
 }

@@ -7,7 +7,7 @@ import Foundation
 public struct TenantDirectory: Sendable {
     let pool: ConnectionPool
     /// Keys this process made with their connections (`inboundRecipient`).
-    var recentRecipients: RecentRecipients = .off
+    let recentRecipients: RecentRecipients
 
     init(pool: ConnectionPool, recentRecipients: RecentRecipients = .off) {
         self.pool = pool
