@@ -16,6 +16,8 @@ import Testing
         var connectionId: String
         var verkey: String
         var response: [UInt8]
+        /// The Response itself, signed by the inviter and naming `theirKey`.
+        var message: [UInt8]
         /// The invitation's key (the inviter's, which signed the Response).
         var inviter: Ed25519KeyPair
     }
@@ -32,8 +34,10 @@ import Testing
         let response = try DIDExchangeResponseTests.response(invitationId: invitationId, theirDid: theirDid, signedBy: inviter)
         return Accepted(
             connectionId: id, verkey: verkey, response: try DIDCommEnvelope.pack(response.serialized(), to: [verkey], from: theirKey),
-            inviter: inviter)
+            message: response.serialized(), inviter: inviter)
     }
+
+    struct Garbled: Error {}
 
     static func ping(to verkey: String, from key: Ed25519KeyPair) throws -> [UInt8] {
         let ping = #"{"@type":"https://didcomm.org/trust_ping/1.0/ping","@id":"\#(UUID().uuidString)","response_requested":false}"#
@@ -67,6 +71,17 @@ import Testing
                     // A's Response, to the key just made here: applied; the write takes the key away.
                     let aKey = Ed25519KeyPair.generate()
                     let aAccepted = try await Self.accept(a, invitationId: "inv-a", theirKey: aKey)
+                    #expect(recent.lookup(aAccepted.verkey)?.tenant == aID)
+                    // First, through the kept key: the inviter's signed Response replayed by a key
+                    // it does not name, and the real envelope with its ciphertext replaced. Both
+                    // refused (400) as without the cache: nothing stored, the key still kept.
+                    let replay = try DIDCommEnvelope.pack(aAccepted.message, to: [aAccepted.verkey], from: Ed25519KeyPair.generate())
+                    #expect(try await DIDCommEndpointTests.post(replay, to: server.didcommPort) == 400)
+                    guard case .object(var fields) = try JSONValue(parsing: aAccepted.response) else { throw Garbled() }
+                    fields["ciphertext"] = .string(Base64.encodeURL(Array(repeating: 7, count: 64)))
+                    #expect(try await DIDCommEndpointTests.post(JSONValue.object(fields).serialized(), to: server.didcommPort) == 400)
+                    #expect(try await Self.state(a, aAccepted.connectionId) == 2)
+                    #expect(try await ResponseCopiesTests.rows(server, tenant: aID, connection: aAccepted.connectionId).responses == [])
                     #expect(recent.lookup(aAccepted.verkey)?.tenant == aID)
                     #expect(try await DIDCommEndpointTests.post(aAccepted.response, to: server.didcommPort) == 202)
                     #expect(try await Self.state(a, aAccepted.connectionId) == 4)
