@@ -33,6 +33,9 @@ struct ConnectionsBench {
     /// Aerie's tenants are a backend's, which write the durable event log (schema/0033), rather
     /// than the operator's.
     var backendTenants = false
+    /// Aerie's accepts ask the inviter to answer on the Request's own HTTP response
+    /// (`returnRoute`, `~transport.return_route: all`) instead of POSTing the Response.
+    var returnRoute = false
     /// Turns each invitee takes per mode (see the type's comment).
     var rounds: Int = 5
     /// After each turn, before its CPU is read: the work a turn started and has not finished
@@ -64,7 +67,8 @@ struct ConnectionsBench {
                 let invitation = try await inviter.admin("POST", "/connections/create-invitation", body: [:])
                 let url = invitation["invitation_url"] ?? .null
                 let tenant = tenantClients[next.withLock { n in defer { n += 1 }; return n % tenantClients.count }]
-                let result = try await tenant.call("connections.accept", params: ["url": url, "wait": true])
+                let result = try await tenant.call(
+                    "connections.accept", params: ["url": url, "wait": true, "returnRoute": .bool(returnRoute)])
                 guard result["state"]?.intValue == 4 else { throw BenchFailure("Aerie ended in \(result.jsonString)") }
             }
             let acapyConnection: @Sendable () async throws -> Void = {
@@ -112,7 +116,8 @@ struct ConnectionsBench {
         lines.append(
             "  the two invitees took turns: \(rounds) turns each per mode, who goes first alternating"
                 + (tenants > 1 ? "; Aerie's connections went to \(tenants) tenants in turn" : "")
-                + (backendTenants ? "; Aerie's tenants are a backend's (their events logged)" : ""))
+                + (backendTenants ? "; Aerie's tenants are a backend's (their events logged)" : "")
+                + (returnRoute ? "; Aerie's accepts ask for the Response on the return route" : ""))
         lines.append("  invitee        mode           wall s   conn/s   CPU s   CPU ms/conn   (+ PostgreSQL CPU s)   DB round trips/conn")
         for run in runs {
             lines.append(

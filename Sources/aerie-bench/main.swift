@@ -26,7 +26,7 @@ let valueOptions: Set<String> = [
     "--posters", "--rate", "--reuses", "--rounds", "--seconds", "--sessions", "--tenants", "--warmup", "--warmup-connections",
     "--writers",
 ]
-let flagOptions: Set<String> = ["--analyze", "--backend-tenants", "--durable", "--no-metrics"]
+let flagOptions: Set<String> = ["--analyze", "--backend-tenants", "--durable", "--no-metrics", "--return-route"]
 
 let usage = """
     USAGE: aerie-bench <rpc|crypto|connections|messages|oob|hostile|events|scale|all> [options]
@@ -53,6 +53,8 @@ let usage = """
                --aerie-tenants N (1): Aerie's connections go to N tenants in turn (a hosted wallet's
                load; ACA-Py's invitee is one wallet either way). --backend-tenants: they are a
                backend's, which write the durable event log (the operator's do not).
+               --return-route: Aerie's accepts pass returnRoute (the inviter answers on the
+               Request's own HTTP response instead of POSTing the Response).
       messages messages.download of one tenant's 100 pending messages among --tenants N (10000) x
                --per-tenant M (100) seeded ones, --sessions N (10) for --seconds S (5), without and
                with an index on (tenant_id, status, received_at, uid) (the raw-line load also prints
@@ -127,7 +129,7 @@ if command == "connections" || command == "all" {
         count: Int(option("--count", default: 50)), concurrency: Int(option("--concurrency", default: 10)),
         warmup: Int(option("--warmup-connections", default: 0)), analyze: arguments.contains("--analyze"),
         tenants: max(1, Int(option("--aerie-tenants", default: 1))), backendTenants: arguments.contains("--backend-tenants"),
-        rounds: max(1, Int(option("--rounds", default: 5))))
+        returnRoute: arguments.contains("--return-route"), rounds: max(1, Int(option("--rounds", default: 5))))
     do {
         print(try await bench.run())
     } catch {
