@@ -227,7 +227,7 @@ struct ConnectParams: Decodable, Sendable, DocumentedParams {
     static let documentation = [
         ParamDoc("connectionId", "string", "the connection id"),
         ParamDoc("label", "string", required: false, "the label the inviter sees (default: the server's)"),
-        ParamDoc("returnRoute", "boolean", required: false, "ask the inviter to answer on the same HTTP response"),
+        .returnRoute,
     ]
     func id() throws -> UUID { try ConnectionIdParams(connectionId: connectionId).id() }
 }
@@ -289,9 +289,19 @@ struct AcceptParams: Decodable, Sendable, DocumentedParams {
     var label: String?
     var returnRoute: Bool?
     static let documentation = ParseInvitationParams.documentation + [
-        ParamDoc("returnRoute", "boolean", required: false, "ask the inviter to answer on the same HTTP response"),
+        .returnRoute,
         ParamDoc("wait", "boolean", required: false, "wait until the connection is accepted or failed"),
         ParamDoc("timeoutSeconds", "integer", required: false, "how long to wait, 1...120 (30); then timeout"),
         ParamDoc("label", "string", required: false, "the label the inviter sees"),
     ]
+}
+
+extension ParamDoc {
+    /// `returnRoute` of `connections.connect` and `connections.accept`. Off by default: a crash
+    /// between the HTTP response and the stored answer loses the answer, which the inviter does
+    /// not send again (docs/ARCHITECTURE.md, delivery).
+    static let returnRoute = ParamDoc(
+        "returnRoute", "boolean", required: false,
+        "ask the inviter to answer on the same HTTP response, for an endpoint it cannot reach (default false: a crash before that answer is stored loses it)"
+    )
 }
