@@ -113,7 +113,7 @@ import Testing
             // The inbound endpoint's lookup names the owner and reads that owner's key only.
             func owner(_ verkey: String) async throws -> InboundOwner? {
                 try await fixture.runtime.tenants.inboundRecipient(
-                    verkeys: [verkey], sealer: { id, _ in DataKey.generate().sealer(for: id) })
+                    verkeys: [verkey], recent: true, sealer: { id, _ in DataKey.generate().sealer(for: id) })
             }
             #expect(try await owner(aliceKey)?.tenant == aliceContext.tenantID)
             #expect(try await owner(aliceKey)?.recipient?.verkey == aliceKey)

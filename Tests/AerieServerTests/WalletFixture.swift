@@ -205,6 +205,6 @@ extension TenantDirectory {
     /// The tenant holding `verkey`, as the inbound endpoint finds it (its connection's sealed
     /// columns are not opened here: these keys have none).
     func owner(ofVerkey verkey: String) async throws -> InboundOwner? {
-        try await inboundRecipient(verkeys: [verkey], sealer: { id, _ in DataKey.generate().sealer(for: id) })
+        try await inboundRecipient(verkeys: [verkey], recent: true, sealer: { id, _ in DataKey.generate().sealer(for: id) })
     }
 }

@@ -73,19 +73,19 @@ import Testing
                 #expect(id == aID)
                 return TestKeys.sealer(id)
             }
-            let found = try #require(try await directory.inboundRecipient(verkeys: [unknown, Self.verkeyA, Self.verkeyB], sealer: sealer))
+            let found = try #require(try await directory.inboundRecipient(verkeys: [unknown, Self.verkeyA, Self.verkeyB], recent: true, sealer: sealer))
             #expect(found.tenant == aID)
             #expect(found.activeWrappedDataKey != nil)
             #expect(found.recipient?.verkey == Self.verkeyA && found.recipient?.sealedSecret == [1, 2, 3])
             #expect(found.recipient?.connection?.id == connectionA.id && found.recipient?.connection?.threadId == "a")
             #expect(asked.value.withLock { $0 } == 1)
             // The first key held by anyone names the tenant; its rows are the only ones read.
-            let ofB = try #require(try await directory.inboundRecipient(verkeys: [Self.verkeyB, Self.verkeyA], sealer: { id, _ in TestKeys.sealer(id) }))
+            let ofB = try #require(try await directory.inboundRecipient(verkeys: [Self.verkeyB, Self.verkeyA], recent: true, sealer: { id, _ in TestKeys.sealer(id) }))
             #expect(ofB.tenant == bID && ofB.recipient?.verkey == Self.verkeyB && ofB.recipient?.connection?.threadId == "b")
-            #expect(try await directory.inboundRecipient(verkeys: [unknown, "'; DROP TABLE aerie.tenant_keys; --"], sealer: sealer) == nil)
+            #expect(try await directory.inboundRecipient(verkeys: [unknown, "'; DROP TABLE aerie.tenant_keys; --"], recent: true, sealer: sealer) == nil)
             // A suspended tenant is named without its key, and nothing of it is read or opened.
             #expect(try await directory.setStatus(aID, .suspended))
-            let suspended = try #require(try await directory.inboundRecipient(verkeys: [Self.verkeyA], sealer: sealer))
+            let suspended = try #require(try await directory.inboundRecipient(verkeys: [Self.verkeyA], recent: true, sealer: sealer))
             #expect(suspended.tenant == aID && suspended.activeWrappedDataKey == nil && suspended.recipient == nil)
             #expect(asked.value.withLock { $0 } == 1)
         }

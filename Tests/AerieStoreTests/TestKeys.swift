@@ -33,6 +33,6 @@ extension AerieDatabase {
 extension TenantDirectory {
     /// The tenant holding `verkey`, as the inbound endpoint finds it.
     func owner(ofVerkey verkey: String) async throws -> TenantID? {
-        try await inboundRecipient(verkeys: [verkey], sealer: { id, _ in TestKeys.sealer(id) })?.tenant
+        try await inboundRecipient(verkeys: [verkey], recent: true, sealer: { id, _ in TestKeys.sealer(id) })?.tenant
     }
 }

@@ -129,11 +129,12 @@ public struct TenantDirectory: Sendable {
     /// unwraps the tenant's data key to open the connection's sealed columns (not called for a
     /// suspended tenant, whose rows are not returned).
     ///
-    /// Without a round trip when the first of `verkeys` is a key this process made with its
-    /// connection moments ago (`RecentRecipients`; `recent` false skips it): the answer is then
-    /// marked `fromRecentRecipients`, its connection as inserted.
+    /// Without a round trip when `recent` and the first of `verkeys` is a key this process made
+    /// with its connection moments ago (`RecentRecipients`): the answer is then marked
+    /// `fromRecentRecipients`, its connection as inserted, perhaps changed since. No default: a
+    /// caller asks for that answer knowingly.
     public func inboundRecipient(
-        verkeys: [String], recent: Bool = true, sealer: @escaping @Sendable (TenantID, [UInt8]) throws -> any ValueSealer
+        verkeys: [String], recent: Bool, sealer: @escaping @Sendable (TenantID, [UInt8]) throws -> any ValueSealer
     ) async throws -> InboundOwner? {
         guard let first = verkeys.first else { return nil }
         if recent, let made = recentRecipients.lookup(first) {
