@@ -29,6 +29,12 @@ public final class ACAPyAgent: @unchecked Sendable {
             }
         }
 
+        /// The wallet arguments for `store`: the version's own (`walletArguments`), or a sqlite
+        /// file under the agent's temporary HOME (ACA-Py's deployed form; what 1.7.0 always uses).
+        func walletArguments(_ store: WalletStore) -> [String] {
+            store == .file ? [] : walletArguments
+        }
+
         /// The environment variable that overrides the venv's `aca-py`.
         var environmentOverride: String {
             switch self {
@@ -36,6 +42,15 @@ public final class ACAPyAgent: @unchecked Sendable {
             case .v1_7_0: "AERIE_ACAPY_17"
             }
         }
+    }
+
+    /// Where an agent keeps its wallet.
+    public enum WalletStore: Sendable {
+        /// The version's own choice (`Version.walletArguments`): in memory for 1.2.7.
+        case versionDefault
+        /// A sqlite file under the agent's temporary HOME, removed by `stop()`: how a deployed
+        /// ACA-Py keeps it (askar's default store), for either version.
+        case file
     }
 
     /// `http://127.0.0.1:<admin port>`.
@@ -73,12 +88,13 @@ public final class ACAPyAgent: @unchecked Sendable {
 
     /// Starts an agent and waits (at most `readyTimeout`) until `/status/ready` says so.
     /// `extraArguments` are appended to its command line (e.g. `--auto-accept-invites` for an invitee).
-    /// Both versions take the same flags (askar wallet, no ledger). A port taken between
+    /// Both versions take the same flags (askar wallet, no ledger); `wallet` overrides where the
+    /// wallet is kept (`Version.walletArguments`). A port taken between
     /// `freePort()` and ACA-Py's bind (other tests start agents and servers at the same time) is
     /// retried with new ports, at most three times.
     public static func start(
         version: Version = .v1_2_7, label: String = "ACA-Py Inviter", extraArguments: [String] = [],
-        readyTimeout: Duration = .seconds(60)
+        wallet: WalletStore = .versionDefault, readyTimeout: Duration = .seconds(60)
     ) async throws -> ACAPyAgent {
         // Starting ACA-Py costs seconds of CPU; suites run in parallel on two cores, so at most
         // two start at once and each one's ready timeout counts from its own start.
@@ -88,7 +104,7 @@ public final class ACAPyAgent: @unchecked Sendable {
         while true {
             do {
                 return try await launch(
-                    version: version, label: label, extraArguments: extraArguments, readyTimeout: readyTimeout)
+                    version: version, label: label, extraArguments: extraArguments, wallet: wallet, readyTimeout: readyTimeout)
             } catch is PortTaken where attempt < 3 {
                 attempt += 1
             }
@@ -102,7 +118,7 @@ public final class ACAPyAgent: @unchecked Sendable {
     }
 
     private static func launch(
-        version: Version, label: String, extraArguments: [String], readyTimeout: Duration
+        version: Version, label: String, extraArguments: [String], wallet: WalletStore, readyTimeout: Duration
     ) async throws -> ACAPyAgent {
         let executable = try executable(version: version)
         let inbound = try freePort()
@@ -120,7 +136,7 @@ public final class ACAPyAgent: @unchecked Sendable {
             "--no-ledger", "--wallet-type", "askar", "--wallet-name", "w\(UInt32.random(in: 0...UInt32.max))",
             "--wallet-key", "aerie-test-key", "--auto-provision", "--auto-accept-requests", "--auto-ping-connection",
             "--label", label, "--log-level", "warning",
-        ] + version.walletArguments + extraArguments
+        ] + version.walletArguments(wallet) + extraArguments
         var environment = ProcessInfo.processInfo.environment
         environment["HOME"] = home.path
         environment["PYTHONUNBUFFERED"] = "1"

@@ -36,6 +36,9 @@ struct ConnectionsBench {
     /// Aerie's accepts ask the inviter to answer on the Request's own HTTP response
     /// (`returnRoute`, `~transport.return_route: all`) instead of POSTing the Response.
     var returnRoute = false
+    /// ACA-Py's invitee keeps its wallet in a sqlite file (its deployed form) instead of in memory
+    /// (`--wallet-test`, the anchor issue 16's figures were taken with).
+    var acapyWalletFile = false
     /// Turns each invitee takes per mode (see the type's comment).
     var rounds: Int = 5
     /// After each turn, before its CPU is read: the work a turn started and has not finished
@@ -55,7 +58,8 @@ struct ConnectionsBench {
 
     func run() async throws -> String {
         let inviter = try await ACAPyAgent.start(label: "Bench Inviter", extraArguments: ["--auto-respond-messages"])
-        let invitee = try await ACAPyAgent.start(label: "Bench Invitee", extraArguments: ["--auto-accept-invites"])
+        let invitee = try await ACAPyAgent.start(
+            label: "Bench Invitee", extraArguments: ["--auto-accept-invites"], wallet: acapyWalletFile ? .file : .versionDefault)
         let aerie = try await AerieProcess.start()
         var runs: [Run] = []
         do {
@@ -118,6 +122,10 @@ struct ConnectionsBench {
                 + (tenants > 1 ? "; Aerie's connections went to \(tenants) tenants in turn" : "")
                 + (backendTenants ? "; Aerie's tenants are a backend's (their events logged)" : "")
                 + (returnRoute ? "; Aerie's accepts ask for the Response on the return route" : ""))
+        lines.append(
+            acapyWalletFile
+                ? "  ACA-Py's invitee keeps its wallet in a sqlite file (its deployed form; --acapy-wallet-file)"
+                : "  ACA-Py's invitee keeps its wallet in memory (--wallet-test: the anchor issue 16's figures were taken with)")
         lines.append("  invitee        mode           wall s   conn/s   CPU s   CPU ms/conn   (+ PostgreSQL CPU s)   DB round trips/conn")
         for run in runs {
             lines.append(

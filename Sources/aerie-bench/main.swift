@@ -26,7 +26,9 @@ let valueOptions: Set<String> = [
     "--posters", "--rate", "--reuses", "--rounds", "--seconds", "--sessions", "--tenants", "--warmup", "--warmup-connections",
     "--writers",
 ]
-let flagOptions: Set<String> = ["--analyze", "--backend-tenants", "--durable", "--no-metrics", "--return-route"]
+let flagOptions: Set<String> = [
+    "--acapy-wallet-file", "--analyze", "--backend-tenants", "--durable", "--no-metrics", "--return-route",
+]
 
 let usage = """
     USAGE: aerie-bench <rpc|crypto|connections|messages|oob|hostile|events|scale|all> [options]
@@ -55,6 +57,8 @@ let usage = """
                backend's, which write the durable event log (the operator's do not).
                --return-route: Aerie's accepts pass returnRoute (the inviter answers on the
                Request's own HTTP response instead of POSTing the Response).
+               --acapy-wallet-file: ACA-Py's invitee keeps its wallet in a sqlite file, as a
+               deployed ACA-Py does, instead of in memory (--wallet-test, the default anchor).
       messages messages.download of one tenant's 100 pending messages among --tenants N (10000) x
                --per-tenant M (100) seeded ones, --sessions N (10) for --seconds S (5), without and
                with an index on (tenant_id, status, received_at, uid) (the raw-line load also prints
@@ -129,7 +133,8 @@ if command == "connections" || command == "all" {
         count: Int(option("--count", default: 50)), concurrency: Int(option("--concurrency", default: 10)),
         warmup: Int(option("--warmup-connections", default: 0)), analyze: arguments.contains("--analyze"),
         tenants: max(1, Int(option("--aerie-tenants", default: 1))), backendTenants: arguments.contains("--backend-tenants"),
-        returnRoute: arguments.contains("--return-route"), rounds: max(1, Int(option("--rounds", default: 5))))
+        returnRoute: arguments.contains("--return-route"), acapyWalletFile: arguments.contains("--acapy-wallet-file"),
+        rounds: max(1, Int(option("--rounds", default: 5))))
     do {
         print(try await bench.run())
     } catch {
