@@ -57,61 +57,85 @@ struct ConnectionsBench {
     }
 
     func run() async throws -> String {
-        let inviter = try await ACAPyAgent.start(label: "Bench Inviter", extraArguments: ["--auto-respond-messages"])
-        let invitee = try await ACAPyAgent.start(
-            label: "Bench Invitee", extraArguments: ["--auto-accept-invites"], wallet: acapyWalletFile ? .file : .versionDefault)
-        let aerie = try await AerieProcess.start()
-        var runs: [Run] = []
-        do {
-            var clients: [AerieClient] = []
-            for _ in 0..<max(1, tenants) { clients.append(try await aerie.tenantClient(backend: backendTenants).0) }
-            let tenantClients = clients
-            let next = Mutex(0)
-            let aerieConnection: @Sendable () async throws -> Void = {
-                let invitation = try await inviter.admin("POST", "/connections/create-invitation", body: [:])
-                let url = invitation["invitation_url"] ?? .null
-                let tenant = tenantClients[next.withLock { n in defer { n += 1 }; return n % tenantClients.count }]
-                let result = try await tenant.call(
-                    "connections.accept", params: ["url": url, "wait": true, "returnRoute": .bool(returnRoute)])
-                guard result["state"]?.intValue == 4 else { throw BenchFailure("Aerie ended in \(result.jsonString)") }
-            }
-            let acapyConnection: @Sendable () async throws -> Void = {
-                let invitation = try await inviter.admin("POST", "/connections/create-invitation", body: [:])
-                let received = try await invitee.admin(
-                    "POST", "/connections/receive-invitation?auto_accept=true", body: invitation["invitation"] ?? .null)
-                guard let id = received["connection_id"]?.stringValue else { throw BenchFailure("no connection_id") }
-                _ = try await invitee.waitForConnection(id, states: ["response", "active", "completed"])
-            }
-            if warmup > 0 {
-                try await Self.launch(warmup, width: concurrency, aerieConnection)
-                try await Self.launch(warmup, width: concurrency, acapyConnection)
-            }
-            if analyze { try await aerie.analyze() }
-            for (mode, width) in [("sequential", 1), ("\(concurrency) at a time", concurrency)] {
-                var aerieRun = Run(invitee: "Aerie", mode: mode)
-                var acapyRun = Run(invitee: "ACA-Py 1.2.7", mode: mode)
-                for (round, share) in Self.shares(of: count, in: rounds).enumerated() {
-                    for aerieTurn in round.isMultiple(of: 2) ? [true, false] : [false, true] {
-                        if aerieTurn {
-                            try await measure(share, width: width, pid: aerie.pid, aerie: aerie, into: &aerieRun, aerieConnection)
-                        } else {
-                            try await measure(share, width: width, pid: invitee.processIdentifier, into: &acapyRun, acapyConnection)
-                        }
-                    }
+        // Each process is stopped whatever fails after its start (the next one's start included):
+        // the agents are not killed with this process when it exits.
+        let runs = try await Self.stopping(
+            try await ACAPyAgent.start(label: "Bench Inviter", extraArguments: ["--auto-respond-messages"]), stop: { await $0.stop() }
+        ) { inviter in
+            try await Self.stopping(
+                try await ACAPyAgent.start(
+                    label: "Bench Invitee", extraArguments: ["--auto-accept-invites"], wallet: acapyWalletFile ? .file : .versionDefault),
+                stop: { await $0.stop() }
+            ) { invitee in
+                try await Self.stopping(try await AerieProcess.start(), stop: { await $0.stop() }) { aerie in
+                    try await measureAll(inviter: inviter, invitee: invitee, aerie: aerie)
                 }
-                runs += [aerieRun, acapyRun]
             }
-            for client in tenantClients { await client.close() }
+        }
+        return report(runs)
+    }
+
+    /// `body` with `resource`, stopped after it whether `body` returned or threw.
+    private static func stopping<Resource, T>(
+        _ resource: Resource, stop: (Resource) async -> Void, _ body: (Resource) async throws -> T
+    ) async throws -> T {
+        let value: T
+        do {
+            value = try await body(resource)
         } catch {
-            await aerie.stop()
-            await invitee.stop()
-            await inviter.stop()
+            await stop(resource)
             throw error
         }
-        await aerie.stop()
-        await invitee.stop()
-        await inviter.stop()
+        await stop(resource)
+        return value
+    }
 
+    /// Both invitees' turns, sequentially and `concurrency` at a time.
+    private func measureAll(inviter: ACAPyAgent, invitee: ACAPyAgent, aerie: AerieProcess) async throws -> [Run] {
+        var runs: [Run] = []
+        var clients: [AerieClient] = []
+        for _ in 0..<max(1, tenants) { clients.append(try await aerie.tenantClient(backend: backendTenants).0) }
+        let tenantClients = clients
+        let next = Mutex(0)
+        let aerieConnection: @Sendable () async throws -> Void = {
+            let invitation = try await inviter.admin("POST", "/connections/create-invitation", body: [:])
+            let url = invitation["invitation_url"] ?? .null
+            let tenant = tenantClients[next.withLock { n in defer { n += 1 }; return n % tenantClients.count }]
+            let result = try await tenant.call(
+                "connections.accept", params: ["url": url, "wait": true, "returnRoute": .bool(returnRoute)])
+            guard result["state"]?.intValue == 4 else { throw BenchFailure("Aerie ended in \(result.jsonString)") }
+        }
+        let acapyConnection: @Sendable () async throws -> Void = {
+            let invitation = try await inviter.admin("POST", "/connections/create-invitation", body: [:])
+            let received = try await invitee.admin(
+                "POST", "/connections/receive-invitation?auto_accept=true", body: invitation["invitation"] ?? .null)
+            guard let id = received["connection_id"]?.stringValue else { throw BenchFailure("no connection_id") }
+            _ = try await invitee.waitForConnection(id, states: ["response", "active", "completed"])
+        }
+        if warmup > 0 {
+            try await Self.launch(warmup, width: concurrency, aerieConnection)
+            try await Self.launch(warmup, width: concurrency, acapyConnection)
+        }
+        if analyze { try await aerie.analyze() }
+        for (mode, width) in [("sequential", 1), ("\(concurrency) at a time", concurrency)] {
+            var aerieRun = Run(invitee: "Aerie", mode: mode)
+            var acapyRun = Run(invitee: "ACA-Py 1.2.7", mode: mode)
+            for (round, share) in Self.shares(of: count, in: rounds).enumerated() {
+                for aerieTurn in round.isMultiple(of: 2) ? [true, false] : [false, true] {
+                    if aerieTurn {
+                        try await measure(share, width: width, pid: aerie.pid, aerie: aerie, into: &aerieRun, aerieConnection)
+                    } else {
+                        try await measure(share, width: width, pid: invitee.processIdentifier, into: &acapyRun, acapyConnection)
+                    }
+                }
+            }
+            runs += [aerieRun, acapyRun]
+        }
+        for client in tenantClients { await client.close() }
+        return runs
+    }
+
+    private func report(_ runs: [Run]) -> String {
         var lines = ["connections: \(count) connections per run accepted from one ACA-Py 1.2.7 inviter (RFC 0160)"]
         lines.append(
             TestPostgres.usesServerDefaults
