@@ -39,7 +39,8 @@ public struct EmbeddedPostgres: Sendable {
     public var logger: Logger
 
     public static let port = 5432
-    /// What an operator must keep for acknowledged commits to survive a crash (README, Durability).
+    /// What an operator must keep for acknowledged commits to survive a crash (docs/OPERATIONS.md,
+    /// "Restarts and durability").
     public static let durabilitySettings: [(String, String)] = [
         ("fsync", "on"), ("synchronous_commit", "on"), ("full_page_writes", "on"),
     ]
