@@ -137,6 +137,7 @@ public enum InvitationParser {
             try service(entry, field: "\(servicesKey)[\(index)]")
         }
         let usable = services.first(where: \.isUsable)
+        if usable == nil { try checkResolvable(services, field: servicesKey) }
         let publicDid = services.first { $0.did != nil && !$0.isUsable }?.did
 
         return Invitation(
@@ -153,11 +154,13 @@ public enum InvitationParser {
             json: json)
     }
 
-    /// One `services` entry: an inline object, or a DID (did:peer:2 read here, others kept).
+    /// One `services` entry: an inline object, or a DID (did:peer:2 and did:peer:4 in its long
+    /// form read here, others kept for `checkResolvable` or a resolver).
     private static func service(_ entry: JSONValue, field: String) throws -> Invitation.Service {
         if case .string(let did) = entry {
             try StringLimit.did.check(did, field: field)
             try checkDID(did, field: field)
+            if PeerDID4.isLongForm(did) { return try peerDID4Service(did, field: field) }
             guard did.hasPrefix("did:peer:2.") else { return Invitation.Service(did: did) }
             do {
                 let peer = try PeerDID2(did)
@@ -197,6 +200,45 @@ public enum InvitationParser {
         return Invitation.Service(
             id: try fields.string("id", limit: .id), type: try fields.string("type", limit: .name),
             serviceEndpoint: endpoint, recipientKeys: recipientKeys, routingKeys: try keys(fields, "routingKeys"))
+    }
+
+    /// A did:peer:4 service entry, resolved from the document its long form carries (the same
+    /// resolution a didexchange Request's DID gets).
+    private static func peerDID4Service(_ did: String, field: String) throws -> Invitation.Service {
+        let peer: ConnectionMessages.PeerConnection
+        do {
+            peer = try DIDExchangeMessages.resolve(did: did)
+        } catch let error as AerieError {
+            throw AerieError(
+                .invalidInvitation, "\(field) is not a usable did:peer:4: \(error.message)", field: field,
+                details: String(reflecting: error))
+        } catch {
+            throw AerieError(
+                .invalidInvitation, "\(field) is not a usable did:peer:4", field: field, details: String(reflecting: error))
+        }
+        try checkEndpoint(peer.endpoint, field: field)
+        return Invitation.Service(
+            did: did, type: "did-communication", serviceEndpoint: peer.endpoint,
+            recipientKeys: [peer.verkey], routingKeys: peer.routingKeys)
+    }
+
+    /// With no usable service, a peer DID this server cannot resolve is refused by name rather
+    /// than read as a public DID (which has no endpoint either).
+    private static func checkResolvable(_ services: [Invitation.Service], field: String) throws {
+        for (index, service) in services.enumerated() {
+            guard let did = service.did else { continue }
+            let entry = "\(field)[\(index)]"
+            if did.hasPrefix("did:peer:4") {
+                throw unsupported(
+                    "\(entry) is a did:peer:4 in its short form, which cannot be resolved without its document (the long form)",
+                    field: entry)
+            }
+            if did.hasPrefix("did:peer:") && !did.hasPrefix("did:peer:2.") {
+                throw unsupported(
+                    "\(entry) is a \(did.prefix(10)) DID, which needs a resolver this server does not have (did:peer:2 and the long form of did:peer:4 are read)",
+                    field: entry)
+            }
+        }
     }
 
     // MARK: - Evernym proprietary
