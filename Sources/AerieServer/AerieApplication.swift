@@ -105,6 +105,8 @@ public enum AerieApplication {
             let tenantDirectory = database.tenants
             // Filled from the router once the plugins that present the event kinds are installed.
             let presenters = EventPresenters()
+            // Likewise: what discover-features discloses.
+            let servedProtocols = ServedProtocols()
             let webhookDelivery = WebhookDelivery(
                 webhooks: database.webhooks,
                 http: HTTPDelivery(
@@ -146,13 +148,14 @@ public enum AerieApplication {
                 selected,
                 services: PluginRegistry.Services(
                     fetcher: resolver, endpoint: { endpoint.value }, events: events,
-                    outOfBandTimeout: configuration.outOfBandTimeout))
+                    outOfBandTimeout: configuration.outOfBandTimeout, protocols: servedProtocols))
             for plugin in plugins {
                 try router.install(plugin)
                 logger.info("plugin enabled", metadata: ["plugin": "\(type(of: plugin).name)"])
             }
             for plugin in extraPlugins { try router.install(plugin) }
             presenters.install(router)
+            servedProtocols.install(router)
 
             let rpcServer = RPCServer(
                 configuration: configuration.rpc, router: router, authenticator: authenticator,

@@ -2,6 +2,7 @@ import AerieCore
 import AerieStore
 import ConnectionsPlugin
 import DeletePlugin
+import DiscoverFeaturesPlugin
 import MessagesPlugin
 import OutOfBandPlugin
 
@@ -19,6 +20,8 @@ struct PluginRegistry: Sendable {
         /// Push subscriptions for tenant sessions.
         let events: any EventSubscriptions
         let outOfBandTimeout: Duration
+        /// The protocols the enabled plugins serve, filled once the router is built.
+        let protocols: ServedProtocols
     }
 
     /// The plugins built so far, for a factory that builds on one of them.
@@ -67,6 +70,10 @@ struct PluginRegistry: Sendable {
             DeletePlugin(handshakes: try built.connections(for: DeletePlugin.name))
         },
         Entry(MessagesPlugin.self) { services, _ in MessagesPlugin(events: services.events) },
+        Entry(DiscoverFeaturesPlugin.self, requires: [ConnectionsPlugin.name]) { services, built in
+            DiscoverFeaturesPlugin(
+                handshakes: try built.connections(for: DiscoverFeaturesPlugin.name), protocols: services.protocols)
+        },
     ])
 
     let entries: [Entry]
