@@ -91,6 +91,61 @@ import Testing
         }
     }
 
+    /// Only the connection's peer is answered, once per query; a stranger's query is refused at
+    /// the endpoint, a peer's oversized one is kept with its error and gets no answer, and the
+    /// legacy `did:sov:...;spec/` prefix is answered like the other.
+    @Test func onlyThePeerIsAnsweredOnceAndBadQueriesGetNoAnswer() async throws {
+        let inbox = try await PeerInbox()
+        defer { Task { await inbox.stop() } }
+        try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+            let (alice, _) = try await server.tenantClient(label: "alice")
+            defer { Task { await alice.close() } }
+            let peer = try await TestPeer.connect(alice, endpoint: inbox.url, key: inbox.key)
+            let port = server.didcommPort
+            let disclosed = { (thread: String) in
+                inbox.received.filter { $0.message["~thread"]?["thid"] == .string(thread) }
+            }
+
+            let stranger: JSONValue = ["@type": "https://didcomm.org/discover-features/1.0/query", "@id": "q-stranger", "query": "*"]
+            #expect(try await DIDCommEndpointTests.post(try peer.forge(stranger, from: .generate()), to: port) == 400)
+            #expect(try await DIDCommEndpointTests.post(try peer.forge(stranger, from: nil), to: port) == 400)
+
+            let tooMany: JSONValue = [
+                "@type": "https://didcomm.org/discover-features/2.0/queries", "@id": "q-many",
+                "queries": .array(Array(repeating: ["feature-type": "protocol", "match": "*"], count: 17)),
+            ]
+            #expect(try await DIDCommEndpointTests.post(try peer.pack(tooMany), to: port) == 202)
+            let tooLong: JSONValue = [
+                "@type": "https://didcomm.org/discover-features/1.0/query", "@id": "q-long",
+                "query": .string(String(repeating: "*", count: 100_000)),
+            ]
+            #expect(try await DIDCommEndpointTests.post(try peer.pack(tooLong), to: port) == 202)
+
+            let legacy: JSONValue = [
+                "@type": "did:sov:BzCbsNYhMrjHiqZDTUASHg;spec/discover-features/1.0/query", "@id": "q-legacy",
+                "query": "did:sov:BzCbsNYhMrjHiqZDTUASHg;spec/trust_ping/*",
+            ]
+            let envelope = try peer.pack(legacy)
+            #expect(try await DIDCommEndpointTests.post(envelope, to: port) == 202)
+            #expect(try await DIDCommEndpointTests.post(envelope, to: port) == 202)
+            let answer = try #require(try await inbox.wait { $0["~thread"]?["thid"] == "q-legacy" }, "no disclose")
+            #expect(answer.message["@type"] == "https://didcomm.org/discover-features/1.0/disclose")
+            #expect(answer.message["protocols"] == [["pid": "https://didcomm.org/trust_ping/1.0"]])
+            #expect(answer.senderVerkey == peer.pwVerkey)
+
+            // A last, good query answered proves the earlier ones had their turn.
+            let last: JSONValue = [
+                "@type": "https://didcomm.org/discover-features/2.0/queries", "@id": "q-last",
+                "queries": [["feature-type": "goal-code", "match": "*"]],
+            ]
+            #expect(try await DIDCommEndpointTests.post(try peer.pack(last), to: port) == 202)
+            let lastAnswer = try #require(try await inbox.wait { $0["~thread"]?["thid"] == "q-last" }, "no disclosures")
+            #expect(lastAnswer.message["disclosures"] == [])
+            #expect(disclosed("q-legacy").count == 1, "a replayed query is answered once")
+            for thread in ["q-stranger", "q-many", "q-long"] { #expect(disclosed(thread).isEmpty, "\(thread)") }
+        }
+    }
+
     // MARK: - ACA-Py
 
     @Test(arguments: ACAPyAgent.Version.allCases)
