@@ -163,11 +163,43 @@ import Testing
         await agent.stop()
     }
 
-    /// ACA-Py's invitation names its service as a did:peer:4 (long form): Aerie resolves it and
-    /// connects; then each side asks the other in both versions.
-    static func discover(_ server: LiveServer, _ agent: ACAPyAgent) async throws {
-        let (alice, _) = try await server.tenantClient(label: "alice")
-        defer { Task { await alice.close() } }
+    /// ACA-Py's out-of-band invitation names its service as a did:peer:4 (long form, what it
+    /// writes with `use_did_method: did:peer:4`): Aerie resolves it, connects, and the connection
+    /// carries pings both ways.
+    @Test(arguments: ACAPyAgent.Version.allCases)
+    func acapyDIDPeer4InvitationConnects(version: ACAPyAgent.Version) async throws {
+        let agent = try await ACAPyAgent.start(version: version)
+        do {
+            try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+                let (alice, _) = try await server.tenantClient(label: "alice")
+                defer { Task { await alice.close() } }
+                let (connectionId, acapyConnection) = try await Self.connectThroughDIDPeer4Invitation(alice, agent)
+                let pinged = try await alice.call(
+                    "connections.ping", params: ["connectionId": .string(connectionId), "timeoutSeconds": 20])
+                #expect(pinged["responseUid"]?.stringValue != nil, "\(pinged)")
+                _ = try await agent.admin("POST", "/connections/\(acapyConnection)/send-ping", body: ["comment": "to Aerie"])
+                var answered = false
+                for _ in 0..<100 where !answered {
+                    let download = try await alice.call("messages.download")
+                    answered = SendMessagesTests.messages(download).values.contains {
+                        $0["type"] == "trustPing" && ($0["decryptedPayload"]?.stringValue ?? "").contains("to Aerie")
+                    }
+                    if !answered { try await Task.sleep(for: .milliseconds(100)) }
+                }
+                #expect(answered, "ACA-Py's ping never reached Aerie")
+            }
+        } catch {
+            print("ACA-Py \(version.rawValue) log:\n\(agent.log().suffix(4000))")
+            await agent.stop()
+            throw error
+        }
+        await agent.stop()
+    }
+
+    /// Accepts ACA-Py's did:peer:4 invitation in `alice`'s tenant: (Aerie's, ACA-Py's) connection ids.
+    static func connectThroughDIDPeer4Invitation(_ alice: AerieClient, _ agent: ACAPyAgent) async throws
+        -> (aerie: String, acapy: String)
+    {
         let created = try await agent.admin(
             "POST", "/out-of-band/create-invitation",
             body: [
@@ -183,7 +215,14 @@ import Testing
         let connectionId = try #require(accepted["connectionId"]?.stringValue)
         let theirs = try await ACAPyDIDExchangeTests.completedConnection(
             agent, invitationId: try #require(invitation["@id"]?.stringValue))
-        let acapyConnection = try #require(theirs["connection_id"]?.stringValue)
+        return (connectionId, try #require(theirs["connection_id"]?.stringValue))
+    }
+
+    /// Each side asks the other, in both versions, on a connection from a did:peer:4 invitation.
+    static func discover(_ server: LiveServer, _ agent: ACAPyAgent) async throws {
+        let (alice, _) = try await server.tenantClient(label: "alice")
+        defer { Task { await alice.close() } }
+        let (connectionId, acapyConnection) = try await connectThroughDIDPeer4Invitation(alice, agent)
 
         // ACA-Py asks Aerie: 1.0 and 2.0 through its admin API, answered from Aerie's plugins.
         _ = try await agent.admin("GET", "/discover-features/query?connection_id=\(acapyConnection)&query=*")
