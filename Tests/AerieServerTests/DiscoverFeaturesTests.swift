@@ -146,6 +146,34 @@ import Testing
         }
     }
 
+    /// Our query reaches the peer as written (2.0: protocols and goal codes); a peer that never
+    /// answers ends the call with `timeout`, and an answer threaded to another query wakes nothing.
+    @Test func anUnansweredQueryTimesOut() async throws {
+        let inbox = try await PeerInbox()
+        defer { Task { await inbox.stop() } }
+        try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+            let (alice, _) = try await server.tenantClient(label: "alice")
+            defer { Task { await alice.close() } }
+            let peer = try await TestPeer.connect(alice, endpoint: inbox.url, key: inbox.key)
+            let unrelated: JSONValue = [
+                "@type": "https://didcomm.org/discover-features/2.0/disclosures", "@id": "d-1", "~thread": ["thid": "someone-else"],
+                "disclosures": [["feature-type": "protocol", "id": "https://didcomm.org/fake/1.0"]],
+            ]
+            #expect(try await DIDCommEndpointTests.post(try peer.pack(unrelated), to: server.didcommPort) == 202)
+            let error = await #expect(throws: AerieClientError.self) {
+                _ = try await alice.call(
+                    "connections.discoverFeatures",
+                    params: ["connectionId": .string(peer.connectionId), "query": "https://didcomm.org/*", "timeoutSeconds": 1])
+            }
+            #expect(error?.data?["code"] == "timeout", "\(String(describing: error))")
+            let query = try #require(try await inbox.wait { $0["@type"] == "https://didcomm.org/discover-features/2.0/queries" })
+            #expect(query.message["queries"] == [
+                ["feature-type": "protocol", "match": "https://didcomm.org/*"], ["feature-type": "goal-code", "match": "https://didcomm.org/*"],
+            ])
+            #expect(query.senderVerkey == peer.pwVerkey)
+        }
+    }
+
     // MARK: - ACA-Py
 
     @Test(arguments: ACAPyAgent.Version.allCases)
