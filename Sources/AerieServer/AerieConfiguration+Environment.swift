@@ -46,7 +46,7 @@ extension AerieConfiguration {
               shownDefault: { $0.home.relativePath.hasPrefix("/") ? $0.home.relativePath : "./\($0.home.relativePath)" }) {
                 text, config in config.home = URL(fileURLWithPath: text)
             },
-            V("AERIE_DATABASE_URL", "runtime-role libpq conninfo/URL; unset = embedded PostgreSQL under AERIE_HOME/pg", shown: nil) {
+            V("AERIE_DATABASE_URL", "runtime-role libpq conninfo/URL; unset = embedded PostgreSQL of AERIE_HOME", shown: nil) {
                 text, config in config.databaseURL = text
             },
             V("AERIE_OWNER_DATABASE_URL", "owner-role conninfo used for migrations", shown: "AERIE_DATABASE_URL") {

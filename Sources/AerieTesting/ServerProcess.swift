@@ -17,7 +17,7 @@ public final class ServerProcess: @unchecked Sendable {
     public let didcommPort: Int
     /// The operator endpoint (`AERIE_METRICS_LISTEN`: /metrics, /healthz, /readyz).
     public let metricsPort: Int
-    /// The database, or nil for the embedded default (its cluster under `home/pg`).
+    /// The database, or nil for the embedded default (`EmbeddedPostgres.clusterDirectory(forHome:)`).
     public let database: TestDatabase?
     private var environment: [String: String]
     private var process: Process?
