@@ -141,6 +141,13 @@ public struct ConnectionService: Sendable {
                 return connected
             }
         } catch where MatchingConnection.exists(error) {
+            // The match may be this very record: a run whose answer was lost with its connection
+            // runs again (`rerunnableTransaction`), and its check finds what the first run
+            // committed. The record's id is new, so finding it means this call created it.
+            if let own = try await tenant.database.read({ try $0.connections.get(record.id) }) {
+                committed(own, tenant: tenant)
+                return (own, false)
+            }
             // Committed before the check ran, so the read finds it (unless deleted since).
             guard let existing = try await findExisting(keys, tenant: tenant) else { throw error }
             return (existing.record, true)
