@@ -16,12 +16,18 @@ import Testing
     /// Sync reached PostgreSQL: the body committed, the answer is lost, the body runs again.
     /// Everything else goes to the real database unchanged.
     struct AnswerLostDatabase: TenantDatabase {
-        let base: any TenantDatabase
-        let reruns: Mutex<Int>
+        /// How many transactions still lose their answer; shared with the sealed copy.
+        final class Reruns: Sendable {
+            let left: Mutex<Int>
+            init(_ count: Int) { left = Mutex(count) }
+        }
 
-        init(_ base: any TenantDatabase, reruns: Int = 1) {
+        let base: any TenantDatabase
+        let reruns: Reruns
+
+        init(_ base: any TenantDatabase, reruns: Reruns = Reruns(1)) {
             self.base = base
-            self.reruns = Mutex(reruns)
+            self.reruns = reruns
         }
 
         var tenantID: TenantID { base.tenantID }
@@ -31,7 +37,7 @@ import Testing
         }
 
         func rerunnableTransaction<T: Sendable>(_ body: @escaping @Sendable (any TenantTransaction) throws -> T) async throws -> T {
-            let lose = reruns.withLock { left in
+            let lose = reruns.left.withLock { left in
                 defer { left = max(0, left - 1) }
                 return left > 0
             }
@@ -44,7 +50,7 @@ import Testing
         }
 
         func sealing(with keyring: any TenantKeyring) -> any TenantDatabase {
-            AnswerLostDatabase(base.sealing(with: keyring), reruns: reruns.withLock { $0 })
+            AnswerLostDatabase(base.sealing(with: keyring), reruns: reruns)
         }
 
         func connectionView(_ id: UUID) async throws -> JSONText? { try await base.connectionView(id) }
