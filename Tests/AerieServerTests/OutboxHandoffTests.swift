@@ -8,7 +8,7 @@ import Testing
 /// which need a scan, when the lease is offered, and the order and limits rows start in. The
 /// store's side (rows handed over only once committed, leased until then) is
 /// `InboundPathStoreTests`; the crash and restart cases are `CrashSafetyTests`.
-@Suite struct OutboxHandoffTests {
+@Suite(.timeLimit(.minutes(10))) struct OutboxHandoffTests {
     let tenant = TenantID(UUID().uuidString.lowercased())!
     let lease = OutboxLease(instance: "server-1", seconds: 120)
 
@@ -100,7 +100,7 @@ import Testing
 }
 
 /// The inbound pipeline's reading of an opened message, without I/O (`InboundProcessor.read`).
-@Suite struct InboundReadingTests {
+@Suite(.timeLimit(.minutes(10))) struct InboundReadingTests {
     static let response = "https://didcomm.org/connections/1.0/response"
 
     func router() throws -> MethodRouter {

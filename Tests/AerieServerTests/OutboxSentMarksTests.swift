@@ -10,7 +10,7 @@ import Testing
 
 /// The delivery service's batches of marks (`OutboxSentMarks`): gathered for a window, then
 /// written together; written at once when the service finishes. Two tenants.
-@Suite struct OutboxSentMarksTests {
+@Suite(.timeLimit(.minutes(10))) struct OutboxSentMarksTests {
     @Test func marksWaitForTheWindowThenGoTogetherAndFinishWritesTheRestAtOnce() async throws {
         try await TestPostgres.shared.withFreshRuntime(maxConnections: 2) { _, runtime in
             var tenants: [TenantID] = []

@@ -67,7 +67,9 @@ import Testing
         }
     }
 
-    /// `pg_dump` of the test database, when the client is installed next to the server binaries.
+    /// `pg_dump` of the test database. A scan that cannot run fails: no pg_dump, a dump that
+    /// fails, or one still running after two minutes (it is ended) throws, never skips. (Never
+    /// nil; optional for its callers' `if let`.)
     static func pgDump(_ conninfo: String) throws -> String? {
         var candidates = ProcessInfo.processInfo.environment["AERIE_PG_BIN"].map { [$0] } ?? []
         let root = "/usr/lib/postgresql"
@@ -75,7 +77,7 @@ import Testing
             .map { "\(root)/\($0)/bin" }
         candidates += ["/usr/bin", "/usr/local/bin"]
         guard let tool = candidates.map({ "\($0)/pg_dump" }).first(where: FileManager.default.isExecutableFile) else {
-            return nil
+            throw DumpFailure(description: "pg_dump not found in \(candidates) (install postgresql-client or set AERIE_PG_BIN)")
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: tool)
@@ -84,13 +86,22 @@ import Testing
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
         try process.run()
+        // Bounded: a dump that hangs is ended, which closes the pipe the read below waits on.
+        let limit = DispatchWorkItem { if process.isRunning { process.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 120, execute: limit)
         let data = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            Issue.record("pg_dump exited with \(process.terminationStatus)")
-            return nil
+        limit.cancel()
+        guard process.terminationReason == .exit, process.terminationStatus == 0 else {
+            throw DumpFailure(
+                description: "pg_dump ended with \(process.terminationReason == .exit ? "status" : "signal") "
+                    + "\(process.terminationStatus) (ended after 120 s if signal 15)")
         }
         return String(decoding: data, as: UTF8.self)
+    }
+
+    struct DumpFailure: Error, CustomStringConvertible {
+        let description: String
     }
 
     static func expectNoSecrets(

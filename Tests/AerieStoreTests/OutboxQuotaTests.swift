@@ -8,7 +8,7 @@ import Testing
 /// The outbox quota checked by the insert itself (schema/0034): a row is queued only while fewer
 /// of its tenant's rows are pending than `AERIE_OUTBOX_MAX_PENDING`; the one past it fails the
 /// whole transaction with `quota_exceeded`. Two tenants, each with its own count.
-@Suite struct OutboxQuotaTests {
+@Suite(.timeLimit(.minutes(10))) struct OutboxQuotaTests {
     /// A runtime pool whose sessions carry an outbox limit of `limit`.
     static func withLimit(
         _ limit: Int, _ fixture: StoreFixture, connections: Int = 1, _ body: (AerieDatabase) async throws -> Void
