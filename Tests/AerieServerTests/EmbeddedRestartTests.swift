@@ -101,7 +101,7 @@ import Glibc
     @Test func killedServerComesBackOnItsEmbeddedDatabase() async throws {
         // Short: the cluster's Unix socket path must stay under 108 bytes.
         let home = URL(fileURLWithPath: "/tmp/aerie-rs-\(UUID().uuidString.prefix(8))")
-        let data = home.appendingPathComponent("pg/data")
+        let data = EmbeddedPostgres.clusterDirectory(forHome: home).appendingPathComponent("data")
         defer {
             try? FileManager.default.removeItem(at: home)
             for log in (try? FileManager.default.contentsOfDirectory(atPath: "/tmp")) ?? [] where log.hasPrefix(home.lastPathComponent + "-") {
