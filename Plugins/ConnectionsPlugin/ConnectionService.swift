@@ -28,6 +28,10 @@ public struct ConnectionService: Sendable {
     /// stored (`URLFetcher.checkDestination`).
     public var destinations: any URLFetcher
 
+    /// The tenant's connections waiting for their peer's first answer (`responded`) past which a
+    /// stranger's Request is refused (`AERIE_PENDING_CONNECTIONS_MAX`).
+    public var pendingConnectionsMax = 100
+
     public init(endpoint: @escaping @Sendable () -> String, defaultLabel: String = "Aerie", destinations: any URLFetcher) {
         self.endpoint = endpoint
         self.defaultLabel = defaultLabel
@@ -541,9 +545,18 @@ public struct ConnectionService: Sendable {
     /// (`TenantDatabase.connectionView`: this server's writes show at once, other servers'
     /// within their NOTIFY's latency). For answers only; decisions read the row in their
     /// transaction.
-    func view(_ id: UUID, tenant: TenantContext) async throws -> JSONText {
+    /// `connections.get`: the connection's view; an open invitation of ours adds its limits,
+    /// uses and refusals (`InvitationUses`).
+    func view(_ id: UUID, tenant: TenantContext) async throws -> JSONValue {
         guard let view = try await tenant.database.connectionView(id) else { throw Self.notFound(id) }
-        return view
+        let value = try view.value
+        guard value["role"]?.stringValue == ConnectionRecord.Role.inviter.rawValue,
+            value["stateName"]?.stringValue == ConnectionRecord.State.initialized.rawValue,
+            case .object(var fields) = value
+        else { return value }
+        let uses = try await tenant.database.read { try InvitationUseStore($0).get(id).limits } ?? InvitationUses()
+        if case .object(let added) = uses.json { fields.merge(added) { _, new in new } }
+        return .object(fields)
     }
 
     private static func notFound(_ id: UUID) -> AerieError {

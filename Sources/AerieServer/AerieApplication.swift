@@ -146,7 +146,7 @@ public enum AerieApplication {
                 selected,
                 services: PluginRegistry.Services(
                     fetcher: resolver, endpoint: { endpoint.value }, events: events,
-                    outOfBandTimeout: configuration.outOfBandTimeout))
+                    outOfBandTimeout: configuration.outOfBandTimeout, pendingConnectionsMax: configuration.pendingConnectionsMax))
             for plugin in plugins {
                 try router.install(plugin)
                 logger.info("plugin enabled", metadata: ["plugin": "\(type(of: plugin).name)"])
@@ -163,7 +163,7 @@ public enum AerieApplication {
             let inbound = InboundProcessor(
                 database: database, contexts: contexts, router: router, logger: logger,
                 maxHandlingAttempts: configuration.inboundHandlingMaxAttempts, handlingBackoff: configuration.inboundHandlingBackoff,
-                parsing: parsing)
+                parsing: parsing, requestRates: RequestRateLimits(configuration.requestRates))
             let didcommServer = HTTPListener(
                 configuration: HTTPListener.Configuration(
                     host: configuration.didcommHost, port: configuration.didcommPort, limits: configuration.didcommLimits),

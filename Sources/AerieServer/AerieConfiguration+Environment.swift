@@ -63,6 +63,12 @@ extension AerieConfiguration {
                      "bytes one tenant's mailbox holds, as stored, 0 = no limit"),
             .integer("AERIE_OUTBOX_MAX_PENDING", 0...1_000_000_000, \.quotas.outboxPending,
                      "a tenant's messages waiting to be sent, 0 = no limit; calls that would send more answer quota_exceeded"),
+            .integer("AERIE_INVITATION_REQUESTS_PER_MINUTE", 0...1_000_000, \.requestRates.perInvitation,
+                     "Requests one invitation takes a minute (per server), 0 = no limit; more answer 429"),
+            .integer("AERIE_SENDER_REQUESTS_PER_MINUTE", 0...1_000_000, \.requestRates.perSender,
+                     "Requests one sender key gets answered by one tenant a minute (per server), 0 = no limit; more answer 429"),
+            .integer("AERIE_PENDING_CONNECTIONS_MAX", 1...1_000_000, \.pendingConnectionsMax,
+                     "a tenant's connections waiting for their peer's first answer; a Request past it answers 429"),
             V("AERIE_SCHEMA_DIR", "migrations folder", shown: "./schema, then the source checkout's") {
                 text, config in config.schemaDirectory = URL(fileURLWithPath: text)
             },

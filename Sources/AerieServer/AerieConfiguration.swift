@@ -24,6 +24,14 @@ public struct AerieConfiguration: Sendable {
     /// Over a mailbox limit an inbound message is refused with 503 (the peer retries later),
     /// over the outbox limit a call that would send answers `quota_exceeded`; nothing is stored.
     public var quotas = DatabaseConfiguration.Quotas()
+    /// `AERIE_INVITATION_REQUESTS_PER_MINUTE`, `AERIE_SENDER_REQUESTS_PER_MINUTE`: how fast
+    /// strangers' Requests are taken per invitation and per sender key, in this process; more
+    /// are answered 429 and nothing is stored (`RequestRateLimits`).
+    var requestRates = RequestRateLimits.Limits()
+    /// `AERIE_PENDING_CONNECTIONS_MAX`: connections of one tenant waiting for their peer's first
+    /// answer (`responded`, made in the last hour); a Request past it is answered 429 and nothing
+    /// is stored, so strangers hold at most this many of the tenant's mailbox and outbox rows.
+    public var pendingConnectionsMax = 100
     /// `AERIE_SCHEMA_DIR`: migrations folder; default `./schema`, then the source checkout's.
     public var schemaDirectory: URL?
     public var rpc = RPCServerConfiguration()
