@@ -163,7 +163,8 @@ public enum AerieApplication {
             let inbound = InboundProcessor(
                 database: database, contexts: contexts, router: router, logger: logger,
                 maxHandlingAttempts: configuration.inboundHandlingMaxAttempts, handlingBackoff: configuration.inboundHandlingBackoff,
-                parsing: parsing, requestRates: RequestRateLimits(configuration.requestRates))
+                parsing: parsing, requestRates: RequestRateLimits(
+                    .init(perInvitation: configuration.invitationRequestsPerMinute, perSender: configuration.senderRequestsPerMinute)))
             let didcommServer = HTTPListener(
                 configuration: HTTPListener.Configuration(
                     host: configuration.didcommHost, port: configuration.didcommPort, limits: configuration.didcommLimits),

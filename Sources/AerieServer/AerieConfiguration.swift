@@ -27,7 +27,8 @@ public struct AerieConfiguration: Sendable {
     /// `AERIE_INVITATION_REQUESTS_PER_MINUTE`, `AERIE_SENDER_REQUESTS_PER_MINUTE`: how fast
     /// strangers' Requests are taken per invitation and per sender key, in this process; more
     /// are answered 429 and nothing is stored (`RequestRateLimits`).
-    var requestRates = RequestRateLimits.Limits()
+    public var invitationRequestsPerMinute = 60
+    public var senderRequestsPerMinute = 10
     /// `AERIE_PENDING_CONNECTIONS_MAX`: connections of one tenant waiting for their peer's first
     /// answer (`responded`, made in the last hour); a Request past it is answered 429 and nothing
     /// is stored, so strangers hold at most this many of the tenant's mailbox and outbox rows.

@@ -38,7 +38,7 @@ struct InboundProcessor: Sendable {
 
     init(
         database: AerieDatabase, contexts: TenantContexts, router: MethodRouter, logger: Logger, maxHandlingAttempts: Int,
-        handlingBackoff: Duration, parsing: InboundParsing, requestRates: RequestRateLimits = RequestRateLimits(.init())
+        handlingBackoff: Duration, parsing: InboundParsing, requestRates: RequestRateLimits
     ) {
         self.database = database
         self.contexts = contexts

@@ -16,9 +16,9 @@ import Synchronization
 final class RequestRateLimits: Sendable {
     struct Limits: Sendable, Equatable {
         /// Requests per minute to one invitation of one tenant; 0 = no limit.
-        var perInvitation: Int = 60
+        var perInvitation: Int
         /// Requests per minute from one sender key to one tenant; 0 = no limit.
-        var perSender: Int = 10
+        var perSender: Int
     }
 
     static let maxBuckets = 10_000
