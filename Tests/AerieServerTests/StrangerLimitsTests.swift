@@ -258,6 +258,54 @@ import Testing
         }
     }
 
+    /// The real server process, configured by its environment: the pending limit and the sender
+    /// rate hold, the established peer's message is taken with the mailbox nearly full of
+    /// nothing but its own, and `/metrics` counts the refusals by reason.
+    @Test func theServerProcessTakesItsLimitsFromTheEnvironment() async throws {
+        try await OperatorEndpointTests.withServer(environment: [
+            "AERIE_MAILBOX_MAX_MESSAGES": "8", "AERIE_PENDING_CONNECTIONS_MAX": "2",
+            "AERIE_INVITATION_REQUESTS_PER_MINUTE": "1000", "AERIE_SENDER_REQUESTS_PER_MINUTE": "1",
+        ]) { server in
+            let alice = try await server.createTenant(label: "alice-strangers")
+            let bob = try await server.createTenant(label: "bob-strangers")
+            let aliceClient = try await server.tenantClient(token: alice.token)
+            let bobClient = try await server.tenantClient(token: bob.token)
+            defer { Task { await aliceClient.close(); await bobClient.close() } }
+            let peer = try await TestPeer.connect(aliceClient)
+            let invitation = try await Self.invitation(aliceClient)
+            let port = server.didcommPort
+
+            var malformed: [Int] = []
+            for _ in 0..<10 {
+                malformed.append(try await Self.post(Self.malformed(invitationId: invitation.id), from: Self.stranger(), to: invitation, port: port))
+            }
+            #expect(malformed == Array(repeating: 400, count: 10), "\(malformed)")
+            var wellFormed: [Int] = []
+            let invitees = (0..<5).map { _ in Self.stranger() }
+            for invitee in invitees {
+                wellFormed.append(try await Self.post(invitee.request(invitationId: invitation.id), from: invitee, to: invitation, port: port))
+            }
+            #expect(wellFormed == [202, 202, 429, 429, 429], "\(wellFormed)")
+            // The first invitee again, within the minute: its own limit.
+            #expect(try await Self.post(invitees[0].request(invitationId: invitation.id), from: invitees[0], to: invitation, port: port) == 429)
+
+            let content = "from the peer \(UUID().uuidString.prefix(8))"
+            #expect(try await DIDCommEndpointTests.post(try peer.pack(SenderAuthenticationTests.basic("peer-1", content)), to: port) == 202)
+            #expect(try await InviterTests.receives(aliceClient, content: content))
+
+            // Bob's invitation: his own pending connections and buckets.
+            let bobs = try await Self.invitation(bobClient)
+            let invitee = Self.stranger()
+            #expect(try await Self.post(invitee.request(invitationId: bobs.id), from: invitee, to: bobs, port: port) == 202)
+
+            let metrics = try await RawLineClient.httpGet(port: server.metricsPort, path: "/metrics").body
+            for (reason, count) in [("malformed", 10), ("pending_limit", 3), ("sender_rate", 1)] {
+                #expect(metrics.contains("aerie_invitation_refusals_total{reason=\"\(reason)\"} \(count)"), "\(reason)")
+            }
+            #expect(try await Self.get(aliceClient, invitation.connectionId)["refusedRequests"] == ["malformed": 10, "pending_limit": 3])
+        }
+    }
+
     @Test func rateBucketsRefillAndStayBounded() {
         let limits = RequestRateLimits(.init(perInvitation: 3, perSender: 2))
         let tenant = TenantID.random()
