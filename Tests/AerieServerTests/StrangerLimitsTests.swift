@@ -147,6 +147,50 @@ import Testing
         }
     }
 
+    /// The same flood with ACA-Py 1.2.7 as the established peer, connected through a single-use
+    /// invitation of the tenant's: with a mailbox of 10 messages, 30 strangers' Requests leave it
+    /// room, and its basic message arrives (and the tenant's reaches it).
+    @Test func acapyStaysReachableWhileStrangersFlood() async throws {
+        let agent = try await ACAPyAgent.start()
+        do {
+            try await LiveServer.with(server: {
+                $0.allowPrivateURLs = true
+                $0.quotas = DatabaseConfiguration.Quotas(mailboxMessages: 10, mailboxBytes: 0, outboxPending: 0)
+                $0.pendingConnectionsMax = 3
+                $0.invitationRequestsPerMinute = 0
+                $0.senderRequestsPerMinute = 0
+            }) { server in
+                let (alice, aliceID) = try await server.tenantClient(label: "alice")
+                defer { Task { await alice.close() } }
+                let created = try await alice.call("connections.createInvitation", params: ["label": "Aerie Alice"])
+                let connectionId = try #require(created["connectionId"]?.stringValue)
+                let theirs = try await agent.admin("POST", "/connections/receive-invitation?auto_accept=true", body: created["invitation"])
+                let acapyConnection = try #require(theirs["connection_id"]?.stringValue)
+                _ = try await agent.waitForConnection(acapyConnection, states: ["active", "completed"])
+                _ = try await InviterTests.waitForState(alice, connectionId, 4)
+
+                let invitation = try await Self.invitation(alice)
+                let port = server.didcommPort
+                var statuses: [Int] = []
+                for _ in 0..<20 {
+                    statuses.append(try await Self.post(Self.malformed(invitationId: invitation.id), from: Self.stranger(), to: invitation, port: port))
+                }
+                for _ in 0..<10 {
+                    let invitee = Self.stranger()
+                    statuses.append(try await Self.post(invitee.request(invitationId: invitation.id), from: invitee, to: invitation, port: port))
+                }
+                #expect(statuses == Array(repeating: 400, count: 20) + Array(repeating: 202, count: 3) + Array(repeating: 429, count: 7), "\(statuses)")
+                #expect(try await DIDCommEndpointTests.mailboxCount(server, tenant: aliceID) < 10)
+                try await InviterTests.exchangeBasicMessages(alice, connectionId: connectionId, agent: agent, acapyConnection: acapyConnection)
+            }
+        } catch {
+            print("ACA-Py log:\n\(agent.log().suffix(4000))")
+            await agent.stop()
+            throw error
+        }
+        await agent.stop()
+    }
+
     /// The rate limits cut a flood before the handler runs: nothing of it is stored or counted on
     /// the row. A sender's limit and an invitation's are per tenant.
     @Test func theRateLimitsCutAFloodBeforeAnythingIsStored() async throws {
