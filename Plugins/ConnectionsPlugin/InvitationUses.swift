@@ -6,17 +6,17 @@ import Foundation
 /// `aerie.invitation_limits` (the plugin's table) per invitation made by `createInvitation`; an
 /// invitation without one (the invitation DID's, older ones) has no limits, and its row is made on
 /// its first Request. Shown by `connections.get` of the invitation.
-public struct InvitationUses: Sendable, Equatable, Encodable {
+struct InvitationUses: Sendable, Equatable {
     /// Requests answered at most (nil: no limit).
-    public var maxUses: Int?
+    var maxUses: Int?
     /// Requests answered so far.
-    public var uses: Int = 0
+    var uses: Int = 0
     /// When Requests stop being answered (nil: never).
-    public var expiresAt: Date?
+    var expiresAt: Date?
     /// Requests refused after they reached the invitation, by reason.
-    public var refusedRequests: [String: Int] = [:]
+    var refusedRequests: [String: Int] = [:]
 
-    public init(maxUses: Int? = nil, uses: Int = 0, expiresAt: Date? = nil, refusedRequests: [String: Int] = [:]) {
+    init(maxUses: Int? = nil, uses: Int = 0, expiresAt: Date? = nil, refusedRequests: [String: Int] = [:]) {
         self.maxUses = maxUses
         self.uses = uses
         self.expiresAt = expiresAt
@@ -30,6 +30,7 @@ public struct InvitationUses: Sendable, Equatable, Encodable {
         return nil
     }
 
+    /// As `connections.get` shows it, merged into the invitation's view.
     var json: JSONValue {
         var fields: [String: JSONValue] = [
             "uses": .int(Int64(uses)),
