@@ -191,6 +191,39 @@ import Testing
         await agent.stop()
     }
 
+    /// A stranger's Request that fails by something that can pass (here the tenant's outbox is
+    /// full) is answered 503 with nothing stored, not kept unhandled; sent again once there is
+    /// room, the same envelope is answered.
+    @Test func aTransientFailureOfAStrangersRequestStoresNothing() async throws {
+        try await LiveServer.with(server: {
+            $0.deliveryEnabled = false
+            $0.allowPrivateURLs = true
+            $0.quotas = DatabaseConfiguration.Quotas(mailboxMessages: 0, mailboxBytes: 0, outboxPending: 1)
+        }) { server in
+            let (alice, aliceID) = try await server.tenantClient(label: "alice")
+            defer { Task { await alice.close() } }
+            let invitation = try await Self.invitation(alice)
+            let port = server.didcommPort
+            let first = Self.stranger()
+            #expect(try await Self.post(first.request(invitationId: invitation.id), from: first, to: invitation, port: port) == 202)
+            let mailbox = try await DIDCommEndpointTests.mailboxCount(server, tenant: aliceID)
+            let second = Self.stranger()
+            let envelope = try second.pack(second.request(invitationId: invitation.id), to: invitation.key)
+            #expect(try await DIDCommEndpointTests.post(envelope, to: port) == 503)
+            #expect(try await DIDCommEndpointTests.mailboxCount(server, tenant: aliceID) == mailbox)
+            #expect(try await OutboundAddressPolicyTests.count("connections", tenant: aliceID, server) == 2)
+            let view = try await Self.get(alice, invitation.connectionId)
+            #expect(view["uses"] == 1)
+            #expect(view["refusedRequests"] == [:])
+
+            _ = try await WalletFixture.asSuperuser(server.database) { session in
+                try session.execute("DELETE FROM aerie.outbox WHERE tenant_id = $1::uuid", [.text(aliceID.rawValue)])
+            }
+            #expect(try await DIDCommEndpointTests.post(envelope, to: port) == 202)
+            #expect(try await OutboundAddressPolicyTests.count("connections", tenant: aliceID, server) == 3)
+        }
+    }
+
     /// The rate limits cut a flood before the handler runs: nothing of it is stored or counted on
     /// the row. A sender's limit and an invitation's are per tenant.
     @Test func theRateLimitsCutAFloodBeforeAnythingIsStored() async throws {
