@@ -164,9 +164,9 @@ extension ConnectionService {
     /// invitations of a tenant can pass the pending limit by how many run at once.
     private func admit(_ invitation: ConnectionRecord, in tx: any TenantTransaction) throws {
         let store = InvitationUseStore(tx)
-        let (limits, now) = try store.get(invitation.id)
+        let (limits, now, pending) = try store.get(invitation.id, pendingUpTo: pendingConnectionsMax)
         if let refusal = limits?.refusal(at: now) { throw refusal }
-        if try store.pendingConnections(upTo: pendingConnectionsMax) >= pendingConnectionsMax {
+        if pending >= pendingConnectionsMax {
             throw InboundRefusal(
                 .pendingLimit, "\(pendingConnectionsMax) connections wait for their peer, the limit (AERIE_PENDING_CONNECTIONS_MAX)")
         }

@@ -100,22 +100,31 @@ CREATE INDEX connections_responded ON aerie.connections (tenant_id, updated_at) 
              .optionalText(limits.expiresAt?.formatted(Date.ISO8601FormatStyle()))])
     }
 
-    /// The invitation's limits (nil: it has no row) and the database's time.
-    func get(_ connection: UUID) throws -> (limits: InvitationUses?, now: Date) {
+    /// The invitation's limits (nil: it has no row) and the database's time; with
+    /// `pendingUpTo`, also the tenant's connections waiting for their peer's first answer
+    /// (`responded` in the last `pendingWindowSeconds`), counted up to that many, in the same
+    /// statement.
+    func get(_ connection: UUID, pendingUpTo limit: Int? = nil) throws -> (limits: InvitationUses?, now: Date, pending: Int) {
+        let pending = limit == nil ? "NULL::int8" : """
+            (SELECT count(*) FROM (SELECT 1 FROM aerie.connections WHERE tenant_id = $1::uuid AND state = 'responded'
+                AND updated_at > now() - make_interval(secs => $3::int4) LIMIT $4::int4) p)::int8
+            """
         let rows = try sql.query(
             """
             SELECT (extract(epoch FROM now()) * 1000000)::int8, l.max_uses, l.uses,
-                (extract(epoch FROM l.expires_at) * 1000000)::int8, l.refused::text
+                (extract(epoch FROM l.expires_at) * 1000000)::int8, l.refused::text, \(pending)
             FROM (SELECT 1) one LEFT JOIN aerie.invitation_limits l ON l.tenant_id = $1::uuid AND l.connection_id = $2::uuid
             """,
-            [.text(tenantID.rawValue), .uuid(connection)])
+            [.text(tenantID.rawValue), .uuid(connection)] + (limit.map { [.int(Self.pendingWindowSeconds), .int($0)] } ?? []))
         let now = rows.date(microseconds: 0, 0) ?? Date()
-        guard let uses = rows.int(0, 2) else { return (nil, now) }
+        let count = rows.int(0, 5) ?? 0
+        guard let uses = rows.int(0, 2) else { return (nil, now, count) }
         var refused: [String: Int] = [:]
         if let text = rows.string(0, 4), case .object(let counts)? = try? JSONValue(parsing: Array(text.utf8)) {
             for (reason, count) in counts { refused[reason] = count.intValue.map(Int.init) ?? 0 }
         }
-        return (InvitationUses(maxUses: rows.int(0, 1), uses: uses, expiresAt: rows.date(microseconds: 0, 3), refusedRequests: refused), now)
+        let found = InvitationUses(maxUses: rows.int(0, 1), uses: uses, expiresAt: rows.date(microseconds: 0, 3), refusedRequests: refused)
+        return (found, now, count)
     }
 
     /// Counts one use (making the row of an invitation that has none).
@@ -138,18 +147,6 @@ CREATE INDEX connections_responded ON aerie.connections (tenant_id, updated_at) 
             SET refused = l.refused || jsonb_build_object($3::text, COALESCE((l.refused ->> $3::text)::int, 0) + 1)
             """,
             [.text(tenantID.rawValue), .uuid(connection), .text(reason.rawValue)])
-    }
-
-    /// The tenant's connections waiting for their peer's first answer, counted up to `limit`.
-    func pendingConnections(upTo limit: Int) throws -> Int {
-        let rows = try sql.query(
-            """
-            SELECT count(*)::int8 FROM (
-                SELECT 1 FROM aerie.connections WHERE tenant_id = $1::uuid AND state = 'responded'
-                AND updated_at > now() - make_interval(secs => $2::int4) LIMIT $3::int4) pending
-            """,
-            [.text(tenantID.rawValue), .int(Self.pendingWindowSeconds), .int(limit)])
-        return rows.int(0, 0) ?? 0
     }
 
     func delete(_ connection: UUID) throws -> Int {
