@@ -156,7 +156,8 @@ extension ConnectionService {
         return InboundRefusal(.malformed, "the request could not be answered: \(error.message)")
     }
 
-    /// Under the invitation's row lock, before anything is written: refuses a Request past the
+    /// Under the invitation's row lock, before the key or connection is written (the Request's
+    /// claim, ahead of it, rolls back with a refusal): refuses a Request past the
     /// invitation's `expiresAt` or `maxUses`, or past the tenant's `pendingConnectionsMax`
     /// connections waiting for their peer (so strangers hold at most that many of the tenant's
     /// mailbox and outbox rows); else counts the use. Two Requests at once on one invitation take
