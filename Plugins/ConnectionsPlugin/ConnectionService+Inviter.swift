@@ -141,7 +141,7 @@ extension ConnectionService {
             throw AerieError(.conflict, "the request names another invitation (~thread.pthid) than the one it was sent to")
         }
         let peer = requester.peer
-        try await checkDestination(peer.endpoint)
+        try await checkDestination(peer.endpoint, stranger: true)
 
         let key = try await AerieError.mappingCrypto { try await tenant.keys.makeKey() }
         let did: String

@@ -199,13 +199,20 @@ public struct ConnectionService: Sendable {
     /// Refuses an invitation whose endpoint this server could never send to (the address
     /// policy refuses every address of its host, or it is not an http(s) URL): a send queued
     /// there would only fail, and the caller would wait for an answer that cannot come.
-    func checkDestination(_ endpoint: String) async throws {
+    /// A stranger's endpoint (`stranger`: a Request's) is judged on the strangers' own lane.
+    func checkDestination(_ endpoint: String, stranger: Bool = false) async throws {
         do {
-            try await destinations.checkDestination(endpoint)
+            if stranger {
+                try await destinations.checkStrangerDestination(endpoint)
+            } else {
+                try await destinations.checkDestination(endpoint)
+            }
         } catch let error as URLFetchError {
             switch error.code {
             case .forbiddenAddress:
                 throw AerieError(.peerUnreachable, error.message, field: "invitation", details: String(reflecting: error))
+            case .busy:
+                throw AerieError(.busy, error.message, details: String(reflecting: error))
             default:
                 throw AerieError(
                     .unsupportedInvitation, "the invitation's endpoint cannot be used: \(error.message)", field: "invitation",

@@ -16,8 +16,13 @@ extension URLResolver {
         public var connectTimeout: Duration
         /// Blocking threads running transfers; fetches beyond them wait.
         public var threads: Int
-        /// Fetches running or waiting at most; more fail with `busy`.
+        /// Fetches and destination checks running or waiting at most; more fail with `busy`.
         public var maxPendingFetches: Int
+        /// Blocking threads judging the endpoints strangers name (`checkStrangerDestination`),
+        /// apart from `threads`.
+        public var strangerCheckThreads: Int
+        /// Strangers' endpoint checks running or waiting at most; more fail with `busy`.
+        public var maxPendingStrangerChecks: Int
         /// Longest URL fetched (short URLs are short).
         public var maxURLBytes: Int
         public var userAgent: String
@@ -31,6 +36,8 @@ extension URLResolver {
             connectTimeout: Duration = .seconds(5),
             threads: Int = 2,
             maxPendingFetches: Int = 64,
+            strangerCheckThreads: Int = 2,
+            maxPendingStrangerChecks: Int = 32,
             maxURLBytes: Int = 8 * 1024,
             userAgent: String = "aerie"
         ) {
@@ -42,6 +49,8 @@ extension URLResolver {
             self.connectTimeout = connectTimeout
             self.threads = threads
             self.maxPendingFetches = maxPendingFetches
+            self.strangerCheckThreads = strangerCheckThreads
+            self.maxPendingStrangerChecks = maxPendingStrangerChecks
             self.maxURLBytes = maxURLBytes
             self.userAgent = userAgent
         }
