@@ -19,10 +19,14 @@ public struct OutboxItem: Sendable, Hashable {
     /// The server instance that held the row's lease from its insert (`OutboxSignal.enqueueLease`):
     /// that process delivers it without a scan or a claim. Nil: inserted due, for any scan.
     public var leasedBy: String?
+    /// When the row was enqueued: delivery retries until `createdAt` plus the horizon
+    /// (`AERIE_DELIVERY_HORIZON_SECONDS`).
+    public var createdAt: Date
 
     public init(
         id: UUID = UUID.random(), connectionId: UUID?, endpoint: String, envelope: [UInt8], attempts: Int = 0,
-        nextAttemptAt: Date = Date(), status: Status = .pending, lastError: String? = nil, messageUid: UUID? = nil
+        nextAttemptAt: Date = Date(), status: Status = .pending, lastError: String? = nil, messageUid: UUID? = nil,
+        createdAt: Date = Date()
     ) {
         self.id = id
         self.connectionId = connectionId
@@ -33,6 +37,7 @@ public struct OutboxItem: Sendable, Hashable {
         self.status = status
         self.lastError = lastError
         self.messageUid = messageUid
+        self.createdAt = createdAt
     }
 }
 

@@ -183,7 +183,9 @@ public enum AerieApplication {
                 inbound: inbound, wakeup: wakeup, instance: configuration.instanceName,
                 leaseSeconds: configuration.deliveryLeaseSeconds,
                 ready: { _ = try await didcommServer.listeningPort() },
-                maxAttempts: configuration.deliveryMaxAttempts, backoff: configuration.deliveryBackoff,
+                retry: DeliveryRetry(
+                    backoff: configuration.deliveryBackoff, maxBackoff: configuration.deliveryMaxBackoff,
+                    horizon: configuration.deliveryHorizon),
                 pollInterval: configuration.deliveryPollInterval, logger: logger))
             }
             services.append(InboundRecoveryService(

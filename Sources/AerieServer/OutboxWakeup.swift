@@ -67,14 +67,14 @@ final class OutboxWakeup: OutboxSignal {
 
     func startLeasing() { state.withLock { $0.leasing = true } }
 
-    /// The handed rows `start` admits, in order, removed from the queue; the others wait for a
-    /// free slot.
-    func takeHanded(_ start: (String) -> Bool) -> [Handed] {
+    /// The handed rows `start` admits, in order, with their slots, removed from the queue; the
+    /// others wait for a free slot.
+    func takeHanded(_ start: (String) -> DeliveryLimits.Slot?) -> [(row: Handed, slot: DeliveryLimits.Slot)] {
         state.withLock { state in
-            var taken: [Handed] = []
+            var taken: [(row: Handed, slot: DeliveryLimits.Slot)] = []
             var kept: [Handed] = []
             for row in state.handed {
-                if start(row.destination) { taken.append(row) } else { kept.append(row) }
+                if let slot = start(row.destination) { taken.append((row, slot)) } else { kept.append(row) }
             }
             state.handed = kept
             return taken

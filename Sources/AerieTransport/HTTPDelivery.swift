@@ -38,19 +38,30 @@ public final class HTTPDelivery: Sendable {
         public var status: Int
         public var contentType: String?
         public var body: [UInt8]
+        /// The answer's `Retry-After` (seconds, or an HTTP date as seconds from now), if any.
+        public var retryAfter: Duration? = nil
+        /// The address the answer came from (`CURLINFO_PRIMARY_IP`).
+        public var address: String? = nil
     }
 
     /// Why a delivery failed; the message is safe to store and show. `permanent` when no retry
     /// can succeed (the endpoint is not an http(s) URL, or the address policy refuses every
-    /// address it resolves to): the send fails at once instead of retrying.
+    /// address it resolves to): the send fails at once instead of retrying. `timedOut` when
+    /// the peer took the whole time limit without answering (a tarpit, or a peer too slow to
+    /// serve): the delivery service gives such a destination fewer slots.
     public struct Failure: Error, Sendable, CustomStringConvertible {
         public var message: String
         public var permanent: Bool
+        public var timedOut: Bool
+        /// The address the transfer connected (or tried to connect) to, if it got that far.
+        public var address: String?
         public var description: String { message }
 
-        public init(message: String, permanent: Bool = false) {
+        public init(message: String, permanent: Bool = false, timedOut: Bool = false, address: String? = nil) {
             self.message = message
             self.permanent = permanent
+            self.timedOut = timedOut
+            self.address = address
         }
     }
 
@@ -140,16 +151,21 @@ public final class HTTPDelivery: Sendable {
             case CURLE_ABORTED_BY_CALLBACK where transfer.cancelled.load(ordering: .relaxed):
                 throw CancellationError()
             case CURLE_OPERATION_TIMEDOUT:
-                throw Failure(message: "the endpoint did not answer in time")
+                let address = easy.info(string: CURLINFO_PRIMARY_IP).flatMap { $0.isEmpty ? nil : $0 }
+                throw Failure(message: "the endpoint did not answer in time", timedOut: true, address: address)
             case CURLE_COULDNT_CONNECT where transfer.refusedByPolicy:
                 throw Failure(message: "the endpoint \(endpoint) is not a public address: \(AddressPolicy.refusalHint)", permanent: true)
             default:
                 throw Failure(message: "the endpoint could not be reached: \(CurlEasy.describe(code))")
             }
         }
+        // libcurl reads both forms of Retry-After (seconds, or an HTTP date turned into seconds
+        // from now); 0 when the answer has none.
+        let retryAfter = easy.info(offT: CURLINFO_RETRY_AFTER).flatMap { $0 > 0 ? Duration.seconds($0) : nil }
         return Response(
             status: easy.info(long: CURLINFO_RESPONSE_CODE) ?? 0, contentType: easy.info(string: CURLINFO_CONTENT_TYPE),
-            body: transfer.body)
+            body: transfer.body, retryAfter: retryAfter,
+            address: easy.info(string: CURLINFO_PRIMARY_IP).flatMap { $0.isEmpty ? nil : $0 })
     }
 
     private static func milliseconds(_ duration: Duration) -> Int {

@@ -27,7 +27,7 @@ import Testing
         wakeup.committed([item("http://a.example/1", leasedBy: "server-1"), item("http://a.example/2", leasedBy: "server-1")], tenant: tenant)
         // A full backlog: new rows go to the database due, for the scan, not to memory.
         #expect(wakeup.enqueueLease == nil)
-        _ = wakeup.takeHanded { _ in true }
+        _ = wakeup.takeHanded { DeliveryLimits.Slot(destination: $0, key: $0) }
         #expect(wakeup.enqueueLease == lease)
         // No delivery service in this process: never a lease.
         let none = OutboxWakeup(lease: nil)
@@ -47,7 +47,7 @@ import Testing
         #expect(wakeup.takeScanRequest())
         wakeup.committed([item("http://b.example/in", leasedBy: "server-2")], tenant: tenant)
         #expect(wakeup.takeScanRequest())
-        let handed = wakeup.takeHanded { _ in true }
+        let handed = wakeup.takeHanded { DeliveryLimits.Slot(destination: $0, key: $0) }.map(\.row)
         #expect(handed.map(\.item.id) == [mine.id])
         #expect(handed.first?.tenant == tenant)
         #expect(handed.first?.destination == "http://a.example")
@@ -65,13 +65,13 @@ import Testing
         wakeup.committed(rows, tenant: tenant)
         let limits = DeliveryLimits(concurrency: 10, perDestination: 1)
         let first = wakeup.takeHanded { limits.start($0) }
-        #expect(first.map(\.item.id) == [rows[0].id, rows[1].id])
+        #expect(first.map(\.row.item.id) == [rows[0].id, rows[1].id])
         #expect(wakeup.hasHanded)
-        limits.finish("http://slow.example")
+        limits.finish(first[0].slot)
         let second = wakeup.takeHanded { limits.start($0) }
-        #expect(second.map(\.item.id) == [rows[2].id])
-        limits.finish("http://fast.example")
-        #expect(wakeup.takeHanded { limits.start($0) }.map(\.item.id) == [rows[3].id])
+        #expect(second.map(\.row.item.id) == [rows[2].id])
+        limits.finish(first[1].slot)
+        #expect(wakeup.takeHanded { limits.start($0) }.map(\.row.item.id) == [rows[3].id])
         #expect(!wakeup.hasHanded)
     }
 

@@ -12,7 +12,7 @@ struct PostgresOutboxRepository: OutboxRepository {
 
     private static let columns = """
         id::text, connection_id::text, endpoint, envelope, attempts, (extract(epoch FROM next_attempt_at) * 1000000)::int8,
-        status, last_error, message_uid::text
+        status, last_error, message_uid::text, (extract(epoch FROM created_at) * 1000000)::int8
         """
 
     /// Under a lease the row is not due until the lease ends ($10 seconds from now), and its
@@ -173,7 +173,7 @@ struct PostgresOutboxRepository: OutboxRepository {
         return OutboxItem(
             id: id, connectionId: r.uuid(row, 1), endpoint: endpoint, envelope: envelope,
             attempts: r.int(row, 4) ?? 0, nextAttemptAt: next, status: status, lastError: r.string(row, 7),
-            messageUid: r.uuid(row, 8))
+            messageUid: r.uuid(row, 8), createdAt: r.date(microseconds: row, 9) ?? next)
     }
 }
 
