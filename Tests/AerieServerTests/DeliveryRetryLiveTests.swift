@@ -15,6 +15,7 @@ import Testing
         config.deliveryBackoff = .milliseconds(100)
         config.deliveryMaxBackoff = .milliseconds(500)
         config.deliveryHorizon = .seconds(120)
+        config.deliveryPollInterval = .milliseconds(200)
     }
 
     /// The outbox row of the sent message `uid`: attempts and last error.
@@ -72,7 +73,7 @@ import Testing
 
                 let sent = try await alice.call("messages.sendText", params: ["connectionId": .string(aliceSide), "content": "worth the wait"])
                 let uid = try #require(sent["uid"]?.stringValue)
-                // Far past what the attempts of before took to fail it (six tries in ~1 s at these settings).
+                // Past the six tries after which it used to fail.
                 try await Task.sleep(for: .seconds(4))
                 #expect(try await Self.status(alice, uid: uid) == "MS-101")
                 let row = try #require(try await Self.outboxRow(server, tenant: aliceID, uid: uid))
