@@ -1,6 +1,7 @@
 import AerieCore
 import CCurl
 import Logging
+import NIOCore
 import NIOPosix
 import Synchronization
 
@@ -160,18 +161,17 @@ public final class URLResolver: URLFetcher {
         let done = Once()
         let ended: Bool = await withCheckedContinuation { continuation in
             done.set(continuation)
-            Task {
+            let timer = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(
+                in: .nanoseconds(Int64(Self.milliseconds(configuration.connectTimeout)) * 1_000_000 + 50_000_000)
+            ) { done.resume(false) }
+            lane.threads.submit { state in
                 defer { lane.leave() }
-                _ = try? await lane.threads.runIfActive {
-                    let remaining = ContinuousClock.now.duration(to: deadline)
-                    guard remaining > .zero else { return }
+                let remaining = ContinuousClock.now.duration(to: deadline)
+                if case .active = state, remaining > .zero {
                     probe(url, transfer, remaining)
                 }
+                timer.cancel()
                 done.resume(true)
-            }
-            Task {
-                try? await Task.sleep(until: deadline + .milliseconds(50))
-                done.resume(false)
             }
         }
         guard ended else {
