@@ -226,7 +226,8 @@ struct OutboxDeliveryService: Service {
                 await inbound.router.connectionFailed(
                     connectionId,
                     reason: permanent
-                        ? "delivery refused: \(failure)" : "delivery failed after \(attempts) attempts over \(retry.horizon): \(failure)",
+                        ? "delivery refused: \(failure)"
+                        : "delivery failed after \(attempts) attempts in \(retry.horizon.components.seconds) s: \(failure)",
                     tenant: tenant)
             }
         } catch {
