@@ -185,7 +185,7 @@ public enum AerieApplication {
                 ready: { _ = try await didcommServer.listeningPort() },
                 retry: DeliveryRetry(
                     backoff: configuration.deliveryBackoff, maxBackoff: configuration.deliveryMaxBackoff,
-                    horizon: configuration.deliveryHorizon),
+                    horizon: configuration.deliveryHorizon, protocolHorizon: configuration.deliveryProtocolHorizon),
                 pollInterval: configuration.deliveryPollInterval, logger: logger))
             }
             services.append(InboundRecoveryService(

@@ -150,6 +150,8 @@ extension AerieConfiguration {
                      "seconds a kept-alive connection may idle before its next request"),
             .seconds("AERIE_DELIVERY_HORIZON_SECONDS", 1...(30 * 86_400), \.deliveryHorizon,
                      "seconds a peer that is down, overloaded or full (no answer, 5xx, 408, 429) is retried before a message fails"),
+            .seconds("AERIE_DELIVERY_PROTOCOL_HORIZON_SECONDS", 1...(30 * 86_400), \.deliveryProtocolHorizon,
+                     "the same for what carries no message (handshake Requests and Responses, pings); at most the horizon"),
             .milliseconds("AERIE_DELIVERY_BACKOFF_MS", 10...3_600_000, \.deliveryBackoff,
                           "first delivery retry delay in ms, doubled per failed attempt up to AERIE_DELIVERY_MAX_BACKOFF_SECONDS"),
             .seconds("AERIE_DELIVERY_MAX_BACKOFF_SECONDS", 1...86_400, \.deliveryMaxBackoff,

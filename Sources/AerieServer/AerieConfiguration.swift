@@ -62,6 +62,9 @@ public struct AerieConfiguration: Sendable {
     /// `AERIE_DELIVERY_HORIZON_SECONDS`: how long a peer's outage (no answer, 5xx, 408, 429) is
     /// retried before a message (and a connection still being set up) fails: 72 hours.
     public var deliveryHorizon: Duration = .seconds(72 * 3600)
+    /// `AERIE_DELIVERY_PROTOCOL_HORIZON_SECONDS`: the same for what carries no message of the
+    /// tenant's (handshake Requests and Responses, pings): an hour.
+    public var deliveryProtocolHorizon: Duration = .seconds(3600)
     /// `AERIE_DELIVERY_BACKOFF_MS`: first retry delay, doubled each attempt up to `deliveryMaxBackoff`.
     public var deliveryBackoff: Duration = .seconds(2)
     /// `AERIE_DELIVERY_MAX_BACKOFF_SECONDS`: the longest wait between two tries (and the most a

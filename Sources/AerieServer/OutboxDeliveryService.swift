@@ -214,7 +214,12 @@ struct OutboxDeliveryService: Service {
             }
             let attempts = item.attempts + 1
             // A refusal no retry can change (address policy, unusable URL, a 4xx) fails at once.
-            let next = permanent ? nil : retry.nextAttempt(attempts: attempts, createdAt: item.createdAt, now: Date(), retryAfter: retryAfter)
+            let next =
+                permanent
+                ? nil
+                : retry.nextAttempt(
+                    attempts: attempts, createdAt: item.createdAt, now: Date(), carriesMessage: item.messageUid != nil,
+                    retryAfter: retryAfter)
             let giveUp = next == nil
             guard let tenant = try await contexts.context(for: tenantID, tokenHash: nil, logger: logger) else { return outcome }
             try await tenant.database.transaction {
@@ -227,7 +232,8 @@ struct OutboxDeliveryService: Service {
                     connectionId,
                     reason: permanent
                         ? "delivery refused: \(failure)"
-                        : "delivery failed after \(attempts) attempts in \(retry.horizon.components.seconds) s: \(failure)",
+                        : "delivery failed after \(attempts) attempts in "
+                            + "\(retry.horizon(carriesMessage: item.messageUid != nil).components.seconds) s: \(failure)",
                     tenant: tenant)
             }
         } catch {

@@ -8,12 +8,16 @@ import Testing
 /// after it, and which answers refuse a message for good. The live cases (a full mailbox, a
 /// 503 that clears, a peer down past the horizon) are `DeliveryRetryLiveTests`.
 @Suite struct DeliveryRetryTests {
-    let retry = DeliveryRetry(backoff: .seconds(2), maxBackoff: .seconds(3600), horizon: .seconds(72 * 3600))
+    let retry = DeliveryRetry(
+        backoff: .seconds(2), maxBackoff: .seconds(3600), horizon: .seconds(72 * 3600), protocolHorizon: .seconds(3600))
     let created = Date(timeIntervalSince1970: 1_800_000_000)
 
-    func wait(_ attempts: Int, after elapsed: TimeInterval = 0, retryAfter: Duration? = nil) -> TimeInterval? {
+    func wait(_ attempts: Int, after elapsed: TimeInterval = 0, carriesMessage: Bool = true, retryAfter: Duration? = nil)
+        -> TimeInterval?
+    {
         let now = created.addingTimeInterval(elapsed)
-        return retry.nextAttempt(attempts: attempts, createdAt: created, now: now, retryAfter: retryAfter)?.timeIntervalSince(now)
+        return retry.nextAttempt(attempts: attempts, createdAt: created, now: now, carriesMessage: carriesMessage, retryAfter: retryAfter)?
+            .timeIntervalSince(now)
     }
 
     @Test func backoffDoublesUpToTheCap() {
@@ -39,6 +43,16 @@ import Testing
         #expect(wait(61, after: horizon + 5) == nil)
         // A row older than the horizon that never got a try (a server down for days) fails on its first failure.
         #expect(wait(1, after: horizon * 2) == nil)
+    }
+
+    /// A handshake Response to a stranger's dead endpoint is given up after an hour, not three days.
+    @Test func whatCarriesNoMessageHasTheShorterProtocolHorizon() {
+        #expect(wait(12, after: 3000, carriesMessage: false) == 600)
+        #expect(wait(13, after: 3600, carriesMessage: false) == nil)
+        #expect(wait(13, after: 3600, carriesMessage: true) == 3600)
+        // Never longer than the message horizon.
+        let short = DeliveryRetry(backoff: .seconds(1), maxBackoff: .seconds(10), horizon: .seconds(60), protocolHorizon: .seconds(3600))
+        #expect(short.horizon(carriesMessage: false) == .seconds(60))
     }
 
     @Test func onlyRefusalsOfTheMessageItselfAreFinal() {
