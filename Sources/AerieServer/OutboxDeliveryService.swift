@@ -14,7 +14,7 @@ import Synchronization
 /// restart resends what was not confirmed; failures retry with capped exponential backoff (or the
 /// peer's `Retry-After`) until the retry horizon ends (`DeliveryRetry`), after which the row
 /// fails and the plugins' connection-failure hooks are told; a refusal no retry can change
-/// (`HTTPDelivery.Failure.permanent`, or a 4xx answer) fails at once.
+/// (`HTTPDelivery.Failure.permanent`, or a 4xx answer other than 408, 425 and 429) fails at once.
 /// At-least-once: a crash between the peer's 2xx and the mark sends the row again after restart
 /// (the envelope, and so the message `@id`, is the same every time, so peers can de-duplicate).
 ///
@@ -176,7 +176,6 @@ struct OutboxDeliveryService: Service {
     /// marks it sent or records the failure (`DeliveryRetry` says when it is tried again or
     /// whether it fails). The tenant's context is built only when a failure needs it. Answers
     /// how the destination fared, for `DeliveryLimits.finish`.
-    @discardableResult
     func deliver(_ item: OutboxItem, tenant tenantID: TenantID) async -> DeliveryLimits.Outcome {
         let id = item.id
         var outcome = DeliveryLimits.Outcome.answered(address: nil)
