@@ -29,7 +29,8 @@ public final class URLResolver: URLFetcher {
         self.init(
             configuration: configuration,
             policy: AddressPolicy(
-                allowPrivateAddresses: configuration.allowPrivateAddresses, allowedNetworks: configuration.allowedNetworks),
+                allowPrivateAddresses: configuration.allowPrivateAddresses, allowedNetworks: configuration.allowedNetworks,
+                allowedNetworksSetting: configuration.allowedNetworksSetting),
             logger: logger)
     }
 
@@ -92,7 +93,7 @@ public final class URLResolver: URLFetcher {
         if let address = Self.dottedIPv4Host(url) {
             guard policy.permits(address) else {
                 throw URLFetchError(
-                    .forbiddenAddress, "the endpoint \(url) is not a public address: \(AddressPolicy.refusalHint)",
+                    .forbiddenAddress, "the endpoint \(url) is not a public address: \(policy.refusalHint)",
                     details: "refused [\(CurlTransfer.text(address))]")
             }
             return
@@ -117,7 +118,7 @@ public final class URLResolver: URLFetcher {
         }
         if transfer.refusedByPolicy {
             throw URLFetchError(
-                .forbiddenAddress, "the endpoint \(url) is not a public address: \(AddressPolicy.refusalHint)",
+                .forbiddenAddress, "the endpoint \(url) is not a public address: \(policy.refusalHint)",
                 details: "refused \(transfer.refusedAddresses)")
         }
     }
