@@ -34,7 +34,9 @@ import Testing
             #expect(peersNetwork?.field == "url")
             #expect(peersNetwork?.message.contains("AERIE_WEBHOOK_ALLOWED_NETWORKS") == true, "\(String(describing: peersNetwork))")
             // The receivers' network is accepted as one.
-            #expect(await setWebhook("http://127.0.0.2:\(peer.port)/hook") == nil)
+            let accepted = try await admin.call(
+                "admin.backends.setWebhook", params: ["backendId": .string(backend.id), "url": .string("http://127.0.0.2:\(peer.port)/hook")])
+            #expect(accepted["url"] == .string("http://127.0.0.2:\(peer.port)/hook"))
 
             let (alice, _) = try await server.tenantClient(label: "alice")
             defer { Task { await alice.close() } }
@@ -47,10 +49,10 @@ import Testing
             #expect(receiversNetwork?.stableCode == "peer_unreachable", "\(String(describing: receiversNetwork))")
             #expect(receiversNetwork?.message.contains("AERIE_ALLOWED_NETWORKS") == true, "\(String(describing: receiversNetwork))")
             // ...and the peers' network accepted, the Request really sent there.
-            let accepted = try await alice.call(
+            let connecting = try await alice.call(
                 "connections.accept",
                 params: ["invitation": try OutboundAddressPolicyTests.invitation(endpoint: "http://127.0.0.1:\(peer.port)/")])
-            #expect(accepted["state"] == 2, "\(accepted)")
+            #expect(connecting["state"] == 2, "\(connecting)")
             for _ in 0..<100 where peer.connections == 0 { try await Task.sleep(for: .milliseconds(100)) }
             #expect(peer.connections >= 1)
         }
