@@ -241,8 +241,8 @@ struct InboundProcessor: Sendable {
             return claim?.isToHandle == false ? .duplicate : .accepted
         } catch is InboundReceipt.RecipientGone {
             return .rejected(status: 400, reason: "no recipient of this message is known here")
-        } catch is InboundSender.Refused {
-            return .rejected(status: 400, reason: "the sender is not the key the message names")
+        } catch let refused as InboundSender.Refused {
+            return .rejected(status: 400, reason: refused.reason)
         } catch {
             let reason = "\(inbound.type.split(separator: "/").suffix(2).joined(separator: "/")) could not be handled: \(Self.describe(error))"
             tenant.logger.warning(
