@@ -201,7 +201,7 @@ public enum ConnectionMessages {
         for field in ["publicKey", "verificationMethod"] {
             for key in try list(doc, field) {
                 guard let id = key["id"]?.stringValue else { continue }
-                try PeerFieldLimits.key.require(id, name: "a DID document key id")
+                try PeerFieldLimits.did.require(id, name: "a DID document key id")
                 if let b58 = key["publicKeyBase58"]?.stringValue {
                     try PeerFieldLimits.key.require(b58, name: "a DID document key")
                     keysById[id] = b58
@@ -212,7 +212,8 @@ public enum ConnectionMessages {
             }
         }
         func resolve(_ ref: String) throws -> String {
-            try PeerFieldLimits.key.require(ref, name: "a DID document key reference")
+            // A key reference may be a DID URL.
+            try PeerFieldLimits.did.require(ref, name: "a DID document key reference")
             if let found = keysById[ref] { return found }
             if ref.contains("#"), !ref.hasPrefix("did:key:") {
                 if let found = keysById.first(where: { $0.key.hasSuffix("#" + (ref.split(separator: "#").last ?? "")) })?.value {

@@ -71,7 +71,7 @@ public enum DIDExchangeMessages {
         try PeerFieldLimits.did.require(did, name: "the request's did")
         let peer: ConnectionMessages.PeerConnection
         if let attached = message["did_doc~attach"], !attached.isNull {
-            let doc = try attachedDocument(attached, did: did)
+            let doc = try attachedDocument(attached, did: did, in: "request")
             peer = try ConnectionMessages.boundPeer(did: did, doc: doc, in: "request")
             if attached["data"]?["jws"] != nil { _ = try SignedAttachment.verify(attached, expectedSigner: peer.verkey) }
         } else {
@@ -82,19 +82,19 @@ public enum DIDExchangeMessages {
 
     /// The DID document of an unsigned read of `did_doc~attach` (base64 JSON), which must be
     /// `did`'s (its `id` when it has one).
-    private static func attachedDocument(_ attached: JSONValue, did: String) throws -> JSONValue {
+    private static func attachedDocument(_ attached: JSONValue, did: String, in message: String) throws -> JSONValue {
         guard let base64 = attached["data"]?["base64"]?.stringValue, base64.utf8.count <= PeerFieldLimits.maxAttachmentBase64Bytes,
             let bytes = try? Base64.decode(base64), let doc = try? JSONValue(parsing: String(decoding: bytes, as: UTF8.self))
         else { throw AerieError.invalidParams("the did_doc~attach is not a base64 JSON document", field: "message") }
-        try requireDocument(doc, of: did)
+        try requireDocument(doc, of: did, in: message)
         return doc
     }
 
     /// A DID document's `id`, when it has one, must name `did` (qualified with did:sov or not).
-    private static func requireDocument(_ doc: JSONValue, of did: String) throws {
+    private static func requireDocument(_ doc: JSONValue, of did: String, in message: String) throws {
         guard let docId = doc["id"]?.stringValue else { return }
         guard InvitationMatchKeys.normalizedDID(docId) == InvitationMatchKeys.normalizedDID(did) else {
-            throw AerieError.invalidParams("the attached DID document is not the did's", field: "message")
+            throw AerieError.invalidParams("the attached DID document is not the \(message)'s did", field: "message")
         }
     }
 
@@ -167,7 +167,7 @@ public enum DIDExchangeMessages {
             } catch {
                 throw AerieError.invalidParams("the signed did_doc~attach is not a JSON DID document", field: "message")
             }
-            try requireDocument(doc, of: did)
+            try requireDocument(doc, of: did, in: "response")
             return try ConnectionMessages.boundPeer(did: did, doc: doc, in: "response")
         }
         throw CryptoError(
@@ -190,7 +190,8 @@ public enum DIDExchangeMessages {
         }
         guard did.hasPrefix("did:peer:2.") else {
             throw AerieError.invalidParams(
-                "the \(message)'s did \(did.prefix(40))… is not a did:peer:2 or did:peer:4", field: "message")
+                "the \(message)'s did \(did.prefix(40))… cannot be resolved here (only did:peer:2 and did:peer:4 are)",
+                field: "message")
         }
         let resolved: ConnectionMessages.PeerConnection
         let ownKeys: [String]

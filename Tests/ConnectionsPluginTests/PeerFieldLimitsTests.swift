@@ -133,8 +133,8 @@ import Testing
             ("endpoint", Self.doc(did: did, key: key) {
                 $0["serviceEndpoint"] = .string("http://peer.example/" + String(repeating: "a", count: PeerFieldLimits.url.maxBytes))
             }),
-            ("routing key length", Self.doc(did: did, key: key) {
-                $0["routingKeys"] = [.string(String(repeating: "1", count: PeerFieldLimits.key.maxBytes + 1))]
+            ("routing key reference length", Self.doc(did: did, key: key) {
+                $0["routingKeys"] = [.string("did:key:z" + String(repeating: "1", count: PeerFieldLimits.did.maxBytes))]
             }),
         ]
         for (name, doc) in cases {
@@ -149,8 +149,10 @@ import Testing
         many["service"] = .array(Array(repeating: services[0], count: over))
         var manyKeys = fields
         manyKeys["publicKey"] = .array(Array(repeating: publicKeys[0], count: over))
+        var longKey = fields
+        longKey["publicKey"] = [["id": "#1", "publicKeyBase58": .string(String(repeating: "1", count: PeerFieldLimits.key.maxBytes + 1))]]
         fields["padding"] = .string(String(repeating: "p", count: PeerFieldLimits.maxDocumentBytes))
-        for (name, doc) in [("services", many), ("keys", manyKeys), ("document size", fields)] {
+        for (name, doc) in [("services", many), ("keys", manyKeys), ("key length", longKey), ("document size", fields)] {
             Self.expectInvalidParams(Comment(rawValue: name)) {
                 _ = try ConnectionMessages.readRequest(Self.connectionsRequest(did: did, doc: .object(doc)))
             }
