@@ -7,16 +7,17 @@ import Foundation
 import Testing
 
 /// A stranger's Request through the real server: a field over `PeerFieldLimits` or a DID that is
-/// not its key's is refused (400, the reason in the body), nothing is stored, and nothing shows
-/// the claimed DID; a genuine Request to the same invitation still makes a connection.
+/// not its key's is refused (400; the endpoint answers every refusal alike, the reason goes to the
+/// log and is checked by `PeerFieldLimitsTests`), nothing is stored, and nothing shows the claimed
+/// DID; a genuine Request to the same invitation still makes a connection.
 @Suite(.timeLimit(.minutes(10))) struct PeerFieldsLiveTests {
     /// The ledger DID an impersonator claims.
     static let government = "did:sov:WRfXPg8dantKVubE3HX8pw"
 
-    static func post(_ body: [UInt8], to port: Int) async throws -> (status: Int, reason: String) {
-        let response = try await LoopbackHTTP.request(
-            "POST", port: port, path: "/", body: body, contentType: "application/didcomm-envelope-enc", timeout: 30)
-        return (response.status, String(decoding: response.body, as: UTF8.self))
+    static func post(_ body: [UInt8], to port: Int) async throws -> Int {
+        try await LoopbackHTTP.request(
+            "POST", port: port, path: "/", body: body, contentType: "application/didcomm-envelope-enc", timeout: 30
+        ).status
     }
 
     /// Every connection of `client` (the invitations included) as JSON text.
@@ -47,10 +48,7 @@ import Testing
             let huge = String(repeating: "A", count: 700_000)
             connection["DID"] = .string(huge)
             request["connection"] = .object(connection)
-            let refused = try await Self.post(try invitee.pack(.object(request), to: invitationKey), to: server.didcommPort)
-            #expect(refused.status == 400)
-            #expect(refused.reason.contains("longer than \(PeerFieldLimits.did.maxBytes) bytes"), "\(refused.reason.prefix(300))")
-            #expect(refused.reason.utf8.count < 2048)
+            #expect(try await Self.post(try invitee.pack(.object(request), to: invitationKey), to: server.didcommPort) == 400)
 
             #expect(try await DIDCommEndpointTests.mailboxCount(server, tenant: aliceID) == before)
             let (count, text) = try await Self.listed(alice)
@@ -61,7 +59,7 @@ import Testing
 
             // The same invitee, within bounds, is answered.
             let genuine = invitee.request(invitationId: invitationId)
-            #expect(try await Self.post(try invitee.pack(genuine, to: invitationKey), to: server.didcommPort).status == 202)
+            #expect(try await Self.post(try invitee.pack(genuine, to: invitationKey), to: server.didcommPort) == 202)
             #expect(try await inbox.wait { $0["@type"]?.stringValue == "https://didcomm.org/connections/1.0/response" } != nil)
             #expect(try await Self.listed(alice).count == 2)
         }
@@ -100,12 +98,9 @@ import Testing
                     "label": "Government of Example", "did": .string(Self.government), "did_doc~attach": attach,
                     "~thread": ["thid": .string(id), "pthid": .string(invitationId)],
                 ]
-                let refused = try await Self.post(try attacker.pack(request, to: invitationKey), to: server.didcommPort)
-                #expect(refused.status == 400, "didexchange \(version)")
                 #expect(
-                    refused.reason.contains(
-                        "the DID \(claimed) is not derived from the key the request names and cannot be resolved here"),
-                    "didexchange \(version): \(refused.reason)")
+                    try await Self.post(try attacker.pack(request, to: invitationKey), to: server.didcommPort) == 400,
+                    "didexchange \(version)")
             }
             #expect(try await DIDCommEndpointTests.mailboxCount(server, tenant: aliceID) == before)
             let (count, text) = try await Self.listed(alice)
@@ -123,7 +118,7 @@ import Testing
                     ownDoc.serialized(), mimeType: "application/json", verkey: attacker.verkey) { attacker.key.sign($0) },
                 "~thread": ["thid": .string(id), "pthid": .string(invitationId)],
             ]
-            #expect(try await Self.post(try attacker.pack(honest, to: invitationKey), to: server.didcommPort).status == 202)
+            #expect(try await Self.post(try attacker.pack(honest, to: invitationKey), to: server.didcommPort) == 202)
             #expect(try await inbox.wait { $0["@type"]?.stringValue == "https://didcomm.org/didexchange/1.0/response" } != nil)
             let made = try await alice.call("connections.list", params: ["state": 3])["connections"]?.arrayValue ?? []
             #expect(made.map { $0["theirDid"]?.stringValue } == [attacker.did])
