@@ -172,6 +172,12 @@ public enum InvitationParser {
                     throw invalid(
                         "\(field) has more than \(PeerFieldLimits.maxListCount) keys, services or routing keys", field: field)
                 }
+                // Its service must send to its own keys, as a handshake's did:peer:2 must
+                // (`PeerDIDBinding`): the DID shown for a connection made from it is its key's.
+                let own = Set(peer.keys.compactMap(\.verkeyBase58))
+                guard service.recipientKeys.allSatisfy(own.contains) else {
+                    throw invalid("\(field) is a did:peer:2 whose service names a key that is not its own", field: field)
+                }
                 return Invitation.Service(
                     did: did, type: "did-communication", serviceEndpoint: service.serviceEndpoint,
                     recipientKeys: service.recipientKeys, routingKeys: service.routingKeys)

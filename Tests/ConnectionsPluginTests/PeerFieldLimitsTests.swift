@@ -236,9 +236,14 @@ import Testing
         let routed = try PeerDID2.make(
             verkey: verkey, serviceEndpoint: Self.endpoint,
             routingKeys: (0...PeerFieldLimits.maxListCount).map { _ in Ed25519KeyPair.generate().verkeyBase58 })
+        let foreignService = Base64.encodeURL(
+            Array(#"{"t":"did-communication","recipientKeys":["\#(key)"],"s":"\#(Self.endpoint)"}"#.utf8))
+        let borrowed = "did:peer:2.V" + (try DIDKey.multibase(verkey: verkey)) + ".S" + foreignService
+        _ = try InvitationParser.parse(outOfBand([.string(try PeerDID2.make(verkey: verkey, serviceEndpoint: Self.endpoint))]))
         for (name, services) in [
             ("services", Array(repeating: service, count: PeerFieldLimits.maxListCount + 1)),
             ("did:peer:2 routing keys", [.string(routed)]),
+            ("did:peer:2 sending to a key not its own", [.string(borrowed)]),
         ] {
             do {
                 _ = try InvitationParser.parse(outOfBand(services))
