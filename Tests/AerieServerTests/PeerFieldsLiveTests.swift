@@ -124,4 +124,37 @@ import Testing
             #expect(made.map { $0["theirDid"]?.stringValue } == [attacker.did])
         }
     }
+
+    /// As the invitee: a didexchange Response signed by the invitation key whose DID is a ledger
+    /// DID of another key fails the connection with the reason; nothing shows that DID.
+    @Test func aResponseClaimingAnotherDIDFailsTheConnection() async throws {
+        try await LiveServer.with(server: { $0.deliveryEnabled = false }) { server in
+            let inviter = Ed25519KeyPair.generate()
+            let theirKey = Ed25519KeyPair.generate()
+            let (tenant, _) = try await server.tenantClient(label: "frank")
+            defer { Task { await tenant.close() } }
+            let created = try await tenant.call(
+                "connections.accept", params: ["invitation": try DIDExchangeResponseTests.invitation(inviter: inviter, id: "inv-1")])
+            let id = try #require(created["connectionId"]?.stringValue)
+            let claimed = String(Self.government.dropFirst("did:sov:".count))
+            let doc = ConnectionMessages.didDoc(did: claimed, verkey: theirKey.verkeyBase58, endpoint: "http://127.0.0.1:9")
+            let response: JSONValue = [
+                "@type": "https://didcomm.org/didexchange/1.1/response", "@id": .string(UUID().uuidString),
+                "did": .string(Self.government),
+                "did_doc~attach": try await SignedAttachment.make(
+                    doc.serialized(), mimeType: "application/json", verkey: inviter.verkeyBase58) { inviter.sign($0) },
+                "~thread": ["pthid": "inv-1"],
+            ]
+            let failed = try await tenant.call(
+                "connections.updateStateWithMessage", params: ["connectionId": .string(id), "message": response])
+            #expect(failed["stateName"] == "failed", "\(failed)")
+            #expect(
+                failed["failureReason"]?.stringValue?.contains(
+                    "the DID \(claimed) is not derived from the key the response names and cannot be resolved here") == true,
+                "\(failed)")
+            #expect(failed["theirDid"] == nil)
+            let (_, text) = try await Self.listed(tenant)
+            #expect(!text.contains(claimed) && !text.contains("\"theirDid\""), "\(text)")
+        }
+    }
 }
