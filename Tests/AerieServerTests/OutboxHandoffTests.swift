@@ -127,13 +127,16 @@ import Testing
         }
         #expect(type == Self.response && route.type == Self.response && route.senders == .handshakeResponse)
         #expect(id == "r-1" && thread == "t-1" && message["@id"] == "r-1")
-        let longThread = String(repeating: "t", count: 300)
-        guard case .handle(_, _, _, let cut?, _) = try read(#"{"@type":"\#(Self.response)","@id":"r","~thread":{"thid":"\#(longThread)"}}"#)
+        // A thread id over its limit is refused, not cut (`PeerFieldLimits.id`).
+        let atLimit = String(repeating: "t", count: PeerFieldLimits.id.maxBytes)
+        guard case .handle(_, _, _, let whole?, _) = try read(#"{"@type":"\#(Self.response)","@id":"r","~thread":{"thid":"\#(atLimit)"}}"#)
         else {
             Issue.record("not handed on")
             return
         }
-        #expect(cut.utf8.count == 256)
+        #expect(whole == atLimit)
+        #expect(refusal(try read(#"{"@type":"\#(Self.response)","@id":"r","~thread":{"thid":"\#(atLimit)t"}}"#))
+            == "~thread.thid is longer than \(PeerFieldLimits.id.maxBytes) bytes")
     }
 
     @Test func whatIsNotAUsableMessageIsRefusedBeforeAnyLookup() throws {
