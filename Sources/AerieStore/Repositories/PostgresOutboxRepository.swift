@@ -1,10 +1,14 @@
 import AerieCore
 import Foundation
 
-/// `aerie.outbox`: packed envelopes waiting for delivery.
+/// `aerie.outbox`: packed envelopes waiting for delivery. A row's last error names the peer's
+/// URL: it is sealed (`last_error_sealed`, `RowSealing`), as is the delivery error it leaves on
+/// its sent message. A row ends deleted: delivered (`markSentSQL`) or failed for good
+/// (`recordFailure`).
 struct PostgresOutboxRepository: OutboxRepository {
     let tenantID: TenantID
     let session: DatabaseSession
+    let sealing: RowSealing
     /// The lease new rows are inserted under (`OutboxSignal.enqueueLease`), nil: inserted due.
     var lease: OutboxLease? = nil
     /// Where the transaction's new rows are recorded, for `OutboxSignal.committed`.
@@ -12,7 +16,7 @@ struct PostgresOutboxRepository: OutboxRepository {
 
     private static let columns = """
         id::text, connection_id::text, endpoint, envelope, attempts, (extract(epoch FROM next_attempt_at) * 1000000)::int8,
-        status, last_error, message_uid::text
+        status, last_error, message_uid::text, last_error_sealed
         """
 
     /// Under a lease the row is not due until the lease ends ($10 seconds from now), and its
@@ -55,7 +59,7 @@ struct PostgresOutboxRepository: OutboxRepository {
             WHERE tenant_id = $1::uuid AND id = $2::uuid AND status = 'pending' FOR UPDATE SKIP LOCKED
             """,
             [.text(tenantID.rawValue), .text(id.lowercasedString)])
-        return try (0..<result.rowCount).map { try Self.item(result, $0) }.first
+        return try (0..<result.rowCount).map { try item(result, $0) }.first
     }
 
     func claim(_ id: UUID, leaseSeconds: Int) throws -> OutboxItem? {
@@ -79,8 +83,9 @@ struct PostgresOutboxRepository: OutboxRepository {
         [.text(tenantID.rawValue), .text(id.lowercasedString), .int(max(1, leaseSeconds)), .optionalText(instance)]
     }
 
+    /// The claimed row, without its last error (the claim holds no tenant key; delivery does not read it).
     static func claimed(_ result: PostgresResult) throws -> OutboxItem? {
-        try (0..<result.rowCount).map { try item(result, $0) }.first
+        try (0..<result.rowCount).map { try item(result, $0, lastError: nil) }.first
     }
 
     /// A delivered row is deleted: the outbox holds only what is still to be sent, and what was
@@ -131,32 +136,69 @@ struct PostgresOutboxRepository: OutboxRepository {
         """
     }
 
+    /// Records a failed attempt: the row is due again at `nextAttemptAt`, or, with none, failed
+    /// for good, when it fails the sent message it carries (MS-105, with the error) and is
+    /// deleted, all in this transaction. The row is read first (locked) for its message's uid, to
+    /// which that message's sealed error is bound. The status change logs the delivery event
+    /// (the trigger `aerie.outbox_delivery_ended`) before the row goes.
     func recordFailure(_ id: UUID, attempts: Int, nextAttemptAt: Date?, error: String) throws {
-        // A final failure fails the sent message it carries in the same statement (looked up by
-        // its key, as in `markSentSQL`).
+        let row = try session.query(
+            "SELECT message_uid::text FROM aerie.outbox WHERE tenant_id = $1::uuid AND id = $2::uuid FOR UPDATE",
+            [.text(tenantID.rawValue), .text(id.lowercasedString)])
+        guard row.rowCount == 1 else { return }
+        let error = String(error.prefix(500))
+        let messageError = try row.string(0, 0).flatMap {
+            try PostgresMailboxRepository.sealDeliveryError(error, uid: $0, sealing: sealing)
+        }
         try session.execute(
             """
             WITH failed AS (
-                UPDATE aerie.outbox SET attempts = $3, last_error = $4,
+                UPDATE aerie.outbox SET attempts = $3, last_error = NULL, last_error_sealed = $4,
                     status = CASE WHEN $5::float8 IS NULL THEN 'failed' ELSE 'pending' END,
                     next_attempt_at = COALESCE(to_timestamp($5::float8), next_attempt_at)
                 WHERE tenant_id = $1::uuid AND id = $2::uuid RETURNING message_uid, status
             )
-            UPDATE aerie.mailbox m SET status = 'MS-105', delivery_error = $4
+            UPDATE aerie.mailbox m SET status = 'MS-105', delivery_error = NULL, delivery_error_sealed = $6
             WHERE m.tenant_id = $1::uuid AND m.uid = (SELECT message_uid FROM failed WHERE status = 'failed')
                 AND m.direction = 'sent' AND m.status = 'MS-101'
             """,
             [
-                .text(tenantID.rawValue), .text(id.lowercasedString), .int(attempts), .text(String(error.prefix(500))),
-                .optionalText(nextAttemptAt.map { String($0.timeIntervalSince1970) }),
+                .text(tenantID.rawValue), .text(id.lowercasedString), .int(attempts),
+                try sealing.seal(error, column: "last_error", row: id.lowercasedString).map(SQLValue.bytes) ?? .null,
+                .optionalText(nextAttemptAt.map { String($0.timeIntervalSince1970) }), messageError.map(SQLValue.bytes) ?? .null,
             ])
+        if nextAttemptAt == nil {
+            try session.execute(
+                "DELETE FROM aerie.outbox WHERE tenant_id = $1::uuid AND id = $2::uuid AND status = 'failed'",
+                [.text(tenantID.rawValue), .text(id.lowercasedString)])
+        }
+    }
+
+    /// Rewrites up to `limit` rows whose last error a previous release stored in clear; answers how many.
+    func sealClearRows(limit: Int) throws -> Int {
+        let result = try session.query(
+            """
+            SELECT id::text, last_error FROM aerie.outbox WHERE tenant_id = $1::uuid AND last_error IS NOT NULL
+            LIMIT $2 FOR UPDATE SKIP LOCKED
+            """,
+            [.text(tenantID.rawValue), .int(max(0, limit))])
+        for row in 0..<result.rowCount {
+            guard let id = result.string(row, 0), let error = result.string(row, 1) else { continue }
+            try session.execute(
+                "UPDATE aerie.outbox SET last_error = NULL, last_error_sealed = $3 WHERE tenant_id = $1::uuid AND id = $2::uuid",
+                [
+                    .text(tenantID.rawValue), .text(id),
+                    try sealing.seal(error, column: "last_error", row: id).map(SQLValue.bytes) ?? .null,
+                ])
+        }
+        return result.rowCount
     }
 
     func list(connectionId: UUID, limit: Int) throws -> [OutboxItem] {
         let result = try session.query(
             "SELECT \(Self.columns) FROM aerie.outbox WHERE tenant_id = $1::uuid AND connection_id = $2::uuid ORDER BY created_at, id LIMIT $3",
             [.text(tenantID.rawValue), .text(connectionId.lowercasedString), .int(max(0, limit))])
-        return try (0..<result.rowCount).map { try Self.item(result, $0) }
+        return try (0..<result.rowCount).map { try item(result, $0) }
     }
 
     func deleteAll(connectionId: UUID) throws -> Int {
@@ -165,14 +207,23 @@ struct PostgresOutboxRepository: OutboxRepository {
             [.text(tenantID.rawValue), .text(connectionId.lowercasedString)])
     }
 
-    private static func item(_ r: PostgresResult, _ row: Int) throws -> OutboxItem {
+    /// A row of `columns` with its last error opened (or a previous release's clear one).
+    private func item(_ r: PostgresResult, _ row: Int) throws -> OutboxItem {
+        let lastError = try r.bytes(row, 9).map { sealed in
+            guard let id = r.string(row, 0) else { throw AerieError.internalError(details: "malformed row in aerie.outbox") }
+            return try sealing.open(sealed, column: "last_error", row: id)
+        }
+        return try Self.item(r, row, lastError: lastError ?? r.string(row, 7))
+    }
+
+    private static func item(_ r: PostgresResult, _ row: Int, lastError: String?) throws -> OutboxItem {
         guard let id = r.uuid(row, 0), let endpoint = r.string(row, 2),
             let envelope = r.bytes(row, 3), let next = r.date(microseconds: row, 5),
             let status = r.string(row, 6).flatMap(OutboxItem.Status.init(rawValue:))
         else { throw AerieError.internalError(details: "malformed row in aerie.outbox") }
         return OutboxItem(
             id: id, connectionId: r.uuid(row, 1), endpoint: endpoint, envelope: envelope,
-            attempts: r.int(row, 4) ?? 0, nextAttemptAt: next, status: status, lastError: r.string(row, 7),
+            attempts: r.int(row, 4) ?? 0, nextAttemptAt: next, status: status, lastError: lastError,
             messageUid: r.uuid(row, 8))
     }
 }

@@ -148,7 +148,8 @@ struct PostgresTenantTransaction: TenantTransaction {
     }
 
     var outbox: any OutboxRepository {
-        PostgresOutboxRepository(tenantID: tenantID, session: session, lease: outboxLease, enqueued: enqueued)
+        PostgresOutboxRepository(
+            tenantID: tenantID, session: session, sealing: rowSealing("outbox"), lease: outboxLease, enqueued: enqueued)
     }
 
     var sql: any TenantSQL { SessionSQL(session: session) }
@@ -159,6 +160,8 @@ struct PostgresTenantTransaction: TenantTransaction {
             .sealClearRows(limit: limit)
             + postgresConnections.sealClearRows(limit: limit)
             + PostgresMailboxRepository(tenantID: tenantID, session: session, sealing: rowSealing("mailbox"))
+            .sealClearRows(limit: limit)
+            + PostgresOutboxRepository(tenantID: tenantID, session: session, sealing: rowSealing("outbox"))
             .sealClearRows(limit: limit)
             + stores.sealClearRows(in: self, limit: limit)
     }

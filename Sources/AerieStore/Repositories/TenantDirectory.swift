@@ -166,8 +166,9 @@ public struct TenantDirectory: Sendable {
             } catch let error as PostgresError {
                 throw error.aerieError
             }
-            guard result.rowCount > 0, let tenant = result.string(0, 28).flatMap(TenantID.init) else { return nil }
-            guard let wrapped = result.bytes(0, 29) else {
+            let tenantColumn = PostgresConnectionRepository.recipientColumnCount
+            guard result.rowCount > 0, let tenant = result.string(0, tenantColumn).flatMap(TenantID.init) else { return nil }
+            guard let wrapped = result.bytes(0, tenantColumn + 1) else {
                 return InboundOwner(tenant: tenant, activeWrappedDataKey: nil, recipient: nil)
             }
             let sealing = RowSealing(tenantID: tenant, sealer: try sealer(tenant, wrapped), table: "connections")
