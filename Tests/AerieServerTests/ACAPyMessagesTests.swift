@@ -13,7 +13,7 @@ import Testing
             let created = try await agent.admin("POST", "/connections/create-invitation", body: [:])
             let url = try #require(created["invitation_url"]?.stringValue)
             let acapyConnection = try #require(created["connection_id"]?.stringValue)
-            let (alice, _) = try await server.tenantClient(label: "alice")
+            let (alice, _) = try await server.tenantClient(label: "Alice Secret Tenant Label")
             let (bob, _) = try await server.tenantClient(label: "bob")
             defer { Task { await alice.close(); await bob.close() } }
             let accepted = try await alice.call(
@@ -65,7 +65,10 @@ import Testing
             // setting). An outbox row holds its endpoint until delivered: the scan waits for the
             // ping's response to go.
             _ = try await alice.call("settings.set", params: ["key": "profile", "value": ["name": "Alice Secret Name"]])
-            let plaintext = ["hello from ACA-Py", "ping from ACA-Py", "ACA-Py Inviter", "Alice Secret Name", acapyDid, agent.endpoint]
+            let plaintext = [
+                "hello from ACA-Py", "ping from ACA-Py", "ACA-Py Inviter", "Alice Secret Name", "Alice Secret Tenant Label", acapyDid,
+                agent.endpoint,
+            ]
             var unsent = -1
             for _ in 0..<100 {
                 unsent = try await WalletFixture.asSuperuser(server.database) { session in

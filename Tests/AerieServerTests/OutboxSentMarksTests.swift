@@ -15,9 +15,11 @@ import Testing
         try await TestPostgres.shared.withFreshRuntime(maxConnections: 2) { _, runtime in
             var tenants: [TenantID] = []
             for label in ["A", "B"] {
+                let id = TenantID.random()
                 tenants.append(
                     try await runtime.tenants.create(
-                        id: .random(), label: label, tokenHash: Random.bytes(32), wrappedDataKey: Random.bytes(72),
+                        id: id, label: label, sealer: DataKey.generate().sealer(for: id), tokenHash: Random.bytes(32),
+                        wrappedDataKey: Random.bytes(72),
                         masterKeyFingerprint: "test-master", backend: nil
                     ).id)
             }

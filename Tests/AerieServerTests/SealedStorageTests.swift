@@ -126,17 +126,18 @@ import Testing
 
     @Test func nothingATenantOwnsIsInClearAtRest() async throws {
         try await WalletFixture.with { fixture in
-            let alice = try await fixture.createTenant("alice")
-            let bob = try await fixture.createTenant("bob")
+            let alice = try await fixture.createTenant("Alice Secret Tenant Label")
+            let bob = try await fixture.createTenant("Bob Secret Tenant Label")
+            let secrets = Self.secrets + ["Alice Secret Tenant Label", "Bob Secret Tenant Label"]
             let (aliceConnection, aliceMessage) = try await Self.populate(alice)
             _ = try await Self.populate(bob)
 
             let rows = try await Self.everyRow(fixture)
             #expect(rows.contains("MyVerkey"), "the dump sees the rows")
-            Self.expectNoSecrets(in: rows, "a superuser's SELECT")
+            Self.expectNoSecrets(secrets, in: rows, "a superuser's SELECT")
             let dump = try Self.pgDump(fixture.database.superuserConninfo)
             #expect(dump.contains("MyVerkey") && dump.contains("COPY aerie.mailbox"))
-            Self.expectNoSecrets(in: dump, "pg_dump")
+            Self.expectNoSecrets(secrets, in: dump, "pg_dump")
 
             // Everything reads back through the tenant's own context, lookups through the hashes.
             let (setting, connection, message, oob, byId, byDid, byKey) = try await alice.database.transaction { tx in
@@ -351,8 +352,25 @@ import Testing
         // The schema before 0018, the out-of-band plugin's table (version 6) included.
         #expect(try await database.migrator().migrate(through: 17).contains(6))
 
-        let alice = try await fixture.createTenant("alice")
-        let bob = try await fixture.createTenant("bob")
+        // Tenants as the previous release wrote them, the label in clear.
+        var made: [TenantContext] = []
+        for label in ["Alice Secret Tenant Label", "Bob Secret Tenant Label"] {
+            let id = TenantID.random()
+            _ = try await fixture.asSuperuser { session in
+                try session.execute(
+                    """
+                    INSERT INTO aerie.tenants (id, label, token_hash, data_key_wrapped, master_key_fingerprint)
+                    VALUES ($1::uuid, $2, $3, $4, $5)
+                    """,
+                    [
+                        .text(id.rawValue), .text(label), .bytes(Random.bytes(32)),
+                        .bytes(master.wrap(DataKey.generate(), tenantID: id.rawValue)), .text(master.fingerprint),
+                    ])
+            }
+            made.append(try await fixture.context(id))
+        }
+        let (alice, bob) = (made[0], made[1])
+        let labels = [alice.tenantID: "Alice Secret Tenant Label", bob.tenantID: "Bob Secret Tenant Label"]
         let connection = UUID()
         let messages = [UUID(), UUID(), UUID()]
         let oob = UUID()
@@ -430,6 +448,10 @@ import Testing
                 )
             }
             #expect(record?.theirDid == "did:peer:2.SecretTheirDid")
+            let label = try await runtime.tenants.get(tenant.tenantID)?.label.open(tenant: tenant.tenantID) { id, wrapped in
+                try master.unwrap(wrapped, tenantID: id.rawValue).sealer(for: id)
+            }
+            #expect(label == labels[tenant.tenantID])
             #expect(failed?.deliveryError == "Secret delivery error" && failed?.status == MailboxMessage.deliveryFailed)
             #expect(waiting.map(\.id) == [retried] && waiting.first?.lastError == "Secret retry error")
             #expect(setting == ["name": "Secret Setting Value"])
@@ -449,13 +471,13 @@ import Testing
         #expect(Set(try await runtime.tenantsWithClearRows(limit: 10)) == [alice.tenantID, bob.tenantID])
 
         // A first batch of one row per table for Alice (as if the server stopped there) ...
-        #expect(try await alice.database.transaction { try $0.sealClearRows(limit: 1) } == 5)
+        #expect(try await alice.database.transaction { try $0.sealClearRows(limit: 1) } == 6)
         try await expectEverythingReads(alice)
         // ... then the service finishes, in batches of two.
         let contexts = TenantContexts(database: runtime, masterKeys: MasterKeyring(keys: [master], home: nil))
         var service = SealingMigrationService(database: runtime, contexts: contexts, logger: quiet)
         service.batchSize = 2
-        #expect(try await service.sweep() == 2 * 8 - 5)
+        #expect(try await service.sweep() == 2 * 9 - 6)
         #expect(try await runtime.tenantsWithClearRows(limit: 10).isEmpty)
         #expect(try await service.sweep() == 0)
 
@@ -467,13 +489,14 @@ import Testing
                         WHERE sealed IS NULL OR label IS NOT NULL OR invitation IS NOT NULL OR their_did IS NOT NULL)
                     + (SELECT count(*) FROM aerie.mailbox WHERE sealed IS NULL OR payload IS NOT NULL OR delivery_error IS NOT NULL)
                     + (SELECT count(*) FROM aerie.outbox WHERE last_error IS NOT NULL)
+                    + (SELECT count(*) FROM aerie.tenants WHERE label IS NOT NULL OR label_sealed IS NULL)
                     + (SELECT count(*) FROM aerie.oob_invitations WHERE sealed IS NULL OR invitation IS NOT NULL)
                     + (SELECT count(*) FROM aerie.tenant_settings WHERE sealed IS NULL OR value IS NOT NULL)
                 """
             ).int(0, 0)
         }
         #expect(clearLeft == 0)
-        Self.expectNoSecrets(in: try await Self.everyRow(fixture), "a superuser's SELECT after the upgrade")
+        Self.expectNoSecrets(Self.secrets + labels.values, in: try await Self.everyRow(fixture), "a superuser's SELECT after the upgrade")
         // The conversion kept the connection's own times.
         let updated = try await fixture.asSuperuser { session in
             try session.query("SELECT count(*) FROM aerie.connections WHERE updated_at > created_at + interval '1 second'").int(0, 0)

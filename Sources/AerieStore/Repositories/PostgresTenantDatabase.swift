@@ -164,6 +164,22 @@ struct PostgresTenantTransaction: TenantTransaction {
             + PostgresOutboxRepository(tenantID: tenantID, session: session, sealing: rowSealing("outbox"))
             .sealClearRows(limit: limit)
             + stores.sealClearRows(in: self, limit: limit)
+            + sealClearLabel()
+    }
+
+    /// Seals the tenant's label if a previous release stored it in clear (schema/0044); answers
+    /// 1 if it did.
+    private func sealClearLabel() throws -> Int {
+        let result = try session.query(
+            "SELECT label FROM aerie.tenants WHERE id = $1::uuid AND label IS NOT NULL FOR UPDATE SKIP LOCKED", [.text(tenantID.rawValue)])
+        guard let label = result.string(0, 0) else { return 0 }
+        guard let sealer else {
+            throw AerieError.internalError(details: "sealing tenant \(tenantID)'s label needs its data key")
+        }
+        try session.execute(
+            "UPDATE aerie.tenants SET label = NULL, label_sealed = $2 WHERE id = $1::uuid",
+            [.text(tenantID.rawValue), .bytes(StoredTenantLabel.seal(label, tenant: tenantID, sealer: sealer))])
+        return 1
     }
 }
 
