@@ -25,7 +25,7 @@ CREATE OR REPLACE FUNCTION aerie.tenants_with_clear_rows(after_tenant uuid, max_
             UNION (SELECT DISTINCT tenant_id FROM aerie.mailbox WHERE (sealed IS NULL OR delivery_error IS NOT NULL)
                 AND tenant_id > coalesce(after_tenant, '00000000-0000-0000-0000-000000000000'::uuid)
                 ORDER BY tenant_id LIMIT least(max_rows, 1000))
-            UNION (SELECT DISTINCT tenant_id FROM aerie.outbox WHERE last_error IS NOT NULL
+            UNION (SELECT DISTINCT tenant_id FROM aerie.outbox WHERE (endpoint IS NOT NULL OR last_error IS NOT NULL)
                 AND tenant_id > coalesce(after_tenant, '00000000-0000-0000-0000-000000000000'::uuid)
                 ORDER BY tenant_id LIMIT least(max_rows, 1000))
             UNION (SELECT DISTINCT tenant_id FROM aerie.oob_invitations WHERE sealed IS NULL AND tenant_id > coalesce(after_tenant, '00000000-0000-0000-0000-000000000000'::uuid)

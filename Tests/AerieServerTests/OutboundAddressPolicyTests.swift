@@ -145,7 +145,7 @@ import Testing
             for _ in 0..<100 {
                 left = try await WalletFixture.asSuperuser(server.database) { session in
                     try session.query(
-                        "SELECT count(*) FROM aerie.outbox WHERE tenant_id = $1::uuid AND endpoint LIKE 'http://127.0.0.2%'",
+                        "SELECT count(*) FROM aerie.outbox WHERE tenant_id = $1::uuid AND destination = 'http://127.0.0.2:9'",
                         [.text(aliceID.rawValue)]
                     ).int(0, 0) ?? -1
                 }

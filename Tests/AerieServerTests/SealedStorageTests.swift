@@ -20,7 +20,7 @@ import Testing
         "did:sov:SecretPublicDid", "SecretFirstRecipientKey", "https://peer-secret.example/in", "SecretTheirVerkey",
         "Secret failure reason", "Secret problem explain", "Basic message secret content", "SenderVerkeySecret",
         "thread-secret-id", "oob-secret-id", "Attachment field secret", "https://logo-secret.example/logo.png",
-        "Secret goal text", "did:peer:2.SecretTheirDid", "Secret delivery error", "Secret retry error",
+        "Secret goal text", "did:peer:2.SecretTheirDid", "Secret delivery error", "Secret retry error", "/secret-path-token",
     ]
 
     static func populate(_ tenant: TenantContext, suffix: String = "") async throws -> (connection: UUID, message: UUID) {
@@ -47,8 +47,9 @@ import Testing
             connectionId: connection.id, recipientVerkey: "TheirVerkey\(suffix)", senderVerkey: nil, messageId: UUID().uuidString,
             type: "https://didcomm.org/basicmessage/1.0/message", threadId: nil, status: MailboxMessage.queued,
             payload: ["content": "sent"], direction: .sent)
-        let failing = OutboxItem(connectionId: connection.id, endpoint: "http://peer.example", envelope: [1], messageUid: sent.uid)
-        let retried = OutboxItem(connectionId: connection.id, endpoint: "http://peer.example", envelope: [2])
+        let failing = OutboxItem(
+            connectionId: connection.id, endpoint: "http://peer.example/secret-path-token", envelope: [1], messageUid: sent.uid)
+        let retried = OutboxItem(connectionId: connection.id, endpoint: "http://peer.example/secret-path-token", envelope: [2])
         try await tenant.database.transaction { tx in
             try tx.settings.set("profile", to: ["name": "Secret Setting Value"])
             try tx.connections.insert(connection)
@@ -300,9 +301,13 @@ import Testing
                 try session.execute("UPDATE aerie.connections SET their_did = 'did:peer:2.SecretOldDid', their_did_sealed = NULL")
                 try session.execute(
                     "UPDATE aerie.mailbox SET delivery_error = 'Secret old delivery error', delivery_error_sealed = NULL WHERE direction = 'sent'")
-                try session.execute("UPDATE aerie.outbox SET last_error = 'Secret old retry error', last_error_sealed = NULL")
+                try session.execute(
+                    """
+                    UPDATE aerie.outbox SET last_error = 'Secret old retry error', last_error_sealed = NULL,
+                        endpoint = 'https://old-peer.example/old-secret-path', endpoint_sealed = NULL, destination = NULL
+                    """)
             }
-            let old = ["did:peer:2.SecretOldDid", "Secret old delivery error", "Secret old retry error"]
+            let old = ["did:peer:2.SecretOldDid", "Secret old delivery error", "Secret old retry error", "/old-secret-path"]
             @Sendable func expectReads(_ tenant: TenantContext, _ id: UUID) async throws {
                 let (connection, sent, waiting) = try await tenant.database.transaction { tx in
                     (
@@ -314,6 +319,7 @@ import Testing
                 #expect(connection?.theirDid == "did:peer:2.SecretOldDid" && connection?.label == "Faber College Secret Label")
                 #expect(sent.map(\.deliveryError) == ["Secret old delivery error"])
                 #expect(waiting.map(\.lastError) == ["Secret old retry error"])
+                #expect(waiting.map(\.endpoint) == ["https://old-peer.example/old-secret-path"])
             }
             try await expectReads(alice, aliceConnection)
             try await expectReads(bob, bobConnection)
@@ -331,7 +337,8 @@ import Testing
                     """
                     SELECT (SELECT count(*) FROM aerie.connections WHERE their_did IS NOT NULL OR their_did_sealed IS NULL)
                         + (SELECT count(*) FROM aerie.mailbox WHERE delivery_error IS NOT NULL)
-                        + (SELECT count(*) FROM aerie.outbox WHERE last_error IS NOT NULL OR last_error_sealed IS NULL)
+                        + (SELECT count(*) FROM aerie.outbox WHERE last_error IS NOT NULL OR last_error_sealed IS NULL
+                            OR endpoint IS NOT NULL OR endpoint_sealed IS NULL OR destination IS DISTINCT FROM 'https://old-peer.example')
                     """
                 ).int(0, 0)
             }
@@ -425,7 +432,7 @@ import Testing
                 try session.execute(
                     """
                     INSERT INTO aerie.outbox (tenant_id, id, connection_id, endpoint, envelope, attempts, next_attempt_at, status, last_error)
-                    VALUES ($1::uuid, $2::uuid, $3::uuid, 'http://peer.example', '\\x01', 1, now() + interval '1 hour', 'pending',
+                    VALUES ($1::uuid, $2::uuid, $3::uuid, 'http://peer.example/secret-path-token', '\\x01', 1, now() + interval '1 hour', 'pending',
                         'Secret retry error')
                     """, [t, .text(retried.uuidString), .text(connection.uuidString)])
             }
@@ -454,6 +461,7 @@ import Testing
             #expect(label == labels[tenant.tenantID])
             #expect(failed?.deliveryError == "Secret delivery error" && failed?.status == MailboxMessage.deliveryFailed)
             #expect(waiting.map(\.id) == [retried] && waiting.first?.lastError == "Secret retry error")
+            #expect(waiting.first?.endpoint == "http://peer.example/secret-path-token")
             #expect(setting == ["name": "Secret Setting Value"])
             #expect(record?.label == "Faber College Secret Label" && record?.invitation["label"] == "Invitation Label Secret")
             #expect(record?.invitationRoutingKeys == ["SecretFirstRecipientKey"] && record?.theirVerkey == "SecretTheirVerkey")
@@ -488,7 +496,7 @@ import Testing
                 SELECT (SELECT count(*) FROM aerie.connections
                         WHERE sealed IS NULL OR label IS NOT NULL OR invitation IS NOT NULL OR their_did IS NOT NULL)
                     + (SELECT count(*) FROM aerie.mailbox WHERE sealed IS NULL OR payload IS NOT NULL OR delivery_error IS NOT NULL)
-                    + (SELECT count(*) FROM aerie.outbox WHERE last_error IS NOT NULL)
+                    + (SELECT count(*) FROM aerie.outbox WHERE last_error IS NOT NULL OR endpoint IS NOT NULL)
                     + (SELECT count(*) FROM aerie.tenants WHERE label IS NOT NULL OR label_sealed IS NULL)
                     + (SELECT count(*) FROM aerie.oob_invitations WHERE sealed IS NULL OR invitation IS NOT NULL)
                     + (SELECT count(*) FROM aerie.tenant_settings WHERE sealed IS NULL OR value IS NOT NULL)
