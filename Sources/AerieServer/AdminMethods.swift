@@ -74,16 +74,18 @@ struct AdminMethods: AeriePlugin {
 
     struct TenantView: Codable, Sendable {
         var tenantId: TenantID
-        var label: String
+        /// Absent when this server's master keys do not open the tenant's data key (the tenant's
+        /// own calls fail too then): one such tenant does not fail a whole listing.
+        var label: String?
         var status: String
         var backendId: BackendID?
         var createdAt: Date
         var updatedAt: Date
 
         /// `masterKeys` unwrap the tenant's data key, which opens its label.
-        init(_ record: TenantRecord, masterKeys: MasterKeyring) throws {
+        init(_ record: TenantRecord, masterKeys: MasterKeyring) {
             tenantId = record.id
-            label = try record.label.open(tenant: record.id) { id, wrapped in
+            label = try? record.label.open(tenant: record.id) { id, wrapped in
                 try masterKeys.unwrap(wrapped, tenantID: id).sealer(for: id)
             }
             status = record.status.rawValue
@@ -189,7 +191,7 @@ struct AdminMethods: AeriePlugin {
                 after = id
             }
             let page = try await tenants.list(after: after, limit: limit + 1, backend: backend)
-            let items = try page.prefix(limit).map { try TenantView($0, masterKeys: masterKeys) }
+            let items = page.prefix(limit).map { TenantView($0, masterKeys: masterKeys) }
             return TenantPage(items: items, nextCursor: page.count > limit ? items.last?.tenantId.rawValue : nil)
         }
 
@@ -199,7 +201,7 @@ struct AdminMethods: AeriePlugin {
             guard let record = try await tenants.get(try params.validated()), scope == nil || record.backendId == scope else {
                 throw AerieError.notFound("no tenant \(params.tenantId)")
             }
-            return try TenantView(record, masterKeys: masterKeys)
+            return TenantView(record, masterKeys: masterKeys)
         }
 
         try router.register(
@@ -236,7 +238,7 @@ struct AdminMethods: AeriePlugin {
                     throw AerieError.notFound("no tenant \(params.tenantId)")
                 }
                 if status != .active { credentialChanged(id, nil) }
-                return try TenantView(record, masterKeys: masterKeys)
+                return TenantView(record, masterKeys: masterKeys)
             }
         }
 

@@ -41,6 +41,17 @@ import Testing
                 try session.query("SELECT count(*) FROM aerie.tenants WHERE label IS NOT NULL OR label_sealed IS NULL").int(0, 0)
             }
             #expect(clear == 0)
+            // A tenant whose data key this server cannot unwrap is listed without its label; the
+            // listing and the other labels are unaffected.
+            let unopenable = ids[1]
+            _ = try await WalletFixture.asSuperuser(server.database) { session in
+                try session.execute(
+                    "UPDATE aerie.tenants SET data_key_wrapped = $2 WHERE id = $1::uuid", [.text(unopenable), .bytes([UInt8](repeating: 7, count: 72))])
+            }
+            let all = try await admin.call("admin.tenants.list", params: ["limit": 10])["items"]?.arrayValue ?? []
+            #expect(all.count == ids.count)
+            #expect(all.first { $0["tenantId"]?.stringValue == ids[1] }?["label"] == nil)
+            #expect(all.first { $0["tenantId"]?.stringValue == ids[0] }?["label"] == "tenant 0")
 
             let shown = try await admin.call("admin.tenants.get", params: ["tenantId": .string(ids[0])])
             #expect(shown["label"] == "tenant 0")
