@@ -179,7 +179,7 @@ extension AerieConfiguration {
             .milliseconds("AERIE_WEBHOOK_BACKOFF_MS", 10...3_600_000, \.webhookBackoff,
                           "first webhook retry delay in ms, doubled per failed attempt up to 10 minutes"),
             .seconds("AERIE_OOB_TIMEOUT", 1...120, \.outOfBandTimeout, "seconds outOfBand.accept/sendReuse wait for the inviter"),
-            V("AERIE_SEALING_SWEEP_SECONDS", "seconds between sweeps sealing rows of the pre-0018 clear form (at start too); 0 = off",
+            V("AERIE_SEALING_SWEEP_SECONDS", "seconds between sweeps sealing rows a previous release left in clear (at start too); 0 = off",
               shownDefault: { $0.sealingSweepInterval.map { "\($0.components.seconds)" } ?? "0" }) { text, config in
                 let seconds = try V.parseInteger("AERIE_SEALING_SWEEP_SECONDS", text, 0...86_400)
                 config.sealingSweepInterval = seconds == 0 ? nil : .seconds(seconds)
