@@ -333,7 +333,7 @@ public struct ConnectionService: Sendable {
                 peer = try ConnectionMessages.readResponse(message, invitationKey: invitationKey)
                 try Self.requireAuthor(peer, sentBy: inbound?.sender)
             } catch let error as CryptoError {
-                return try await fail(record.id, event: .problem(reason: "the response's connection~sig is invalid: \(error.message)"),
+                return try await fail(record.id, event: .problem(reason: "the response is refused: \(error.message)"),
                                       report: nil, mailboxUid: mailboxUid, receipt: receipt, tenant: tenant)
             }
             return try await accept(record, peer: peer, event: .responseVerified, reply: ConnectionMessages.trustPing(threadId: nil),
@@ -352,7 +352,7 @@ public struct ConnectionService: Sendable {
                 try Self.requireAuthor(peer, sentBy: inbound?.sender)
             } catch let error as CryptoError {
                 return try await fail(
-                    record.id, event: .problem(reason: "the didexchange response's signed attachment is invalid: \(error.message)"),
+                    record.id, event: .problem(reason: "the didexchange response is refused: \(error.message)"),
                     report: nil, mailboxUid: mailboxUid, receipt: receipt, tenant: tenant)
             }
             let parent = message["~thread"]?["pthid"]?.stringValue ?? record.invitationId ?? ""

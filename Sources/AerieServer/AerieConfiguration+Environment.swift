@@ -70,7 +70,11 @@ extension AerieConfiguration {
                 text, config in (config.rpc.host, config.rpc.port) = try parseListen(text, variable: "AERIE_RPC_LISTEN")
             },
             .integer("AERIE_RPC_MAX_SESSIONS", 1...1_000_000, \.rpc.maxSessions,
-                     "concurrent authenticated sessions; more are answered busy and closed"),
+                     "concurrent authenticated tenant and backend sessions; more are answered busy and closed"),
+            .integer("AERIE_RPC_MAX_SESSIONS_PER_CREDENTIAL", 1...1_000_000, \.rpc.maxSessionsPerCredential,
+                     "sessions one tenant token or one backend token holds at once; more are answered busy and closed"),
+            .integer("AERIE_RPC_MAX_ADMIN_SESSIONS", 1...1024, \.rpc.maxAdminSessions,
+                     "admin sessions, counted apart from AERIE_RPC_MAX_SESSIONS so the operator can always act"),
             .integer("AERIE_RPC_MAX_IN_FLIGHT", 1...10_000, \.rpc.maxInFlightPerSession,
                      "running requests per session before reading pauses"),
             .integer("AERIE_RPC_IDLE_TIMEOUT", 1...86_400, \.rpc.idleTimeoutSeconds,
@@ -116,12 +120,22 @@ extension AerieConfiguration {
             },
             .flag("AERIE_ALLOW_PRIVATE_URLS", \.allowPrivateURLs,
                   "1 lets invitation URLs and peer endpoints be loopback/private addresses; tests only"),
-            V("AERIE_ALLOWED_NETWORKS", "non-public networks peers may use all the same, CIDR, comma-separated", shown: "none") {
+            V("AERIE_ALLOWED_NETWORKS", "non-public networks peers (invitation URLs, endpoints) may use all the same, CIDR, comma-separated; not webhooks",
+              shown: "none") {
                 text, config in
                 do {
                     config.allowedNetworks = try IPNetwork.parseList(text)
                 } catch {
                     throw Invalid(description: "AERIE_ALLOWED_NETWORKS: \(error)")
+                }
+            },
+            V("AERIE_WEBHOOK_ALLOWED_NETWORKS", "non-public networks backend webhook receivers may use, CIDR, comma-separated; not peers",
+              shown: "none") {
+                text, config in
+                do {
+                    config.webhookAllowedNetworks = try IPNetwork.parseList(text)
+                } catch {
+                    throw Invalid(description: "AERIE_WEBHOOK_ALLOWED_NETWORKS: \(error)")
                 }
             },
             V("AERIE_DIDCOMM_LISTEN", "inbound DIDComm HTTP HOST:PORT",
@@ -172,7 +186,7 @@ extension AerieConfiguration {
             .milliseconds("AERIE_WEBHOOK_BACKOFF_MS", 10...3_600_000, \.webhookBackoff,
                           "first webhook retry delay in ms, doubled per failed attempt up to 10 minutes"),
             .seconds("AERIE_OOB_TIMEOUT", 1...120, \.outOfBandTimeout, "seconds outOfBand.accept/sendReuse wait for the inviter"),
-            V("AERIE_SEALING_SWEEP_SECONDS", "seconds between sweeps sealing rows of the pre-0018 clear form (at start too); 0 = off",
+            V("AERIE_SEALING_SWEEP_SECONDS", "seconds between sweeps sealing rows a previous release left in clear (at start too); 0 = off",
               shownDefault: { $0.sealingSweepInterval.map { "\($0.components.seconds)" } ?? "0" }) { text, config in
                 let seconds = try V.parseInteger("AERIE_SEALING_SWEEP_SECONDS", text, 0...86_400)
                 config.sealingSweepInterval = seconds == 0 ? nil : .seconds(seconds)

@@ -46,6 +46,10 @@ public struct AerieConfiguration: Sendable {
     /// URLs and peer endpoints may use all the same: private peers of a closed deployment,
     /// without `AERIE_ALLOW_PRIVATE_URLS` opening every private address.
     public var allowedNetworks: [IPNetwork] = []
+    /// `AERIE_WEBHOOK_ALLOWED_NETWORKS`: non-public networks backend webhooks may be sent to.
+    /// Apart from `allowedNetworks`, so that an internal receivers' network is never open to
+    /// the endpoints strangers name.
+    public var webhookAllowedNetworks: [IPNetwork] = []
     /// `AERIE_DIDCOMM_LISTEN`: inbound DIDComm HTTP `HOST:PORT`.
     public var didcommHost = "127.0.0.1"
     public var didcommPort = 7401

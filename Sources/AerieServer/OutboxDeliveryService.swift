@@ -162,9 +162,12 @@ struct OutboxDeliveryService: Service {
     /// Delivers a scanned row once claimed (the claim checks that the tenant is active).
     func deliver(_ id: UUID, tenant tenantID: TenantID) async -> DeliveryLimits.Outcome {
         do {
-            guard let item = try await database.claimOutbox(id, tenant: tenantID, leaseSeconds: leaseSeconds, instance: instance) else {
-                return .answered(address: nil)
-            }
+            let contexts = self.contexts
+            guard
+                let item = try await database.claimOutbox(
+                    id, tenant: tenantID, leaseSeconds: leaseSeconds, instance: instance,
+                    sealer: { try contexts.sealer(for: $0, wrappedDataKey: $1) })
+            else { return .answered(address: nil) }
             return await deliver(item, tenant: tenantID)
         } catch {
             logger.warning("outbox delivery error", metadata: ["outbox": "\(id)", "error": "\(String(reflecting: error))"])

@@ -10,8 +10,11 @@ import NIOPosix
 public final class HTTPDelivery: Sendable {
     public struct Configuration: Sendable {
         public var allowPrivateAddresses: Bool
-        /// Non-public networks allowed all the same (`AERIE_ALLOWED_NETWORKS`).
+        /// Non-public networks allowed all the same (`AERIE_ALLOWED_NETWORKS` for peers,
+        /// `AERIE_WEBHOOK_ALLOWED_NETWORKS` for webhook receivers).
         public var allowedNetworks: [IPNetwork]
+        /// The setting that fills `allowedNetworks`, named in refusals.
+        public var allowedNetworksSetting: String
         public var connectTimeout: Duration
         public var totalTimeout: Duration
         /// Largest answer body kept (a return-routed reply).
@@ -20,11 +23,13 @@ public final class HTTPDelivery: Sendable {
         public var userAgent: String
 
         public init(
-            allowPrivateAddresses: Bool = false, allowedNetworks: [IPNetwork] = [], connectTimeout: Duration = .seconds(5), totalTimeout: Duration = .seconds(15),
+            allowPrivateAddresses: Bool = false, allowedNetworks: [IPNetwork] = [],
+            allowedNetworksSetting: String = "AERIE_ALLOWED_NETWORKS", connectTimeout: Duration = .seconds(5), totalTimeout: Duration = .seconds(15),
             maxResponseBytes: Int = 1 << 20, threads: Int = 2, userAgent: String = "aerie"
         ) {
             self.allowPrivateAddresses = allowPrivateAddresses
             self.allowedNetworks = allowedNetworks
+            self.allowedNetworksSetting = allowedNetworksSetting
             self.connectTimeout = connectTimeout
             self.totalTimeout = totalTimeout
             self.maxResponseBytes = maxResponseBytes
@@ -75,7 +80,8 @@ public final class HTTPDelivery: Sendable {
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         self.policy = AddressPolicy(
-            allowPrivateAddresses: configuration.allowPrivateAddresses, allowedNetworks: configuration.allowedNetworks)
+            allowPrivateAddresses: configuration.allowPrivateAddresses, allowedNetworks: configuration.allowedNetworks,
+            allowedNetworksSetting: configuration.allowedNetworksSetting)
         self.threads = NIOThreadPool(numberOfThreads: max(1, configuration.threads))
         self.handles = CurlHandleCache(capacity: max(1, configuration.threads))
         threads.start()
@@ -154,7 +160,7 @@ public final class HTTPDelivery: Sendable {
                 let address = easy.info(string: CURLINFO_PRIMARY_IP).flatMap { $0.isEmpty ? nil : $0 }
                 throw Failure(message: "the endpoint did not answer in time", timedOut: true, address: address)
             case CURLE_COULDNT_CONNECT where transfer.refusedByPolicy:
-                throw Failure(message: "the endpoint \(endpoint) is not a public address: \(AddressPolicy.refusalHint)", permanent: true)
+                throw Failure(message: "the endpoint \(endpoint) is not a public address: \(transfer.policy.refusalHint)", permanent: true)
             default:
                 throw Failure(message: "the endpoint could not be reached: \(CurlEasy.describe(code))")
             }

@@ -6,6 +6,8 @@ extension URLResolver {
         public var allowPrivateAddresses: Bool
         /// Non-public networks allowed all the same (`AERIE_ALLOWED_NETWORKS`).
         public var allowedNetworks: [IPNetwork]
+        /// The setting that fills `allowedNetworks`, named in refusals.
+        public var allowedNetworksSetting: String
         /// Redirects followed at most; one more is an error.
         public var maxRedirects: Int
         /// Largest response body accepted.
@@ -30,6 +32,7 @@ extension URLResolver {
         public init(
             allowPrivateAddresses: Bool = false,
             allowedNetworks: [IPNetwork] = [],
+            allowedNetworksSetting: String = "AERIE_ALLOWED_NETWORKS",
             maxRedirects: Int = 5,
             maxBodyBytes: Int = 64 * 1024,
             totalTimeout: Duration = .seconds(10),
@@ -43,6 +46,7 @@ extension URLResolver {
         ) {
             self.allowPrivateAddresses = allowPrivateAddresses
             self.allowedNetworks = allowedNetworks
+            self.allowedNetworksSetting = allowedNetworksSetting
             self.maxRedirects = maxRedirects
             self.maxBodyBytes = maxBodyBytes
             self.totalTimeout = totalTimeout

@@ -65,7 +65,8 @@ public final class URLResolver: URLFetcher {
         self.init(
             configuration: configuration,
             policy: AddressPolicy(
-                allowPrivateAddresses: configuration.allowPrivateAddresses, allowedNetworks: configuration.allowedNetworks),
+                allowPrivateAddresses: configuration.allowPrivateAddresses, allowedNetworks: configuration.allowedNetworks,
+                allowedNetworksSetting: configuration.allowedNetworksSetting),
             logger: logger)
     }
 
@@ -145,7 +146,7 @@ public final class URLResolver: URLFetcher {
         if let address = Self.dottedIPv4Host(url) {
             guard policy.permits(address) else {
                 throw URLFetchError(
-                    .forbiddenAddress, "the endpoint \(url) is not a public address: \(AddressPolicy.refusalHint)",
+                    .forbiddenAddress, "the endpoint \(url) is not a public address: \(policy.refusalHint)",
                     details: "refused [\(CurlTransfer.text(address))]")
             }
             return
@@ -180,7 +181,7 @@ public final class URLResolver: URLFetcher {
         }
         if transfer.refusedByPolicy {
             throw URLFetchError(
-                .forbiddenAddress, "the endpoint \(url) is not a public address: \(AddressPolicy.refusalHint)",
+                .forbiddenAddress, "the endpoint \(url) is not a public address: \(policy.refusalHint)",
                 details: "refused \(transfer.refusedAddresses)")
         }
     }

@@ -78,15 +78,16 @@ import Testing
     /// The same names `aerie.outbox_destination` (schema/0019) gives scanned rows, so a
     /// destination's limit counts handed and scanned deliveries together.
     @Test func destinationsAreNamedAsTheScanNamesThem() {
-        #expect(OutboxWakeup.destination(of: "HTTPS://Other.Example:8443/x?y#z") == "https://other.example:8443")
-        #expect(OutboxWakeup.destination(of: "http://peer.example/a") == "http://peer.example")
-        #expect(OutboxWakeup.destination(of: "http://peer.example?x") == "http://peer.example")
-        #expect(OutboxWakeup.destination(of: "http://user@host:1#f") == "http://user@host:1")
-        #expect(OutboxWakeup.destination(of: "ws+x.y-z://h") == "ws+x.y-z://h")
-        #expect(OutboxWakeup.destination(of: "1http://h/") == "")
-        #expect(OutboxWakeup.destination(of: "mailto:x@y") == "")
-        #expect(OutboxWakeup.destination(of: "") == "")
-        #expect(OutboxWakeup.destination(of: "http:/") == "")
+        #expect(OutboxItem.destination(of: "HTTPS://Other.Example:8443/x?y#z") == "https://other.example:8443")
+        #expect(OutboxItem.destination(of: "http://peer.example/a") == "http://peer.example")
+        #expect(OutboxItem.destination(of: "http://peer.example?x") == "http://peer.example")
+        #expect(OutboxItem.destination(of: "http://user@host:1#f") == "http://host:1")
+        #expect(OutboxItem.destination(of: "https://u:p@ss@Host/x@y") == "https://host")
+        #expect(OutboxItem.destination(of: "ws+x.y-z://h") == "ws+x.y-z://h")
+        #expect(OutboxItem.destination(of: "1http://h/") == "")
+        #expect(OutboxItem.destination(of: "mailto:x@y") == "")
+        #expect(OutboxItem.destination(of: "") == "")
+        #expect(OutboxItem.destination(of: "http:/") == "")
     }
 
     @Test func onlyCanonicalVerkeysAmongTheFirstRecipientsAreLookedUp() {
@@ -127,13 +128,16 @@ import Testing
         }
         #expect(type == Self.response && route.type == Self.response && route.senders == .handshakeResponse)
         #expect(id == "r-1" && thread == "t-1" && message["@id"] == "r-1")
-        let longThread = String(repeating: "t", count: 300)
-        guard case .handle(_, _, _, let cut?, _) = try read(#"{"@type":"\#(Self.response)","@id":"r","~thread":{"thid":"\#(longThread)"}}"#)
+        // A thread id over its limit is refused, not cut (`PeerFieldLimits.id`).
+        let atLimit = String(repeating: "t", count: PeerFieldLimits.id.maxBytes)
+        guard case .handle(_, _, _, let whole?, _) = try read(#"{"@type":"\#(Self.response)","@id":"r","~thread":{"thid":"\#(atLimit)"}}"#)
         else {
             Issue.record("not handed on")
             return
         }
-        #expect(cut.utf8.count == 256)
+        #expect(whole == atLimit)
+        #expect(refusal(try read(#"{"@type":"\#(Self.response)","@id":"r","~thread":{"thid":"\#(atLimit)t"}}"#))
+            == "~thread.thid is longer than \(PeerFieldLimits.id.maxBytes) bytes")
     }
 
     @Test func whatIsNotAUsableMessageIsRefusedBeforeAnyLookup() throws {
