@@ -13,7 +13,6 @@ import Testing
     @Test func aPendingSendsEndpointIsSealedAndItsRetryReachesTheFullURL() async throws {
         try await LiveServer.with(server: {
             $0.allowPrivateURLs = true
-            $0.deliveryMaxAttempts = 20
             $0.deliveryBackoff = .milliseconds(500)
             $0.deliveryPollInterval = .milliseconds(100)
         }) { server in
