@@ -121,8 +121,8 @@ extension ConnectionService {
     /// A Request (connections/1.0, or didexchange 1.0/1.1 at an out-of-band invitation offering it)
     /// the inbound pipeline took at an open invitation of ours (`message.connection`),
     /// authcrypted by `message.sender`'s key, which must be the key the Request's DID document
-    /// names (else `InboundSender.Refused`: nothing stored; also for a handshake the invitation
-    /// does not offer). Checks the invitee's endpoint, makes the pairwise key, signs with the
+    /// names and its DID's (else `InboundSender.Refused`: nothing stored; also for a handshake the
+    /// invitation does not offer, and for a Request with a field over `PeerFieldLimits`). Checks the invitee's endpoint, makes the pairwise key, signs with the
     /// invitation key (connections/1.0: `connection~sig` over our DID and DIDDoc; didexchange 1.0:
     /// `did_doc~attach`, our unqualified DID's legacy DIDDoc; didexchange 1.1: `did_rotate~attach`
     /// over our did:peer:2) and packs the Response; then in one transaction:
@@ -181,15 +181,22 @@ extension ConnectionService {
         let handshake: HandshakeProtocol = message.type == ConnectionMessages.requestType
             ? .connections10 : DIDExchangeMessages.version(of: message.type) == "1.0" ? .didExchange10 : .didExchange11
         guard Self.offers(invitation, handshake) else { throw InboundSender.Refused() }
-        let requester = try handshake == .connections10
-            ? ConnectionMessages.readRequest(message.body) : DIDExchangeMessages.readRequest(message.body)
+        let requester: ConnectionMessages.Requester
+        do {
+            requester = try handshake == .connections10
+                ? ConnectionMessages.readRequest(message.body) : DIDExchangeMessages.readRequest(message.body)
+        } catch let error as AerieError where error.code == .invalidParams {
+            throw InboundSender.Refused(error.message)
+        } catch let error as CryptoError {
+            throw InboundSender.Refused(error.message)
+        }
         guard sender.allows(requester.peer.verkey) else { throw InboundSender.Refused() }
         let invitationId = invitation.invitation["@id"]?.stringValue
         if let parent = requester.parentThreadId, let invitationId, parent != invitationId {
             throw AerieError(.conflict, "the request names another invitation (~thread.pthid) than the one it was sent to")
         }
         let peer = requester.peer
-        try await checkDestination(peer.endpoint)
+        try await checkDestination(peer.endpoint, stranger: true)
 
         let key = try await AerieError.mappingCrypto { try await tenant.keys.makeKey() }
         let did: String

@@ -203,13 +203,20 @@ public struct ConnectionService: Sendable {
     /// Refuses an invitation whose endpoint this server could never send to (the address
     /// policy refuses every address of its host, or it is not an http(s) URL): a send queued
     /// there would only fail, and the caller would wait for an answer that cannot come.
-    func checkDestination(_ endpoint: String) async throws {
+    /// A stranger's endpoint (`stranger`: a Request's) is judged on the strangers' own lane.
+    func checkDestination(_ endpoint: String, stranger: Bool = false) async throws {
         do {
-            try await destinations.checkDestination(endpoint)
+            if stranger {
+                try await destinations.checkStrangerDestination(endpoint)
+            } else {
+                try await destinations.checkDestination(endpoint)
+            }
         } catch let error as URLFetchError {
             switch error.code {
             case .forbiddenAddress:
                 throw AerieError(.peerUnreachable, error.message, field: "invitation", details: String(reflecting: error))
+            case .busy:
+                throw AerieError(.busy, error.message, details: String(reflecting: error))
             default:
                 throw AerieError(
                     .unsupportedInvitation, "the invitation's endpoint cannot be used: \(error.message)", field: "invitation",
@@ -330,7 +337,7 @@ public struct ConnectionService: Sendable {
                 peer = try ConnectionMessages.readResponse(message, invitationKey: invitationKey)
                 try Self.requireAuthor(peer, sentBy: inbound?.sender)
             } catch let error as CryptoError {
-                return try await fail(record.id, event: .problem(reason: "the response's connection~sig is invalid: \(error.message)"),
+                return try await fail(record.id, event: .problem(reason: "the response is refused: \(error.message)"),
                                       report: nil, mailboxUid: mailboxUid, receipt: receipt, tenant: tenant)
             }
             return try await accept(record, peer: peer, event: .responseVerified, reply: ConnectionMessages.trustPing(threadId: nil),
@@ -349,7 +356,7 @@ public struct ConnectionService: Sendable {
                 try Self.requireAuthor(peer, sentBy: inbound?.sender)
             } catch let error as CryptoError {
                 return try await fail(
-                    record.id, event: .problem(reason: "the didexchange response's signed attachment is invalid: \(error.message)"),
+                    record.id, event: .problem(reason: "the didexchange response is refused: \(error.message)"),
                     report: nil, mailboxUid: mailboxUid, receipt: receipt, tenant: tenant)
             }
             let parent = message["~thread"]?["pthid"]?.stringValue ?? record.invitationId ?? ""

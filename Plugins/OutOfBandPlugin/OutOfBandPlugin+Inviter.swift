@@ -70,7 +70,8 @@ extension OutOfBandPlugin {
         guard let connection = message.connection, message.sender == .peer, connection.isEstablished,
             let reuseId = message.id, let pthid = OutOfBandMessages.parentThreadId(message.body)
         else { return }
-        let thid = message.body["~thread"]?["thid"]?.stringValue.map { String($0.prefix(256)) } ?? reuseId
+        // The pipeline refused a thid over `PeerFieldLimits.id`.
+        let thid = message.body["~thread"]?["thid"]?.stringValue ?? reuseId
         let receipt = message.receipt
         _ = try await Outbound.send(
             OutOfBandMessages.reuseAccepted(threadId: thid, invitationId: pthid, version: version), on: connection.id,

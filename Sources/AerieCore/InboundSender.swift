@@ -33,9 +33,15 @@ public enum InboundSender: Sendable, Hashable {
     case handshakeKey(String)
 
     /// Thrown by a handler (before it stores anything) when the sender is not the key the
-    /// message itself says it must be; the endpoint refuses the message, nothing is stored.
+    /// message itself says it must be, or the message names a peer that cannot be accepted
+    /// (a field over `PeerFieldLimits`, a DID that does not belong to its key); the endpoint
+    /// refuses the message (400 with `reason`), nothing is stored.
     public struct Refused: Error {
-        public init() {}
+        public var reason: String
+
+        public init(_ reason: String = "the sender is not the key the message names") {
+            self.reason = reason
+        }
     }
 
     /// The sender of a message packed by `senderVerkey` (nil: anoncrypt) to `connection`'s

@@ -197,13 +197,14 @@ struct InboundProcessor: Sendable {
         /// A `forward` addressed to us: process the packed message it carries (one layer only).
         case forward([UInt8])
         /// Handed to `route` once its sender is authenticated: the message, its normalised type,
-        /// `@id` and `~thread.thid` (at most 256 bytes).
+        /// `@id` and `~thread.thid` (each at most 256 bytes).
         case handle(message: JSONValue, type: String, messageId: String, threadId: String?, route: MethodRouter.InboundRoute)
     }
 
     /// Reads an opened message (`message`: its plaintext parsed, nil when it is not JSON) at
     /// `depth` forwards down: a JSON object with `@type` (either prefix), a forward only at the
-    /// top, a type some plugin registered, an `@id` of 1-256 bytes.
+    /// top, a type some plugin registered, an `@id` of 1-256 bytes and a `~thread.thid` within
+    /// `PeerFieldLimits.id`.
     static func read(_ message: JSONValue?, plaintext: [UInt8], depth: Int, router: MethodRouter) -> Step {
         guard let message, case .object = message, let rawType = message["@type"]?.stringValue else {
             return .refuse("the message is not a JSON object with @type")
@@ -214,10 +215,13 @@ struct InboundProcessor: Sendable {
             return .forward(inner.packed)
         }
         guard let route = router.inboundRoute(for: type) else { return .refuse("unsupported message type \(type.prefix(200))") }
-        guard let messageId = message["@id"]?.stringValue, !messageId.isEmpty, messageId.utf8.count <= 256 else {
+        guard let messageId = message["@id"]?.stringValue, !messageId.isEmpty,
+            messageId.utf8.count <= PeerFieldLimits.id.maxBytes
+        else {
             return .refuse("the message has no usable @id")
         }
-        let threadId = message["~thread"]?["thid"]?.stringValue.map { String($0.prefix(256)) }
+        let threadId = message["~thread"]?["thid"]?.stringValue
+        if let threadId, let violation = PeerFieldLimits.id.violation(threadId, name: "~thread.thid") { return .refuse(violation) }
         return .handle(message: message, type: type, messageId: messageId, threadId: threadId, route: route)
     }
 
@@ -269,8 +273,8 @@ struct InboundProcessor: Sendable {
             return claim?.isToHandle == false ? .duplicate : .accepted
         } catch is InboundReceipt.RecipientGone {
             return .rejected(status: 400, reason: "no recipient of this message is known here")
-        } catch is InboundSender.Refused {
-            return .rejected(status: 400, reason: "the sender is not the key the message names")
+        } catch let refused as InboundSender.Refused {
+            return .rejected(status: 400, reason: refused.reason)
         } catch let refusal as InboundRefusal {
             return refused(refusal)
         } catch where route.senders.areStrangers {
