@@ -151,7 +151,7 @@ extension ConnectionService {
     /// A Request's failure as the refusal it is, nil for one that can pass (the stranger retries).
     static func refusal(for error: any Error) -> InboundRefusal? {
         if let refusal = error as? InboundRefusal { return refusal }
-        if error is InboundSender.Refused { return InboundRefusal(.malformed, "the sender is not the key the request names") }
+        if let refused = error as? InboundSender.Refused { return InboundRefusal(.malformed, refused.reason) }
         guard !AerieError.isTransient(error), let error = error as? AerieError else { return nil }
         return InboundRefusal(.malformed, "the request could not be answered: \(error.message)")
     }

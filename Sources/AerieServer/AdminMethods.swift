@@ -79,8 +79,9 @@ struct AdminMethods: AeriePlugin {
         var label: String?
         var status: String
         var backendId: BackendID?
-        var createdAt: Date
-        var updatedAt: Date
+        /// ISO 8601, as every other time the server answers.
+        var createdAt: String
+        var updatedAt: String
 
         /// `masterKeys` unwrap the tenant's data key, which opens its label.
         init(_ record: TenantRecord, masterKeys: MasterKeyring) {
@@ -90,8 +91,8 @@ struct AdminMethods: AeriePlugin {
             }
             status = record.status.rawValue
             backendId = record.backendId
-            createdAt = record.createdAt
-            updatedAt = record.updatedAt
+            createdAt = record.createdAt.iso8601Text
+            updatedAt = record.updatedAt.iso8601Text
         }
     }
 

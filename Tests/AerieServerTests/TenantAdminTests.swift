@@ -57,6 +57,10 @@ import Testing
             #expect(shown["label"] == "tenant 0")
             #expect(shown["status"] == "active")
             #expect(shown["token"] == nil)
+            // Times are ISO 8601 text, as everywhere else (not seconds since 2001).
+            let created = try #require(shown["createdAt"]?.stringValue)
+            let parsed = try #require(ISO8601DateFormatter().date(from: created), "createdAt \(created)")
+            #expect(abs(parsed.timeIntervalSinceNow) < 600)
 
             await expectCode("not_found") { try await admin.call("admin.tenants.get", params: ["tenantId": .string(UUID().uuidString)]) }
             await expectCode("invalid_params") { try await admin.call("admin.tenants.get", params: ["tenantId": "nope"]) }
