@@ -19,6 +19,8 @@ struct PluginRegistry: Sendable {
         /// Push subscriptions for tenant sessions.
         let events: any EventSubscriptions
         let outOfBandTimeout: Duration
+        /// `AERIE_PENDING_CONNECTIONS_MAX`.
+        var pendingConnectionsMax = 100
     }
 
     /// The plugins built so far, for a factory that builds on one of them.
@@ -58,7 +60,9 @@ struct PluginRegistry: Sendable {
     /// In build order: a plugin comes after those it requires.
     static let standard = PluginRegistry(entries: [
         Entry(ConnectionsPlugin.self) { services, _ in
-            ConnectionsPlugin(fetcher: services.fetcher, endpoint: services.endpoint, commits: services.events)
+            ConnectionsPlugin(
+                fetcher: services.fetcher, endpoint: services.endpoint, commits: services.events,
+                pendingConnectionsMax: services.pendingConnectionsMax)
         },
         Entry(OutOfBandPlugin.self, requires: [ConnectionsPlugin.name]) { services, built in
             OutOfBandPlugin(handshakes: try built.connections(for: OutOfBandPlugin.name), defaultTimeout: services.outOfBandTimeout)

@@ -62,7 +62,7 @@ import Testing
             let token = randomBytes(32)
             let id = TenantID.random()
             _ = try await runtime.tenants.create(
-                id: id, label: "survivor", tokenHash: token, wrappedDataKey: [1], masterKeyFingerprint: "mk")
+                id: id, label: "survivor", sealer: StoreFixture.labelSealer(id), tokenHash: token, wrappedDataKey: [1], masterKeyFingerprint: "mk")
 
             try await cluster.stop()
             #expect(try await !cluster.isRunning())
