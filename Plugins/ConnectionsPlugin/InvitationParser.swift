@@ -30,7 +30,7 @@ public enum InvitationParser {
         let fields = InvitationFields(object)
         if let typeValue = fields.value("@type") {
             guard case .string(let type) = typeValue else { throw invalid("@type must be a string", field: "@type") }
-            try StringLimit.url.check(type, field: "@type")
+            try PeerFieldLimits.url.check(type, field: "@type")
             switch try messageKind(type) {
             case .aries: return try parseAries(fields, type: type, json: json)
             case .outOfBand: return try parseOutOfBand(fields, type: type, json: json)
@@ -119,8 +119,8 @@ public enum InvitationParser {
                 attachments.append(item)
             }
         }
-        guard attachments.count <= InvitationLimits.maxListCount else {
-            throw invalid("the invitation has more than \(InvitationLimits.maxListCount) attachments", field: "requests~attach")
+        guard attachments.count <= PeerFieldLimits.maxListCount else {
+            throw invalid("the invitation has more than \(PeerFieldLimits.maxListCount) attachments", field: "requests~attach")
         }
         // Seed 004: neither a handshake nor an attached request is an invalid invitation.
         guard !handshakeProtocols.isEmpty || !attachments.isEmpty else {
@@ -158,7 +158,7 @@ public enum InvitationParser {
     /// form read here, others kept for `checkResolvable` or a resolver).
     private static func service(_ entry: JSONValue, field: String) throws -> Invitation.Service {
         if case .string(let did) = entry {
-            try StringLimit.did.check(did, field: field)
+            try PeerFieldLimits.did.check(did, field: field)
             try checkDID(did, field: field)
             if PeerDID4.isLongForm(did) { return try peerDID4Service(did, field: field) }
             guard did.hasPrefix("did:peer:2.") else { return Invitation.Service(did: did) }
@@ -168,6 +168,19 @@ public enum InvitationParser {
                     throw invalid("\(field) is a did:peer:2 without a DIDComm service", field: field)
                 }
                 try checkEndpoint(service.serviceEndpoint, field: field)
+                guard peer.keys.count <= PeerFieldLimits.maxListCount, peer.services.count <= PeerFieldLimits.maxListCount,
+                    service.recipientKeys.count <= PeerFieldLimits.maxListCount,
+                    service.routingKeys.count <= PeerFieldLimits.maxListCount
+                else {
+                    throw invalid(
+                        "\(field) has more than \(PeerFieldLimits.maxListCount) keys, services or routing keys", field: field)
+                }
+                // Its service must send to its own keys, as a handshake's did:peer:2 must
+                // (`PeerDIDBinding`): the DID shown for a connection made from it is its key's.
+                let own = Set(peer.keys.compactMap(\.verkeyBase58))
+                guard service.recipientKeys.allSatisfy(own.contains) else {
+                    throw invalid("\(field) is a did:peer:2 whose service names a key that is not its own", field: field)
+                }
                 return Invitation.Service(
                     did: did, type: "did-communication", serviceEndpoint: service.serviceEndpoint,
                     recipientKeys: service.recipientKeys, routingKeys: service.routingKeys)
@@ -185,7 +198,7 @@ public enum InvitationParser {
         let endpoint: String
         switch fields.value("serviceEndpoint") {
         case .string(let uri)?:
-            try StringLimit.url.check(uri, field: fields.path("serviceEndpoint"))
+            try PeerFieldLimits.url.check(uri, field: fields.path("serviceEndpoint"))
             endpoint = uri
         case .object?:
             // DID Core / DIDComm v2 style `{"uri": …}`.
@@ -350,7 +363,7 @@ public enum InvitationParser {
 
     /// DIDComm v1 endpoints: http(s) or ws(s) URLs with a host.
     static func checkEndpoint(_ endpoint: String, field: String) throws {
-        try StringLimit.url.check(endpoint, field: field)
+        try PeerFieldLimits.url.check(endpoint, field: field)
         // Made only when thrown: every invitation read passes here.
         var bad: AerieError { invalid("\(field) must be an http(s) or ws(s) URL", field: field) }
         let utf8 = endpoint.utf8

@@ -22,6 +22,8 @@ struct PluginRegistry: Sendable {
         let outOfBandTimeout: Duration
         /// The protocols the enabled plugins serve, filled once the router is built.
         let protocols: ServedProtocols
+        /// `AERIE_PENDING_CONNECTIONS_MAX`.
+        var pendingConnectionsMax = 100
     }
 
     /// The plugins built so far, for a factory that builds on one of them.
@@ -61,7 +63,9 @@ struct PluginRegistry: Sendable {
     /// In build order: a plugin comes after those it requires.
     static let standard = PluginRegistry(entries: [
         Entry(ConnectionsPlugin.self) { services, _ in
-            ConnectionsPlugin(fetcher: services.fetcher, endpoint: services.endpoint, commits: services.events)
+            ConnectionsPlugin(
+                fetcher: services.fetcher, endpoint: services.endpoint, commits: services.events,
+                pendingConnectionsMax: services.pendingConnectionsMax)
         },
         Entry(OutOfBandPlugin.self, requires: [ConnectionsPlugin.name]) { services, built in
             OutOfBandPlugin(handshakes: try built.connections(for: OutOfBandPlugin.name), defaultTimeout: services.outOfBandTimeout)
