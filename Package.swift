@@ -86,7 +86,7 @@ let package = Package(
             name: "AerieServer",
             dependencies: [
                 "AerieCore", "AerieCrypto", "AerieStore", "AerieRPC", "AerieTransport", "SystemPlugin",
-                "ConnectionsPlugin", "DeletePlugin", "MessagesPlugin", "OutOfBandPlugin",
+                "ConnectionsPlugin", "DeletePlugin", "DiscoverFeaturesPlugin", "MessagesPlugin", "OutOfBandPlugin",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -111,6 +111,8 @@ let package = Package(
         .target(name: "ConnectionsPlugin", dependencies: ["AerieCore", "AerieCrypto"], path: "Plugins/ConnectionsPlugin"),
         .target(name: "DeletePlugin", dependencies: ["AerieCore", "AerieCrypto"], path: "Plugins/DeletePlugin"),
         .target(name: "MessagesPlugin", dependencies: ["AerieCore", "AerieCrypto"], path: "Plugins/MessagesPlugin"),
+        .target(
+            name: "DiscoverFeaturesPlugin", dependencies: ["AerieCore", "AerieCrypto"], path: "Plugins/DiscoverFeaturesPlugin"),
         .target(name: "OutOfBandPlugin", dependencies: ["AerieCore", "AerieCrypto"], path: "Plugins/OutOfBandPlugin"),
 
         .executableTarget(
@@ -164,6 +166,7 @@ let package = Package(
         .testTarget(name: "ConnectionsPluginTests", dependencies: ["ConnectionsPlugin", "AerieCore", "AerieCrypto"]),
         .testTarget(name: "DeletePluginTests", dependencies: ["DeletePlugin", "AerieCore", "AerieCrypto"]),
         .testTarget(name: "MessagesPluginTests", dependencies: ["MessagesPlugin", "AerieCore"]),
+        .testTarget(name: "DiscoverFeaturesPluginTests", dependencies: ["DiscoverFeaturesPlugin", "AerieCore"]),
         .testTarget(name: "OutOfBandPluginTests", dependencies: ["OutOfBandPlugin", "AerieCore", "AerieCrypto"]),
         .testTarget(
             name: "AerieServerTests",

@@ -18,6 +18,22 @@ ensure_apt_packages() {
     fi
 }
 
+# postgres_reachable_dir DIR: where a cluster meant for DIR lives. As root the clusters run as the
+# postgres OS user, which may not be able to reach DIR (a clone in root's mode-0700 home): then
+# <that user's home>/aerie/<digest of DIR>, as aerie-server places the embedded cluster of an
+# AERIE_HOME it cannot reach. That directory, once it exists, is found again first.
+postgres_reachable_dir() {
+    local dir=$1
+    [ "$(id -u)" -eq 0 ] || { echo "$dir"; return; }
+    local base; base="$(getent passwd postgres | cut -d: -f6)/aerie"
+    local elsewhere; elsewhere="$base/$(printf %s "$dir" | sha256sum | cut -c1-16)"
+    if [ ! -d "$elsewhere" ] && runuser -u postgres -- test -x "$(dirname "$dir")" 2>/dev/null; then
+        echo "$dir"; return
+    fi
+    mkdir -p "$base" && chown postgres: "$base" && chmod 700 "$base"
+    echo "$elsewhere"
+}
+
 # The PostgreSQL server binaries (initdb, pg_ctl), highest version first.
 postgres_bindir() {
     local dir

@@ -100,8 +100,10 @@ public enum ConnectionMessages {
         public var parentThreadId: String?
     }
 
-    /// Reads a Request's DID and DIDDoc (the invitee's key, endpoint and routing keys). Throws
-    /// `invalid_params` for a malformed Request or a DIDDoc of another DID than the Request's.
+    /// Reads a Request's DID and DIDDoc (the invitee's key, endpoint and routing keys), each
+    /// field within `PeerFieldLimits`. Throws `invalid_params` for a malformed Request or a DIDDoc
+    /// of another DID than the Request's, `CryptoError(.invalidDID)` for a DID that does not
+    /// belong to the DIDDoc's key (`PeerDIDBinding`).
     public static func readRequest(_ message: JSONValue) throws -> Requester {
         guard let id = message["@id"]?.stringValue, !id.isEmpty else {
             throw AerieError.invalidParams("the request has no @id", field: "message")
@@ -110,15 +112,23 @@ public enum ConnectionMessages {
             let did = connection["DID"]?.stringValue ?? connection["did"]?.stringValue,
             let doc = connection["DIDDoc"] ?? connection["did_doc"]
         else { throw AerieError.invalidParams("the request has no connection with a DID and DIDDoc", field: "message") }
-        let normalized = InvitationMatchKeys.normalizedDID(did)
-        if let docId = doc["id"]?.stringValue, InvitationMatchKeys.normalizedDID(docId) != normalized {
+        try PeerFieldLimits.did.require(did, name: "the request's DID")
+        if let docId = doc["id"]?.stringValue, InvitationMatchKeys.normalizedDID(docId) != InvitationMatchKeys.normalizedDID(did) {
             throw AerieError.invalidParams("the request's DIDDoc is not the DIDDoc of its DID", field: "message")
         }
+        return try requester(message, id: id, peer: boundPeer(did: did, doc: doc, in: "request"))
+    }
+
+    /// A Request's label and thread around its checked peer (`@id`: `id`).
+    static func requester(_ message: JSONValue, id: String, peer: PeerConnection) throws -> Requester {
+        let label = message["label"]?.stringValue
+        if let label { try PeerFieldLimits.text.require(label, name: "the request's label") }
         let thread = message["~thread"]
-        return Requester(
-            peer: try peer(did: normalized, doc: doc), label: message["label"]?.stringValue.map { String($0.prefix(500)) },
-            threadId: String((thread?["thid"]?.stringValue ?? id).prefix(256)),
-            parentThreadId: thread?["pthid"]?.stringValue.map { String($0.prefix(256)) })
+        let threadId = thread?["thid"]?.stringValue ?? id
+        let parentThreadId = thread?["pthid"]?.stringValue
+        try PeerFieldLimits.id.require(threadId, name: "the request's ~thread.thid")
+        if let parentThreadId { try PeerFieldLimits.id.require(parentThreadId, name: "the request's ~thread.pthid") }
+        return Requester(peer: peer, label: label, threadId: threadId, parentThreadId: parentThreadId)
     }
 
     public static func trustPing(id: String = UUID.random().lowercasedString, threadId: String?) -> JSONValue {
@@ -138,8 +148,8 @@ public enum ConnectionMessages {
     }
 
     /// Verifies a Response's `connection~sig` against `invitationKey` and reads the peer's DID,
-    /// key and endpoint from its DIDDoc. Throws `CryptoError` for a bad signature and
-    /// `AerieError(.invalidParams)` for a malformed message.
+    /// key and endpoint from its DIDDoc. Throws `CryptoError` for a bad signature or a DID that
+    /// does not belong to the DIDDoc's key, `AerieError(.invalidParams)` for a malformed message.
     public static func readResponse(_ message: JSONValue, invitationKey: String) throws -> PeerConnection {
         guard let sig = message["connection~sig"] else {
             throw AerieError.invalidParams("the response has no connection~sig", field: "message")
@@ -149,27 +159,61 @@ public enum ConnectionMessages {
         guard let did = connection["DID"]?.stringValue ?? connection["did"]?.stringValue,
             let doc = connection["DIDDoc"] ?? connection["did_doc"]
         else { throw AerieError.invalidParams("the signed connection has no DID and DIDDoc", field: "message") }
-        return try peer(did: InvitationMatchKeys.normalizedDID(did), doc: doc)
+        return try boundPeer(did: did, doc: doc, in: "response")
     }
 
-    /// The first usable service of a legacy DIDDoc (lowest priority first).
-    static func peer(did: String, doc: JSONValue) throws -> PeerConnection {
+    /// The peer that `did` and its document `doc` (nil: none given) describe, once the DID is
+    /// known to belong to the key: a did:peer:2/4 is resolved from itself (a document given too
+    /// must name the same key), any other DID must belong to its document's key
+    /// (`PeerDIDBinding`). `message` names the message in errors.
+    static func boundPeer(did: String, doc: JSONValue?, in message: String) throws -> PeerConnection {
+        try PeerFieldLimits.did.require(did, name: "the \(message)'s DID")
+        let did = InvitationMatchKeys.normalizedDID(did)
+        if PeerDIDBinding.isSelfResolving(did) {
+            let peer = try DIDExchangeMessages.resolve(did: did, in: message)
+            if let doc, try documentPeer(did: did, doc: doc).verkey != peer.verkey {
+                throw CryptoError(.invalidDID, "the \(message)'s DID document names another key than its DID")
+            }
+            return peer
+        }
+        guard let doc else {
+            throw AerieError.invalidParams(
+                "the \(message)'s DID \(did.prefix(40))… cannot be resolved without a DID document (only did:peer:2 and did:peer:4 are)",
+                field: "message")
+        }
+        let peer = try documentPeer(did: did, doc: doc)
+        try PeerDIDBinding.check(did: did, verkey: peer.verkey, in: message)
+        return peer
+    }
+
+    /// The first usable service of a DID document (legacy or DID Core; lowest priority first),
+    /// every list and field within `PeerFieldLimits`: the key its DID must belong to is the
+    /// service's first recipient key. With `ownKey`, that key must be one the document lists as
+    /// its own (a did:peer:4's document names the keys of its DID).
+    static func documentPeer(did: String, doc: JSONValue, ownKey: Bool = false) throws -> PeerConnection {
+        guard case .object = doc else { throw AerieError.invalidParams("the DID document is not a JSON object", field: "message") }
+        guard doc.serialized().count <= PeerFieldLimits.maxDocumentBytes else {
+            throw AerieError.invalidParams(
+                "the DID document is larger than \(PeerFieldLimits.maxDocumentBytes / 1024) KiB", field: "message")
+        }
         var keysById: [String: String] = [:]
         // Legacy DIDDocs list `publicKey`; DID Core documents (didexchange) `verificationMethod`.
         for field in ["publicKey", "verificationMethod"] {
-            guard case .array(let keys)? = doc[field] else { continue }
-            for key in keys.prefix(50) {
+            for key in try list(doc, field) {
                 guard let id = key["id"]?.stringValue else { continue }
+                try PeerFieldLimits.did.require(id, name: "a DID document key id")
                 if let b58 = key["publicKeyBase58"]?.stringValue {
+                    try PeerFieldLimits.key.require(b58, name: "a DID document key")
                     keysById[id] = b58
-                } else if let multibase = key["publicKeyMultibase"]?.stringValue,
-                    let verkey = try? DIDKey.verkey(fromMultibase: multibase)
-                {
-                    keysById[id] = Base58.encode(verkey)
+                } else if let multibase = key["publicKeyMultibase"]?.stringValue {
+                    try PeerFieldLimits.key.require(multibase, name: "a DID document key")
+                    if let verkey = try? DIDKey.verkey(fromMultibase: multibase) { keysById[id] = Base58.encode(verkey) }
                 }
             }
         }
         func resolve(_ ref: String) throws -> String {
+            // A key reference may be a DID URL.
+            try PeerFieldLimits.did.require(ref, name: "a DID document key reference")
             if let found = keysById[ref] { return found }
             if ref.contains("#"), !ref.hasPrefix("did:key:") {
                 if let found = keysById.first(where: { $0.key.hasSuffix("#" + (ref.split(separator: "#").last ?? "")) })?.value {
@@ -178,21 +222,33 @@ public enum ConnectionMessages {
             }
             return try KeyReference.verkeyBase58(from: ref)
         }
-        guard case .array(let services)? = doc["service"], !services.isEmpty else {
-            throw AerieError.invalidParams("the DIDDoc has no service", field: "message")
-        }
-        let sorted = services.prefix(20).sorted { ($0["priority"]?.intValue ?? 0) < ($1["priority"]?.intValue ?? 0) }
+        let services = try list(doc, "service")
+        guard !services.isEmpty else { throw AerieError.invalidParams("the DIDDoc has no service", field: "message") }
+        let sorted = services.sorted { ($0["priority"]?.intValue ?? 0) < ($1["priority"]?.intValue ?? 0) }
         for service in sorted {
             guard let endpoint = service["serviceEndpoint"]?.stringValue ?? service["serviceEndpoint"]?["uri"]?.stringValue,
-                case .array(let recipients)? = service["recipientKeys"], let first = recipients.first?.stringValue
+                let first = try list(service, "recipientKeys").first?.stringValue
             else { continue }
-            var routing: [String] = []
-            if case .array(let keys)? = service["routingKeys"] {
-                for key in keys.prefix(10) { if let ref = key.stringValue { routing.append(try resolve(ref)) } }
+            try PeerFieldLimits.url.require(endpoint, name: "the DID document's serviceEndpoint")
+            let routing = try list(service, "routingKeys").compactMap(\.stringValue).map(resolve)
+            let verkey = try resolve(first)
+            if ownKey, !keysById.values.contains(verkey) {
+                throw CryptoError(.invalidDID, "the DID \(did.prefix(40))… names a recipient key that is not one of its own")
             }
-            return PeerConnection(did: did, verkey: try resolve(first), endpoint: endpoint, routingKeys: routing)
+            return PeerConnection(did: did, verkey: verkey, endpoint: endpoint, routingKeys: routing)
         }
         throw AerieError.invalidParams("the DIDDoc has no service with an endpoint and a recipient key", field: "message")
+    }
+
+    /// The entries of the list `field` of `object` (none when absent), at most
+    /// `PeerFieldLimits.maxListCount`.
+    private static func list(_ object: JSONValue, _ field: String) throws -> [JSONValue] {
+        guard case .array(let items)? = object[field] else { return [] }
+        guard items.count <= PeerFieldLimits.maxListCount else {
+            throw AerieError.invalidParams(
+                "the DID document's \(field) has more than \(PeerFieldLimits.maxListCount) entries", field: "message")
+        }
+        return items
     }
 
     /// A human-readable reason from a problem report (either protocol).

@@ -21,11 +21,12 @@ extension ConnectionService {
     }
 
     /// `connections.createInvitation`: a connections/1.0 invitation (`storeInvitation`).
-    public func createInvitation(label: String?, multiUse: Bool, alias: String?, tenant: TenantContext) async throws
-        -> CreatedInvitation
-    {
+    public func createInvitation(
+        label: String?, multiUse: Bool, alias: String?, limits: InvitationUseLimits = .init(), tenant: TenantContext
+    ) async throws -> CreatedInvitation {
         let label = label ?? defaultLabel
-        let record = try await storeInvitation(kind: .aries, multiUse: multiUse, alias: alias, tenant: tenant) { key, endpoint, _ in
+        let record = try await storeInvitation(kind: .aries, multiUse: multiUse, alias: alias, limits: limits, tenant: tenant) {
+            key, endpoint, _ in
             ConnectionMessages.invitation(id: UUID.random().lowercasedString, label: label, recipientKey: key, endpoint: endpoint)
         }
         return CreatedInvitation(
@@ -34,11 +35,12 @@ extension ConnectionService {
             state: record.state.number, stateName: record.state.rawValue, multiUse: multiUse, alias: alias)
     }
 
-    /// Stores an invitation of ours: a fresh invitation key and the record (role `inviter`,
-    /// `initialized`, `myVerkey` the key) in one transaction. `build` writes the invitation JSON
-    /// from the key (base58), our endpoint and the default label.
+    /// Stores an invitation of ours: a fresh invitation key, the record (role `inviter`,
+    /// `initialized`, `myVerkey` the key) and its `limits` (`InvitationUses`) in one
+    /// transaction. `build` writes the invitation JSON from the key (base58), our endpoint and
+    /// the default label.
     public func storeInvitation(
-        kind: Invitation.Kind, multiUse: Bool, alias: String?, tenant: TenantContext,
+        kind: Invitation.Kind, multiUse: Bool, alias: String?, limits: InvitationUseLimits = .init(), tenant: TenantContext,
         build: @Sendable (_ invitationKey: String, _ endpoint: String, _ defaultLabel: String) throws -> JSONValue
     ) async throws -> ConnectionRecord {
         let key = try await AerieError.mappingCrypto { try await tenant.keys.makeKey() }
@@ -50,6 +52,7 @@ extension ConnectionService {
         try await tenant.database.transaction { tx in
             try key.store(in: tx)
             try tx.connections.insert(record)
+            try InvitationUseStore(tx).insert(InvitationUses(maxUses: limits.maxUses, expiresAt: limits.expiresAt), for: record.id)
         }
         return record
     }
@@ -118,30 +121,82 @@ extension ConnectionService {
     /// A Request (connections/1.0, or didexchange 1.0/1.1 at an out-of-band invitation offering it)
     /// the inbound pipeline took at an open invitation of ours (`message.connection`),
     /// authcrypted by `message.sender`'s key, which must be the key the Request's DID document
-    /// names (else `InboundSender.Refused`: nothing stored; also for a handshake the invitation
-    /// does not offer). Checks the invitee's endpoint, makes the pairwise key, signs with the
+    /// names and its DID's (else `InboundSender.Refused`: nothing stored; also for a handshake the
+    /// invitation does not offer, and for a Request with a field over `PeerFieldLimits`). Checks the invitee's endpoint, makes the pairwise key, signs with the
     /// invitation key (connections/1.0: `connection~sig` over our DID and DIDDoc; didexchange 1.0:
     /// `did_doc~attach`, our unqualified DID's legacy DIDDoc; didexchange 1.1: `did_rotate~attach`
     /// over our did:peer:2) and packs the Response; then in one transaction:
     /// stores the Request (a copy handled before changes nothing), the key, the connection
     /// (`responded`) and the Response's outbox row. A Request that reaches a single-use invitation
-    /// another Request already used (they raced) is refused.
+    /// another Request already used (they raced) is refused, and so is one past the invitation's
+    /// limits or the tenant's pending connections (`admit`).
+    ///
+    /// The sender is a stranger: a Request refused throws `InboundRefusal` (nothing of it is
+    /// stored), counted on the invitation by reason; a failure that can pass is thrown as it is.
     func receiveRequest(_ message: InboundMessage, tenant: TenantContext) async throws {
+        do {
+            try await answerRequest(message, tenant: tenant)
+        } catch {
+            guard let invitation = message.connection, let refusal = Self.refusal(for: error) else { throw error }
+            // One write per refusal that got this far: the rate limits run before the handler.
+            do {
+                try await tenant.database.transaction { tx in try InvitationUseStore(tx).refused(invitation.id, reason: refusal.reason) }
+            } catch {
+                tenant.logger.warning("refused request not counted", metadata: ["error": "\(String(reflecting: error))"])
+            }
+            throw refusal
+        }
+    }
+
+    /// A Request's failure as the refusal it is, nil for one that can pass (the stranger retries).
+    static func refusal(for error: any Error) -> InboundRefusal? {
+        if let refusal = error as? InboundRefusal { return refusal }
+        if let refused = error as? InboundSender.Refused { return InboundRefusal(.malformed, refused.reason) }
+        guard !AerieError.isTransient(error), let error = error as? AerieError else { return nil }
+        return InboundRefusal(.malformed, "the request could not be answered: \(error.message)")
+    }
+
+    /// Under the invitation's row lock, before the key or connection is written (the Request's
+    /// claim, ahead of it, rolls back with a refusal): refuses a Request past the
+    /// invitation's `expiresAt` or `maxUses`, or past the tenant's `pendingConnectionsMax`
+    /// connections waiting for their peer (so strangers hold at most that many of the tenant's
+    /// mailbox and outbox rows); else counts the use. Two Requests at once on one invitation take
+    /// the lock in turn, so neither limit of an invitation is passed; Requests to different
+    /// invitations of a tenant can pass the pending limit by how many run at once.
+    private func admit(_ invitation: ConnectionRecord, in tx: any TenantTransaction) throws {
+        let store = InvitationUseStore(tx)
+        let (limits, now, pending) = try store.get(invitation.id, pendingUpTo: pendingConnectionsMax)
+        if let refusal = limits?.refusal(at: now) { throw refusal }
+        if pending >= pendingConnectionsMax {
+            throw InboundRefusal(
+                .pendingLimit, "\(pendingConnectionsMax) connections wait for their peer, the limit (AERIE_PENDING_CONNECTIONS_MAX)")
+        }
+        try store.use(invitation.id)
+    }
+
+    private func answerRequest(_ message: InboundMessage, tenant: TenantContext) async throws {
         guard let invitation = message.connection, let sender = message.sender, invitation.isOpenInvitation,
             let invitationKey = invitation.myVerkey, invitationKey == message.recipientVerkey
         else { throw InboundSender.Refused() }
         let handshake: HandshakeProtocol = message.type == ConnectionMessages.requestType
             ? .connections10 : DIDExchangeMessages.version(of: message.type) == "1.0" ? .didExchange10 : .didExchange11
         guard Self.offers(invitation, handshake) else { throw InboundSender.Refused() }
-        let requester = try handshake == .connections10
-            ? ConnectionMessages.readRequest(message.body) : DIDExchangeMessages.readRequest(message.body)
+        let requester: ConnectionMessages.Requester
+        do {
+            requester = try handshake == .connections10
+                ? ConnectionMessages.readRequest(message.body) : DIDExchangeMessages.readRequest(message.body)
+        } catch let error as AerieError where error.code == .invalidParams {
+            throw InboundSender.Refused(error.message)
+        } catch let error as CryptoError {
+            throw InboundSender.Refused(error.message)
+        }
         guard sender.allows(requester.peer.verkey) else { throw InboundSender.Refused() }
         let invitationId = invitation.invitation["@id"]?.stringValue
         if let parent = requester.parentThreadId, let invitationId, parent != invitationId {
             throw AerieError(.conflict, "the request names another invitation (~thread.pthid) than the one it was sent to")
         }
         let peer = requester.peer
-        try await checkDestination(peer.endpoint)
+        try await checkDestination(peer.endpoint, stranger: true)
 
         let key = try await AerieError.mappingCrypto { try await tenant.keys.makeKey() }
         let did: String
@@ -182,6 +237,7 @@ extension ConnectionService {
             // copy is answered like the first, not refused).
             if let receipt, try !receipt.claim(in: tx, connection: current.id) { return nil }
             guard current.isOpenInvitation, current.myVerkey == invitationKey else { throw InboundSender.Refused() }
+            try admit(current, in: tx)
             try key.store(in: tx)
             let multiUse = current.multiUse == true
             // A used single-use invitation's key has nothing left to receive: it goes, so it no
@@ -243,19 +299,21 @@ struct CreateInvitationParams: Decodable, Sendable, DocumentedParams {
     var label: String?
     var multiUse: Bool?
     var alias: String?
+    var maxUses: Int?
+    var expiresAt: String?
 
     static let documentation = [
         ParamDoc("label", "string", required: false, "the label the invitee sees (default: the server's), at most 500 characters"),
         ParamDoc("multiUse", "boolean", required: false, "a connection per Request (false: the invitation is used once)"),
         ParamDoc("alias", "string", required: false, "the backend's own name for the invitation and its connections"),
-    ]
+    ] + InvitationUseLimits.documentation
 
-    func validated() throws -> CreateInvitationParams {
+    func validated() throws -> (params: CreateInvitationParams, limits: InvitationUseLimits) {
         for (field, value) in [("label", label), ("alias", alias)] {
             if let value, value.isEmpty || value.count > Self.maxTextLength {
                 throw AerieError.invalidParams("\(field) must be 1...\(Self.maxTextLength) characters", field: field)
             }
         }
-        return self
+        return (self, try InvitationUseLimits(maxUses: maxUses, expiresAt: expiresAt))
     }
 }

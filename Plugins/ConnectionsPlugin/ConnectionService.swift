@@ -28,6 +28,10 @@ public struct ConnectionService: Sendable {
     /// stored (`URLFetcher.checkDestination`).
     public var destinations: any URLFetcher
 
+    /// The tenant's connections waiting for their peer's first answer (`responded`) past which a
+    /// stranger's Request is refused (`AERIE_PENDING_CONNECTIONS_MAX`).
+    public var pendingConnectionsMax = 100
+
     public init(endpoint: @escaping @Sendable () -> String, defaultLabel: String = "Aerie", destinations: any URLFetcher) {
         self.endpoint = endpoint
         self.defaultLabel = defaultLabel
@@ -141,6 +145,13 @@ public struct ConnectionService: Sendable {
                 return connected
             }
         } catch where MatchingConnection.exists(error) {
+            // The match may be this very record: a run whose answer was lost with its connection
+            // runs again (`rerunnableTransaction`), and its check finds what the first run
+            // committed. The record's id is new, so finding it means this call created it.
+            if let own = try await tenant.database.read({ try $0.connections.get(record.id) }) {
+                committed(own, tenant: tenant)
+                return (own, false)
+            }
             // Committed before the check ran, so the read finds it (unless deleted since).
             guard let existing = try await findExisting(keys, tenant: tenant) else { throw error }
             return (existing.record, true)
@@ -199,13 +210,20 @@ public struct ConnectionService: Sendable {
     /// Refuses an invitation whose endpoint this server could never send to (the address
     /// policy refuses every address of its host, or it is not an http(s) URL): a send queued
     /// there would only fail, and the caller would wait for an answer that cannot come.
-    func checkDestination(_ endpoint: String) async throws {
+    /// A stranger's endpoint (`stranger`: a Request's) is judged on the strangers' own lane.
+    func checkDestination(_ endpoint: String, stranger: Bool = false) async throws {
         do {
-            try await destinations.checkDestination(endpoint)
+            if stranger {
+                try await destinations.checkStrangerDestination(endpoint)
+            } else {
+                try await destinations.checkDestination(endpoint)
+            }
         } catch let error as URLFetchError {
             switch error.code {
             case .forbiddenAddress:
                 throw AerieError(.peerUnreachable, error.message, field: "invitation", details: String(reflecting: error))
+            case .busy:
+                throw AerieError(.busy, error.message, details: String(reflecting: error))
             default:
                 throw AerieError(
                     .unsupportedInvitation, "the invitation's endpoint cannot be used: \(error.message)", field: "invitation",
@@ -326,7 +344,7 @@ public struct ConnectionService: Sendable {
                 peer = try ConnectionMessages.readResponse(message, invitationKey: invitationKey)
                 try Self.requireAuthor(peer, sentBy: inbound?.sender)
             } catch let error as CryptoError {
-                return try await fail(record.id, event: .problem(reason: "the response's connection~sig is invalid: \(error.message)"),
+                return try await fail(record.id, event: .problem(reason: "the response is refused: \(error.message)"),
                                       report: nil, mailboxUid: mailboxUid, receipt: receipt, tenant: tenant)
             }
             return try await accept(record, peer: peer, event: .responseVerified, reply: ConnectionMessages.trustPing(threadId: nil),
@@ -345,7 +363,7 @@ public struct ConnectionService: Sendable {
                 try Self.requireAuthor(peer, sentBy: inbound?.sender)
             } catch let error as CryptoError {
                 return try await fail(
-                    record.id, event: .problem(reason: "the didexchange response's signed attachment is invalid: \(error.message)"),
+                    record.id, event: .problem(reason: "the didexchange response is refused: \(error.message)"),
                     report: nil, mailboxUid: mailboxUid, receipt: receipt, tenant: tenant)
             }
             let parent = message["~thread"]?["pthid"]?.stringValue ?? record.invitationId ?? ""
@@ -541,9 +559,18 @@ public struct ConnectionService: Sendable {
     /// (`TenantDatabase.connectionView`: this server's writes show at once, other servers'
     /// within their NOTIFY's latency). For answers only; decisions read the row in their
     /// transaction.
-    func view(_ id: UUID, tenant: TenantContext) async throws -> JSONText {
+    /// `connections.get`: the connection's view; an open invitation of ours adds its limits,
+    /// uses and refusals (`InvitationUses`).
+    func view(_ id: UUID, tenant: TenantContext) async throws -> JSONValue {
         guard let view = try await tenant.database.connectionView(id) else { throw Self.notFound(id) }
-        return view
+        let value = try view.value
+        guard value["role"]?.stringValue == ConnectionRecord.Role.inviter.rawValue,
+            value["stateName"]?.stringValue == ConnectionRecord.State.initialized.rawValue,
+            case .object(var fields) = value
+        else { return value }
+        let uses = try await tenant.database.read { try InvitationUseStore($0).get(id).limits } ?? InvitationUses()
+        if case .object(let added) = uses.json { fields.merge(added) { _, new in new } }
+        return .object(fields)
     }
 
     private static func notFound(_ id: UUID) -> AerieError {

@@ -52,10 +52,11 @@ extension ConnectionsPlugin {
         }
 
         func storeInvitation(
-            kind: Invitation.Kind, multiUse: Bool, alias: String?, tenant: TenantContext,
+            kind: Invitation.Kind, multiUse: Bool, alias: String?, limits: InvitationUseLimits, tenant: TenantContext,
             build: @Sendable (_ invitationKey: String, _ endpoint: String, _ defaultLabel: String) throws -> JSONValue
         ) async throws -> ConnectionRecord {
-            try await plugin.service.storeInvitation(kind: kind, multiUse: multiUse, alias: alias, tenant: tenant, build: build)
+            try await plugin.service.storeInvitation(
+                kind: kind, multiUse: multiUse, alias: alias, limits: limits, tenant: tenant, build: build)
         }
 
         var defaultLabel: String { plugin.service.defaultLabel }

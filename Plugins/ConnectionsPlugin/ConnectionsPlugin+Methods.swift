@@ -136,11 +136,13 @@ extension ConnectionsPlugin {
             summary: "Inviter role (RFC 0160): a connections/1.0 invitation with a fresh invitation key of the tenant; answers "
                 + "{connectionId, invitation, invitationUrl (?c_i=), state: 1, multiUse, alias}. A Request to it is answered with a "
                 + "Response signed by the invitation key (state 3, responded); the invitee's first message makes it 4 (accepted). "
-                + "Single-use: that record becomes the connection and a later Request is refused; multiUse: a new connection per Request."
+                + "Single-use: that record becomes the connection and a later Request is refused; multiUse: a new connection per Request. "
+                + "maxUses, expiresAt: Requests past them are refused (400), nothing stored; connections.get of the invitation shows "
+                + "maxUses, uses, expiresAt and refusedRequests by reason."
         ) { (params: CreateInvitationParams, tenant: TenantContext) in
-            let checked = try params.validated()
+            let (checked, limits) = try params.validated()
             return try await service.createInvitation(
-                label: checked.label, multiUse: checked.multiUse ?? false, alias: checked.alias, tenant: tenant)
+                label: checked.label, multiUse: checked.multiUse ?? false, alias: checked.alias, limits: limits, tenant: tenant)
         }
         // A Request (connections/1.0, didexchange 1.0/1.1) reaches only an open invitation of ours,
         // authcrypted by the key its DID document names.

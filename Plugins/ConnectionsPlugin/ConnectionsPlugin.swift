@@ -5,6 +5,7 @@ import Foundation
 /// Response handling, state queries).
 public struct ConnectionsPlugin: AeriePlugin {
     public static let name = "connections"
+    public static var storage: PluginStorage { InvitationUseStore.storage }
 
     public let reader: InvitationReader
     public let lookup: any ConnectionLookup
@@ -15,16 +16,17 @@ public struct ConnectionsPlugin: AeriePlugin {
     /// `lookup` finds an existing connection for an invitation; `endpoint` is where peers reach
     /// us (`AERIE_PUBLIC_ENDPOINT`).
     /// `commits` (the server's `EventSubscriptions`) wakes waits on the connection states other
-    /// processes commit; without it they poll.
+    /// processes commit; without it they poll. `pendingConnectionsMax`: `AERIE_PENDING_CONNECTIONS_MAX`.
     public init(
         fetcher: any URLFetcher, lookup: any ConnectionLookup = StoreConnectionLookup(),
         endpoint: @escaping @Sendable () -> String = { "http://127.0.0.1:7401" }, label: String = "Aerie",
-        commits: (any EventSubscriptions)? = nil
+        commits: (any EventSubscriptions)? = nil, pendingConnectionsMax: Int = 100
     ) {
         self.reader = InvitationReader(fetcher: fetcher)
         self.lookup = lookup
         var service = ConnectionService(endpoint: endpoint, defaultLabel: label, destinations: fetcher)
         service.commits = commits
+        service.pendingConnectionsMax = pendingConnectionsMax
         self.service = service
     }
 

@@ -55,35 +55,47 @@ public enum DIDExchangeMessages {
     public static let requestTypes = versions.map { type("request", version: $0) }
     public static let completeTypes = versions.map { type("complete", version: $0) }
 
-    /// Reads a Request (as responder): its `did` resolved locally (did:peer:2, did:peer:4 long
-    /// form) or from its `did_doc~attach` (its signature, if any, is not what proves the key: the
-    /// handler requires the Request to be authcrypted by the key the document names), its label
-    /// and thread.
+    /// Reads a Request (as responder), each field within `PeerFieldLimits`: its `did` resolved
+    /// locally (did:peer:2, did:peer:4 long form) or from its `did_doc~attach`, which must be the
+    /// DID's document and, when signed (ACA-Py signs it with the DID's key), signed by the key it
+    /// names; the DID must belong to that key (`PeerDIDBinding`), which the handler requires to be
+    /// the key the Request was authcrypted with. Throws `invalid_params` for a malformed Request,
+    /// `CryptoError` for a bad signature or a DID that does not belong to its key.
     public static func readRequest(_ message: JSONValue) throws -> ConnectionMessages.Requester {
         guard let id = message["@id"]?.stringValue, !id.isEmpty else {
             throw AerieError.invalidParams("the request has no @id", field: "message")
         }
-        guard let did = message["did"]?.stringValue, !did.isEmpty, did.utf8.count <= maxDIDLength else {
-            throw AerieError.invalidParams("the request has no did (or one over \(maxDIDLength) bytes)", field: "message")
+        guard let did = message["did"]?.stringValue, !did.isEmpty else {
+            throw AerieError.invalidParams("the request has no did", field: "message")
         }
+        try PeerFieldLimits.did.require(did, name: "the request's did")
         let peer: ConnectionMessages.PeerConnection
         if let attached = message["did_doc~attach"], !attached.isNull {
-            guard let base64 = attached["data"]?["base64"]?.stringValue, base64.utf8.count <= SignedAttachment.maxBase64Length,
-                let bytes = try? Base64.decode(base64), let doc = try? JSONValue(parsing: String(decoding: bytes, as: UTF8.self))
-            else { throw AerieError.invalidParams("the request's did_doc~attach is not a base64 JSON document", field: "message") }
-            let docId = doc["id"]?.stringValue.map(InvitationMatchKeys.normalizedDID)
-            guard docId == nil || docId == InvitationMatchKeys.normalizedDID(did) else {
-                throw AerieError.invalidParams("the attached DID document is not the request's did", field: "message")
-            }
-            peer = try ConnectionMessages.peer(did: InvitationMatchKeys.normalizedDID(did), doc: doc)
+            let doc = try attachedDocument(attached, did: did, in: "request")
+            peer = try ConnectionMessages.boundPeer(did: did, doc: doc, in: "request")
+            if attached["data"]?["jws"] != nil { _ = try SignedAttachment.verify(attached, expectedSigner: peer.verkey) }
         } else {
-            peer = try resolve(did: did)
+            peer = try ConnectionMessages.boundPeer(did: did, doc: nil, in: "request")
         }
-        let thread = message["~thread"]
-        return ConnectionMessages.Requester(
-            peer: peer, label: message["label"]?.stringValue.map { String($0.prefix(500)) },
-            threadId: String((thread?["thid"]?.stringValue ?? id).prefix(256)),
-            parentThreadId: thread?["pthid"]?.stringValue.map { String($0.prefix(256)) })
+        return try ConnectionMessages.requester(message, id: id, peer: peer)
+    }
+
+    /// The DID document of an unsigned read of `did_doc~attach` (base64 JSON), which must be
+    /// `did`'s (its `id` when it has one).
+    private static func attachedDocument(_ attached: JSONValue, did: String, in message: String) throws -> JSONValue {
+        guard let base64 = attached["data"]?["base64"]?.stringValue, base64.utf8.count <= PeerFieldLimits.maxAttachmentBase64Bytes,
+            let bytes = try? Base64.decode(base64), let doc = try? JSONValue(parsing: String(decoding: bytes, as: UTF8.self))
+        else { throw AerieError.invalidParams("the did_doc~attach is not a base64 JSON document", field: "message") }
+        try requireDocument(doc, of: did, in: message)
+        return doc
+    }
+
+    /// A DID document's `id`, when it has one, must name `did` (qualified with did:sov or not).
+    private static func requireDocument(_ doc: JSONValue, of did: String, in message: String) throws {
+        guard let docId = doc["id"]?.stringValue else { return }
+        guard InvitationMatchKeys.normalizedDID(docId) == InvitationMatchKeys.normalizedDID(did) else {
+            throw AerieError.invalidParams("the attached DID document is not the \(message)'s did", field: "message")
+        }
     }
 
     /// A didexchange Response on the Request's thread and the invitation's: 1.1 carries our `did`
@@ -124,9 +136,6 @@ public enum DIDExchangeMessages {
         return (did, response)
     }
 
-    /// Longest DID accepted in a Response (a did:peer:2 with a few services fits easily).
-    static let maxDIDLength = 16 * 1024
-
     /// Verifies a Response's signed attachment against `invitationKey` and resolves the peer's
     /// DID to its key, endpoint and routing keys:
     /// - `did_rotate~attach` (1.1): the signed bytes are the DID; it must equal `did`, which is
@@ -134,18 +143,21 @@ public enum DIDExchangeMessages {
     /// - `did_doc~attach` (1.0, and 1.1's legacy fallback): the signed bytes are the DID document
     ///   (the legacy DIDDoc ACA-Py writes, or a DID Core document).
     ///
-    /// Throws `CryptoError` for a missing, bad or foreign signature (the connection fails) and
-    /// `AerieError(.invalidParams)` for a malformed message.
+    /// The DID must belong to the key it resolves to (`PeerDIDBinding`).
+    ///
+    /// Throws `CryptoError` for a missing, bad or foreign signature or a DID that does not belong
+    /// to its key (the connection fails) and `AerieError(.invalidParams)` for a malformed message.
     public static func readResponse(_ message: JSONValue, invitationKey: String) throws -> ConnectionMessages.PeerConnection {
-        guard let did = message["did"]?.stringValue, !did.isEmpty, did.utf8.count <= maxDIDLength else {
-            throw AerieError.invalidParams("the response has no did (or one over \(maxDIDLength) bytes)", field: "message")
+        guard let did = message["did"]?.stringValue, !did.isEmpty else {
+            throw AerieError.invalidParams("the response has no did", field: "message")
         }
+        try PeerFieldLimits.did.require(did, name: "the response's did")
         if let rotate = message["did_rotate~attach"], !rotate.isNull {
             let signed = try SignedAttachment.verify(rotate, expectedSigner: invitationKey)
             guard String(decoding: signed, as: UTF8.self) == did else {
                 throw CryptoError(.invalidSignature, "the signed did_rotate~attach names another DID than the response's did")
             }
-            return try resolve(did: did)
+            return try ConnectionMessages.boundPeer(did: did, doc: nil, in: "response")
         }
         if let attached = message["did_doc~attach"], !attached.isNull {
             let signed = try SignedAttachment.verify(attached, expectedSigner: invitationKey)
@@ -155,44 +167,57 @@ public enum DIDExchangeMessages {
             } catch {
                 throw AerieError.invalidParams("the signed did_doc~attach is not a JSON DID document", field: "message")
             }
-            let docId = doc["id"]?.stringValue
-            guard docId == did || docId == "did:sov:\(did)" || docId.map(InvitationMatchKeys.normalizedDID) == did else {
-                throw AerieError.invalidParams("the attached DID document is not the response's did", field: "message")
-            }
-            return try ConnectionMessages.peer(did: InvitationMatchKeys.normalizedDID(did), doc: doc)
+            try requireDocument(doc, of: did, in: "response")
+            return try ConnectionMessages.boundPeer(did: did, doc: doc, in: "response")
         }
         throw CryptoError(
             .malformedSignature, "the response has neither a signed did_rotate~attach nor a signed did_doc~attach")
     }
 
-    /// Resolves a DID that needs no resolver: did:peer:2, did:peer:4 (long form).
-    static func resolve(did: String) throws -> ConnectionMessages.PeerConnection {
+    /// Resolves a DID that needs no resolver: did:peer:2, did:peer:4 (long form), its service's
+    /// keys and endpoint within `PeerFieldLimits`. `message` names the message in errors.
+    static func resolve(did: String, in message: String) throws -> ConnectionMessages.PeerConnection {
         if did.hasPrefix("did:peer:4") {
             let doc: JSONValue
             do {
                 doc = try JSONValue(parsing: String(decoding: try PeerDID4.documentJSON(did), as: UTF8.self))
             } catch let error as CryptoError {
-                throw AerieError.invalidParams("the did:peer:4 is invalid: \(error.message)", field: "message")
+                throw AerieError.invalidParams("the \(message)'s did:peer:4 is invalid: \(error.message)", field: "message")
             } catch {
-                throw AerieError.invalidParams("the did:peer:4 document is not JSON", field: "message")
+                throw AerieError.invalidParams("the \(message)'s did:peer:4 document is not JSON", field: "message")
             }
-            return try ConnectionMessages.peer(did: did, doc: doc)
+            return try ConnectionMessages.documentPeer(did: did, doc: doc, ownKey: true)
         }
         guard did.hasPrefix("did:peer:2.") else {
             throw AerieError.invalidParams(
-                "the response's did \(did.prefix(40))… cannot be resolved without a signed did_doc~attach (only did:peer:2 is)",
+                "the \(message)'s did \(did.prefix(40))… cannot be resolved here (only did:peer:2 and did:peer:4 are)",
                 field: "message")
         }
+        let resolved: ConnectionMessages.PeerConnection
+        let ownKeys: [String]
         do {
             let peer = try PeerDID2(did)
+            ownKeys = peer.keys.compactMap(\.verkeyBase58)
             guard let service = try peer.didCommService(), let verkey = service.recipientKeys.first else {
-                throw AerieError.invalidParams("the response's did:peer:2 has no DIDComm service", field: "message")
+                throw AerieError.invalidParams("the \(message)'s did:peer:2 has no DIDComm service", field: "message")
             }
-            return ConnectionMessages.PeerConnection(
-                did: peer.did, verkey: verkey, endpoint: service.serviceEndpoint,
-                routingKeys: Array(service.routingKeys.prefix(10)))
+            guard peer.keys.count <= PeerFieldLimits.maxListCount, peer.services.count <= PeerFieldLimits.maxListCount,
+                service.recipientKeys.count <= PeerFieldLimits.maxListCount,
+                service.routingKeys.count <= PeerFieldLimits.maxListCount
+            else {
+                throw AerieError.invalidParams(
+                    "the \(message)'s did:peer:2 has more than \(PeerFieldLimits.maxListCount) keys, services or routing keys",
+                    field: "message")
+            }
+            try PeerFieldLimits.url.require(service.serviceEndpoint, name: "the \(message)'s did:peer:2 serviceEndpoint")
+            resolved = ConnectionMessages.PeerConnection(
+                did: peer.did, verkey: verkey, endpoint: service.serviceEndpoint, routingKeys: service.routingKeys)
         } catch let error as CryptoError {
-            throw AerieError.invalidParams("the response's did:peer:2 is invalid: \(error.message)", field: "message")
+            throw AerieError.invalidParams("the \(message)'s did:peer:2 is invalid: \(error.message)", field: "message")
         }
+        guard ownKeys.contains(resolved.verkey) else {
+            throw CryptoError(.invalidDID, "the \(message)'s did:peer:2 names a recipient key that is not one of its own")
+        }
+        return resolved
     }
 }

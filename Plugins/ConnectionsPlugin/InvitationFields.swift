@@ -29,14 +29,14 @@ struct InvitationFields {
 
     func has(_ key: String) -> Bool { value(key) != nil }
 
-    func string(_ key: String, limit: StringLimit) throws -> String? {
+    func string(_ key: String, limit: PeerFieldLimits) throws -> String? {
         guard let value = value(key) else { return nil }
         guard case .string(let string) = value else { throw invalid("\(path(key)) must be a string", field: path(key)) }
         try limit.check(string, field: path(key))
         return string
     }
 
-    func requiredString(_ key: String, limit: StringLimit, missing: String) throws -> String {
+    func requiredString(_ key: String, limit: PeerFieldLimits, missing: String) throws -> String {
         guard let string = try string(key, limit: limit), !string.isEmpty else {
             throw invalid(missing, field: path(key))
         }
@@ -48,7 +48,7 @@ struct InvitationFields {
         return try InvitationFields(value, path: path(key))
     }
 
-    func array(_ key: String, maxCount: Int = InvitationLimits.maxListCount) throws -> [JSONValue]? {
+    func array(_ key: String, maxCount: Int = PeerFieldLimits.maxListCount) throws -> [JSONValue]? {
         guard let value = value(key) else { return nil }
         guard case .array(let items) = value else { throw invalid("\(path(key)) must be an array", field: path(key)) }
         guard items.count <= maxCount else {
@@ -57,7 +57,7 @@ struct InvitationFields {
         return items
     }
 
-    func strings(_ key: String, limit: StringLimit) throws -> [String] {
+    func strings(_ key: String, limit: PeerFieldLimits) throws -> [String] {
         guard let items = try array(key) else { return [] }
         return try items.enumerated().map { index, item in
             let field = "\(path(key))[\(index)]"
@@ -68,41 +68,17 @@ struct InvitationFields {
     }
 }
 
-/// How long and what a string field may be.
-struct StringLimit {
-    var maxBytes: Int
-    /// Identifiers, keys, DIDs and URLs: no spaces or control characters.
-    var token: Bool
-
-    static let id = StringLimit(maxBytes: 256, token: false)
-    static let text = StringLimit(maxBytes: 1024, token: false)
-    static let key = StringLimit(maxBytes: 256, token: true)
-    static let url = StringLimit(maxBytes: 2048, token: true)
-    static let did = StringLimit(maxBytes: 8192, token: true)
-    static let name = StringLimit(maxBytes: 256, token: true)
-
+extension PeerFieldLimits {
+    /// Throws `invalid_invitation` naming `field` when `string` is over this limit.
     func check(_ string: String, field: String) throws {
-        guard string.utf8.count <= maxBytes else {
-            throw invalid("\(field) is longer than \(maxBytes) bytes", field: field)
-        }
-        if token {
-            guard string.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x7F }) else {
-                throw invalid("\(field) contains spaces or control characters", field: field)
-            }
-        } else {
-            guard !string.utf8.contains(where: { $0 < 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }) else {
-                throw invalid("\(field) contains control characters", field: field)
-            }
-        }
+        if let violation = violation(string, name: field) { throw invalid(violation, field: field) }
     }
 }
 
-/// The bounds on invitation input.
+/// The bounds on invitation input as a whole (its fields: `PeerFieldLimits`).
 public enum InvitationLimits {
     /// Largest invitation JSON accepted (as text, or serialized when given as an object).
     public static let maxInvitationBytes = 64 * 1024
-    /// Most entries in any list of an invitation (keys, services, protocols, attachments).
-    public static let maxListCount = 16
     /// Longest invitation URL decoded locally (a `?c_i=` URL carries the whole invitation).
     public static let maxURLBytes = 128 * 1024
 }

@@ -30,7 +30,7 @@ public enum InvitationParser {
         let fields = InvitationFields(object)
         if let typeValue = fields.value("@type") {
             guard case .string(let type) = typeValue else { throw invalid("@type must be a string", field: "@type") }
-            try StringLimit.url.check(type, field: "@type")
+            try PeerFieldLimits.url.check(type, field: "@type")
             switch try messageKind(type) {
             case .aries: return try parseAries(fields, type: type, json: json)
             case .outOfBand: return try parseOutOfBand(fields, type: type, json: json)
@@ -119,8 +119,8 @@ public enum InvitationParser {
                 attachments.append(item)
             }
         }
-        guard attachments.count <= InvitationLimits.maxListCount else {
-            throw invalid("the invitation has more than \(InvitationLimits.maxListCount) attachments", field: "requests~attach")
+        guard attachments.count <= PeerFieldLimits.maxListCount else {
+            throw invalid("the invitation has more than \(PeerFieldLimits.maxListCount) attachments", field: "requests~attach")
         }
         // Seed 004: neither a handshake nor an attached request is an invalid invitation.
         guard !handshakeProtocols.isEmpty || !attachments.isEmpty else {
@@ -137,6 +137,7 @@ public enum InvitationParser {
             try service(entry, field: "\(servicesKey)[\(index)]")
         }
         let usable = services.first(where: \.isUsable)
+        if usable == nil { try checkResolvable(services, field: servicesKey) }
         let publicDid = services.first { $0.did != nil && !$0.isUsable }?.did
 
         return Invitation(
@@ -153,11 +154,13 @@ public enum InvitationParser {
             json: json)
     }
 
-    /// One `services` entry: an inline object, or a DID (did:peer:2 read here, others kept).
+    /// One `services` entry: an inline object, or a DID (did:peer:2 and did:peer:4 in its long
+    /// form read here, others kept for `checkResolvable` or a resolver).
     private static func service(_ entry: JSONValue, field: String) throws -> Invitation.Service {
         if case .string(let did) = entry {
-            try StringLimit.did.check(did, field: field)
+            try PeerFieldLimits.did.check(did, field: field)
             try checkDID(did, field: field)
+            if PeerDID4.isLongForm(did) { return try peerDID4Service(did, field: field) }
             guard did.hasPrefix("did:peer:2.") else { return Invitation.Service(did: did) }
             do {
                 let peer = try PeerDID2(did)
@@ -165,6 +168,19 @@ public enum InvitationParser {
                     throw invalid("\(field) is a did:peer:2 without a DIDComm service", field: field)
                 }
                 try checkEndpoint(service.serviceEndpoint, field: field)
+                guard peer.keys.count <= PeerFieldLimits.maxListCount, peer.services.count <= PeerFieldLimits.maxListCount,
+                    service.recipientKeys.count <= PeerFieldLimits.maxListCount,
+                    service.routingKeys.count <= PeerFieldLimits.maxListCount
+                else {
+                    throw invalid(
+                        "\(field) has more than \(PeerFieldLimits.maxListCount) keys, services or routing keys", field: field)
+                }
+                // Its service must send to its own keys, as a handshake's did:peer:2 must
+                // (`PeerDIDBinding`): the DID shown for a connection made from it is its key's.
+                let own = Set(peer.keys.compactMap(\.verkeyBase58))
+                guard service.recipientKeys.allSatisfy(own.contains) else {
+                    throw invalid("\(field) is a did:peer:2 whose service names a key that is not its own", field: field)
+                }
                 return Invitation.Service(
                     did: did, type: "did-communication", serviceEndpoint: service.serviceEndpoint,
                     recipientKeys: service.recipientKeys, routingKeys: service.routingKeys)
@@ -182,7 +198,7 @@ public enum InvitationParser {
         let endpoint: String
         switch fields.value("serviceEndpoint") {
         case .string(let uri)?:
-            try StringLimit.url.check(uri, field: fields.path("serviceEndpoint"))
+            try PeerFieldLimits.url.check(uri, field: fields.path("serviceEndpoint"))
             endpoint = uri
         case .object?:
             // DID Core / DIDComm v2 style `{"uri": …}`.
@@ -197,6 +213,45 @@ public enum InvitationParser {
         return Invitation.Service(
             id: try fields.string("id", limit: .id), type: try fields.string("type", limit: .name),
             serviceEndpoint: endpoint, recipientKeys: recipientKeys, routingKeys: try keys(fields, "routingKeys"))
+    }
+
+    /// A did:peer:4 service entry, resolved from the document its long form carries (the same
+    /// resolution a didexchange Request's DID gets).
+    private static func peerDID4Service(_ did: String, field: String) throws -> Invitation.Service {
+        let peer: ConnectionMessages.PeerConnection
+        do {
+            peer = try DIDExchangeMessages.resolve(did: did)
+        } catch let error as AerieError {
+            throw AerieError(
+                .invalidInvitation, "\(field) is not a usable did:peer:4: \(error.message)", field: field,
+                details: String(reflecting: error))
+        } catch {
+            throw AerieError(
+                .invalidInvitation, "\(field) is not a usable did:peer:4", field: field, details: String(reflecting: error))
+        }
+        try checkEndpoint(peer.endpoint, field: field)
+        return Invitation.Service(
+            did: did, type: "did-communication", serviceEndpoint: peer.endpoint,
+            recipientKeys: [peer.verkey], routingKeys: peer.routingKeys)
+    }
+
+    /// With no usable service, a peer DID this server cannot resolve is refused by name rather
+    /// than read as a public DID (which has no endpoint either).
+    private static func checkResolvable(_ services: [Invitation.Service], field: String) throws {
+        for (index, service) in services.enumerated() {
+            guard let did = service.did else { continue }
+            let entry = "\(field)[\(index)]"
+            if did.hasPrefix("did:peer:4") {
+                throw unsupported(
+                    "\(entry) is a did:peer:4 in its short form, which cannot be resolved without its document (the long form)",
+                    field: entry)
+            }
+            if did.hasPrefix("did:peer:") && !did.hasPrefix("did:peer:2.") {
+                throw unsupported(
+                    "\(entry) is a \(did.prefix(10)) DID, which needs a resolver this server does not have (did:peer:2 and the long form of did:peer:4 are read)",
+                    field: entry)
+            }
+        }
     }
 
     // MARK: - Evernym proprietary
@@ -308,7 +363,7 @@ public enum InvitationParser {
 
     /// DIDComm v1 endpoints: http(s) or ws(s) URLs with a host.
     static func checkEndpoint(_ endpoint: String, field: String) throws {
-        try StringLimit.url.check(endpoint, field: field)
+        try PeerFieldLimits.url.check(endpoint, field: field)
         // Made only when thrown: every invitation read passes here.
         var bad: AerieError { invalid("\(field) must be an http(s) or ws(s) URL", field: field) }
         let utf8 = endpoint.utf8

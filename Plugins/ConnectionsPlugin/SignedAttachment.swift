@@ -7,9 +7,6 @@ import Foundation
 /// `alg: EdDSA` and an OKP `jwk` (its `x` the signer's key, its `kid` a did:key), `header.kid` the
 /// signer's did:key, and the signature is over `protected + "." + base64url(data, no padding)`.
 public enum SignedAttachment {
-    /// Attachments larger than this are refused before decoding.
-    public static let maxBase64Length = 64 * 1024
-
     /// Verifies the attachment's JWS and that `expectedSigner` (base58 verkey) signed it; answers
     /// the signed bytes. Throws `CryptoError(.invalidSignature)` for a bad or foreign signature and
     /// `.malformedSignature` for an attachment that is not a signed one.
@@ -17,8 +14,8 @@ public enum SignedAttachment {
         guard let data = attachment["data"], let base64 = data["base64"]?.stringValue else {
             throw CryptoError(.malformedSignature, "the attachment has no base64 data")
         }
-        guard base64.utf8.count <= maxBase64Length else {
-            throw CryptoError(.malformedSignature, "the attachment is larger than \(maxBase64Length) bytes")
+        guard base64.utf8.count <= PeerFieldLimits.maxAttachmentBase64Bytes else {
+            throw CryptoError(.malformedSignature, "the attachment is larger than \(PeerFieldLimits.maxAttachmentBase64Bytes) bytes")
         }
         guard let jws = data["jws"], let protected = jws["protected"]?.stringValue,
             let signature = jws["signature"]?.stringValue, protected.utf8.count <= 4096, signature.utf8.count <= 256

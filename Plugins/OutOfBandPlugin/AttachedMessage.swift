@@ -50,11 +50,16 @@ public enum AttachedMessage {
         guard case .object = message else {
             throw invalid("the message attached in \(field) must be a JSON object", field: field)
         }
-        guard let type = message["@type"]?.stringValue, !type.isEmpty, type.utf8.count <= 512 else {
+        guard let type = message["@type"]?.stringValue, !type.isEmpty, PeerFieldLimits.url.violation(type, name: "") == nil else {
             throw invalid("the message attached in \(field) has no @type", field: field)
         }
-        guard let id = message["@id"]?.stringValue, !id.isEmpty, id.utf8.count <= 256 else {
+        guard let id = message["@id"]?.stringValue, !id.isEmpty, PeerFieldLimits.id.violation(id, name: "") == nil else {
             throw invalid("the message attached in \(field) has no @id", field: field)
+        }
+        if let thid = message["~thread"]?["thid"]?.stringValue,
+            let violation = PeerFieldLimits.id.violation(thid, name: "the ~thread.thid of the message attached in \(field)")
+        {
+            throw invalid(violation, field: field)
         }
         guard message.serialized().count <= maxBytes else {
             throw invalid("the message attached in \(field) is larger than \(maxBytes / 1024) KiB", field: field)

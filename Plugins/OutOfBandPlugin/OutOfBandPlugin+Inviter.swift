@@ -35,7 +35,7 @@ extension OutOfBandPlugin {
                     goalCode: params.goalCode, goal: params.goal, service: .string(did))
             } else {
                 record = try await handshakes.storeInvitation(
-                    kind: .outOfBand, multiUse: params.multiUse ?? false, alias: params.alias, tenant: tenant
+                    kind: .outOfBand, multiUse: params.multiUse ?? false, alias: params.alias, limits: checked.limits, tenant: tenant
                 ) { key, endpoint, defaultLabel in
                     OutOfBandMessages.invitation(
                         label: params.label ?? defaultLabel, handshakeProtocols: checked.handshakes, attachments: checked.attachments,
@@ -70,7 +70,8 @@ extension OutOfBandPlugin {
         guard let connection = message.connection, message.sender == .peer, connection.isEstablished,
             let reuseId = message.id, let pthid = OutOfBandMessages.parentThreadId(message.body)
         else { return }
-        let thid = message.body["~thread"]?["thid"]?.stringValue.map { String($0.prefix(256)) } ?? reuseId
+        // The pipeline refused a thid over `PeerFieldLimits.id`.
+        let thid = message.body["~thread"]?["thid"]?.stringValue ?? reuseId
         let receipt = message.receipt
         _ = try await Outbound.send(
             OutOfBandMessages.reuseAccepted(threadId: thid, invitationId: pthid, version: version), on: connection.id,
@@ -109,6 +110,8 @@ struct CreateInvitationParams: Decodable, Sendable, DocumentedParams {
     var label: String?
     var alias: String?
     var useDid: Bool?
+    var maxUses: Int?
+    var expiresAt: String?
 
     static let documentation = [
         ParamDoc(
@@ -123,13 +126,14 @@ struct CreateInvitationParams: Decodable, Sendable, DocumentedParams {
         ParamDoc(
             "useDid", "boolean", required: false,
             "name the tenant's invitation DID as the service (multi-use, shared by every such invitation; a peer connected "
-                + "through one reuses its connection for the next); not with multiUse false or alias"),
-    ]
+                + "through one reuses its connection for the next); not with multiUse false, alias, maxUses or expiresAt"),
+    ] + InvitationUseLimits.documentation
 
     struct Checked {
         var handshakes: [String]
         var attachments: [JSONValue]
         var useDid: Bool
+        var limits: InvitationUseLimits
     }
 
     func validated() throws -> Checked {
@@ -165,6 +169,12 @@ struct CreateInvitationParams: Decodable, Sendable, DocumentedParams {
                 "an invitation naming the tenant's DID is multi-use and has the DID's record (no alias of its own)",
                 field: multiUse == false ? "multiUse" : "alias")
         }
-        return Checked(handshakes: handshakes, attachments: attachments, useDid: useDid)
+        let limits = try InvitationUseLimits(maxUses: maxUses, expiresAt: expiresAt)
+        if useDid, !limits.isEmpty {
+            throw AerieError.invalidParams(
+                "the tenant's invitation DID serves every invitation naming it: it takes no limits of one",
+                field: limits.maxUses != nil ? "maxUses" : "expiresAt")
+        }
+        return Checked(handshakes: handshakes, attachments: attachments, useDid: useDid, limits: limits)
     }
 }

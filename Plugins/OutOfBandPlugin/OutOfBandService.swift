@@ -258,7 +258,7 @@ public struct OutOfBandService: Sendable {
         return MailboxMessage(
             connectionId: connection.id, recipientVerkey: connection.myVerkey ?? "", senderVerkey: connection.theirVerkey,
             messageId: id, type: InboundMessage.normalizedType(attached["@type"]?.stringValue ?? ""),
-            threadId: attached["~thread"]?["thid"]?.stringValue.map { String($0.prefix(256)) } ?? id,
+            threadId: attached["~thread"]?["thid"]?.stringValue ?? id,
             payload: attached)
     }
 

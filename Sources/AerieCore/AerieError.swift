@@ -1,3 +1,12 @@
+extension AerieError {
+    /// Whether a failure can pass (the database, an internal error, a timeout, a full quota that
+    /// frees up as messages are sent): worth trying again later. Anything but an `AerieError` is.
+    public static func isTransient(_ error: any Error) -> Bool {
+        guard let error = error as? AerieError else { return true }
+        return [.internalError, .unavailable, .busy, .timeout, .quotaExceeded].contains(error.code)
+    }
+}
+
 /// An error a handler may throw; its code is stable and its message safe to show a client.
 ///
 /// Internals (SQL text, file paths, peer responses) belong in `details`, which only

@@ -54,9 +54,9 @@ public protocol ConnectionHandshakes: Sendable {
     /// Inviter role: stores a new invitation of ours (a fresh invitation key of the tenant, the
     /// record in state `initialized`, role `inviter`), whose JSON `build` writes from that key
     /// (base58), the server's public endpoint and its default label. The connections plugin
-    /// answers the Requests it gets.
+    /// answers the Requests it gets, within `limits`.
     func storeInvitation(
-        kind: Invitation.Kind, multiUse: Bool, alias: String?, tenant: TenantContext,
+        kind: Invitation.Kind, multiUse: Bool, alias: String?, limits: InvitationUseLimits, tenant: TenantContext,
         build: @Sendable (_ invitationKey: String, _ endpoint: String, _ defaultLabel: String) throws -> JSONValue
     ) async throws -> ConnectionRecord
     /// The tenant's invitation DID record (made on first use): an open multi-use invitation of

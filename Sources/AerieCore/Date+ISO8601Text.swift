@@ -3,7 +3,7 @@ import Foundation
 extension Date {
     /// `formatted(.iso8601)` (`2026-11-25T15:53:00Z`: UTC, whole seconds), without the format
     /// style's machinery: every connection view writes two of them.
-    var iso8601Text: String {
+    package var iso8601Text: String {
         let seconds = timeIntervalSince1970.rounded(.down)
         guard seconds.isFinite, abs(seconds) < 2e11 else { return formatted(.iso8601) }
         var time = time_t(seconds)

@@ -12,6 +12,12 @@ public enum InboundSenders: Sendable, Hashable {
     /// Only at an open invitation of ours (`ConnectionRecord.isOpenInvitation`): any authcrypting
     /// key, which the handler must find named by the Request's DIDDoc (`InboundSender.handshakeKey`).
     case invitationRequest
+
+    /// Whether these senders are strangers: nobody's peer yet, anyone holding a public invitation.
+    /// A stranger's message the handler does not handle is never kept (the inbound pipeline
+    /// answers it 4xx, or 5xx for a failure that can pass, and stores nothing), so strangers
+    /// cannot fill a tenant's mailbox with messages nobody will handle.
+    public var areStrangers: Bool { self == .invitationRequest }
 }
 
 /// Who sent an inbound message, as the connection its recipient key belongs to sees it. Decided
@@ -27,9 +33,15 @@ public enum InboundSender: Sendable, Hashable {
     case handshakeKey(String)
 
     /// Thrown by a handler (before it stores anything) when the sender is not the key the
-    /// message itself says it must be; the endpoint refuses the message, nothing is stored.
+    /// message itself says it must be, or the message names a peer that cannot be accepted
+    /// (a field over `PeerFieldLimits`, a DID that does not belong to its key); the endpoint
+    /// refuses the message (400 with `reason`), nothing is stored.
     public struct Refused: Error {
-        public init() {}
+        public var reason: String
+
+        public init(_ reason: String = "the sender is not the key the message names") {
+            self.reason = reason
+        }
     }
 
     /// The sender of a message packed by `senderVerkey` (nil: anoncrypt) to `connection`'s

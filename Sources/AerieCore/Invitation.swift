@@ -18,7 +18,7 @@ public struct Invitation: Sendable, Hashable {
         public var did: String?
         public var id: String?
         public var type: String?
-        /// Nil for a DID that needs a resolver (anything but did:peer:2).
+        /// Nil for a DID that needs a resolver (anything but did:peer:2 and a long-form did:peer:4).
         public var serviceEndpoint: String?
         /// Base58 verkeys.
         public var recipientKeys: [String]

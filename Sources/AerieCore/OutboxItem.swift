@@ -19,10 +19,14 @@ public struct OutboxItem: Sendable, Hashable {
     /// The server instance that held the row's lease from its insert (`OutboxSignal.enqueueLease`):
     /// that process delivers it without a scan or a claim. Nil: inserted due, for any scan.
     public var leasedBy: String?
+    /// When the row was enqueued: delivery retries until `createdAt` plus the horizon
+    /// (`AERIE_DELIVERY_HORIZON_SECONDS`).
+    public var createdAt: Date
 
     public init(
         id: UUID = UUID.random(), connectionId: UUID?, endpoint: String, envelope: [UInt8], attempts: Int = 0,
-        nextAttemptAt: Date = Date(), status: Status = .pending, lastError: String? = nil, messageUid: UUID? = nil
+        nextAttemptAt: Date = Date(), status: Status = .pending, lastError: String? = nil, messageUid: UUID? = nil,
+        createdAt: Date = Date()
     ) {
         self.id = id
         self.connectionId = connectionId
@@ -33,6 +37,7 @@ public struct OutboxItem: Sendable, Hashable {
         self.status = status
         self.lastError = lastError
         self.messageUid = messageUid
+        self.createdAt = createdAt
     }
 }
 
@@ -79,4 +84,31 @@ public struct OutboxLease: Sendable, Hashable {
         self.instance = instance
         self.seconds = max(1, seconds)
     }
+}
+
+extension OutboxItem {
+    /// `scheme://host:port` of an endpoint, lower-cased, without credentials ("" when it has no
+    /// scheme): what deliveries share slots by, and what an outbox row keeps of its endpoint in
+    /// clear. (`aerie.outbox_destination`, schema/0019, names the destination of a row of the
+    /// previous form until the sweep seals it.)
+    public static func destination(of endpoint: String) -> String {
+        let utf8 = Array(endpoint.utf8)
+        guard let first = utf8.first, isLetter(first) else { return "" }
+        var i = 1
+        while i < utf8.count, isLetter(utf8[i]) || isDigit(utf8[i]) || utf8[i] == UInt8(ascii: "+")
+            || utf8[i] == UInt8(ascii: ".") || utf8[i] == UInt8(ascii: "-")
+        {
+            i += 1
+        }
+        guard utf8.count >= i + 3, utf8[i] == UInt8(ascii: ":"), utf8[i + 1] == UInt8(ascii: "/"), utf8[i + 2] == UInt8(ascii: "/")
+        else { return "" }
+        var end = i + 3
+        while end < utf8.count, ![UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "#")].contains(utf8[end]) { end += 1 }
+        // Credentials in the authority (`user:password@`) are not part of it.
+        let host = utf8[(i + 3)..<end].lastIndex(of: UInt8(ascii: "@")).map { $0 + 1 } ?? i + 3
+        return String(decoding: utf8[..<(i + 3)] + utf8[host..<end], as: UTF8.self).lowercased()
+    }
+
+    private static func isLetter(_ c: UInt8) -> Bool { (c >= 65 && c <= 90) || (c >= 97 && c <= 122) }
+    private static func isDigit(_ c: UInt8) -> Bool { c >= 48 && c <= 57 }
 }

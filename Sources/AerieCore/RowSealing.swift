@@ -54,6 +54,23 @@ public struct RowSealing {
         }
     }
 
+    /// One text value of row `row` sealed on its own in `column` (nil for nil): for a value read
+    /// without the rest of the row (a join, a statement that does not read the row).
+    public func seal(_ value: String?, column: String, row: String) throws -> [UInt8]? {
+        guard let value else { return nil }
+        return try required().seal(Array(value.utf8), table: table, column: column, row: row)
+    }
+
+    /// What `seal(_:column:row:)` sealed, opened.
+    public func open(_ sealed: [UInt8], column: String, row: String) throws -> String {
+        String(decoding: try required().open(sealed, table: table, column: column, row: row), as: UTF8.self)
+    }
+
+    /// The same sealer for another table.
+    public func table(_ table: String) -> RowSealing {
+        RowSealing(tenantID: tenantID, sealer: sealer, table: table)
+    }
+
     /// The keyed hash of `value` for lookups in `column` (nil for nil).
     public func hash(_ value: String?, column: String) throws -> [UInt8]? {
         guard let value else { return nil }

@@ -10,9 +10,19 @@ public protocol URLFetcher: Sendable {
     /// so a caller refuses before storing anything instead of queueing a send that cannot go.
     /// Not a reachability test: a host that does not resolve now passes.
     func checkDestination(_ url: String) async throws
+
+    /// `checkDestination` of an endpoint a stranger named (a Request to a public invitation),
+    /// judged apart from the tenants' own calls: strangers' host names that resolve slowly or
+    /// never delay only each other. Throws `busy` at once when too many such checks wait.
+    func checkStrangerDestination(_ url: String) async throws
 }
 
 extension URLFetcher {
+    /// Judged like any other destination where the fetcher keeps no separate lane.
+    public func checkStrangerDestination(_ url: String) async throws {
+        try await checkDestination(url)
+    }
+
     /// GETs `url` with `Accept: application/json`, following every redirect it may.
     public func fetch(_ url: String) async throws -> FetchedURL {
         try await fetch(URLFetchRequest(url: url))

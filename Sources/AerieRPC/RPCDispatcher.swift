@@ -29,7 +29,9 @@ struct RPCDispatcher: Sendable {
         }
     }
 
-    /// The response's text (to be sent as one line), or nil when nothing is to be sent.
+    /// The response's text (to be sent as one line), or nil when nothing is to be sent. The
+    /// server starts a batch's entries itself, each in its own in-flight slot; here they run one
+    /// after the other.
     func handle(_ incoming: RPCIncoming, session: RPCSession) async -> RPCResponseText? {
         switch incoming {
         case .parseError(let reason):
@@ -39,15 +41,9 @@ struct RPCDispatcher: Sendable {
         case .single(let entry):
             return await respond(to: entry, session: session)
         case .batch(let entries):
-            let responses = await withTaskGroup(of: RPCResponseText?.self) { group in
-                for entry in entries {
-                    group.addTask { await respond(to: entry, session: session) }
-                }
-                var collected: [RPCResponseText] = []
-                for await response in group {
-                    if let response { collected.append(response) }
-                }
-                return collected
+            var responses: [RPCResponseText] = []
+            for entry in entries {
+                if let response = await respond(to: entry, session: session) { responses.append(response) }
             }
             return Self.batch(responses)
         }

@@ -17,15 +17,16 @@ public final class RPCServer: Service, Sendable {
     private let dispatcher: RPCDispatcher
     private let logger: Logger
     private let listener: TCPListener<LineFrame, ByteBuffer>
-    private let sessions = Mutex<SessionRegistry>(SessionRegistry())
+    private let sessions: Mutex<SessionRegistry>
 
     private struct SessionRegistry {
         var nextID: UInt64 = 1
         var open: [UInt64: any Channel] = [:]
         /// Sessions not yet authenticated (a subset of `open`), capped on their own.
         var unauthenticated: Set<UInt64> = []
+        /// The authenticated sessions' places, by credential.
+        var admission: SessionAdmission
         var draining = false
-        var authenticatedCount: Int { open.count - unauthenticated.count }
     }
 
     public init(
@@ -38,6 +39,9 @@ public final class RPCServer: Service, Sendable {
     ) {
         self.configuration = configuration
         self.logger = logger
+        self.sessions = Mutex(SessionRegistry(admission: SessionAdmission(
+            maxSessions: configuration.maxSessions, maxPerCredential: configuration.maxSessionsPerCredential,
+            maxAdmin: configuration.maxAdminSessions)))
         self.dispatcher = RPCDispatcher(
             router: router, authenticator: authenticator, configuration: configuration, logger: logger,
             serverVersion: serverVersion)
@@ -72,7 +76,7 @@ public final class RPCServer: Service, Sendable {
 
     /// Open sessions now, authenticated and not (the operator's metrics read it at each scrape).
     public var sessionCounts: (authenticated: Int, unauthenticated: Int) {
-        sessions.withLock { ($0.authenticatedCount, $0.unauthenticated.count) }
+        sessions.withLock { ($0.admission.held.count, $0.unauthenticated.count) }
     }
 
     /// Admits a new session as unauthenticated, within that cap.
@@ -89,13 +93,12 @@ public final class RPCServer: Service, Sendable {
         }
     }
 
-    /// Moves a session that authenticated to the authenticated count; false when that is full.
-    private func promote(_ id: UInt64) -> Bool {
+    /// Gives a session that authenticated its place as `kind`: nil and whether it is the
+    /// session's first, or the refusal.
+    private func admit(_ id: UInt64, as kind: SessionCredential.Kind) -> (first: Bool, refusal: SessionAdmission.Refusal?) {
         sessions.withLock { registry in
-            guard registry.unauthenticated.contains(id) else { return true }
-            guard registry.authenticatedCount < configuration.maxSessions else { return false }
-            registry.unauthenticated.remove(id)
-            return true
+            if let refusal = registry.admission.admit(id, as: kind) { return (false, refusal) }
+            return (registry.unauthenticated.remove(id) != nil, nil)
         }
     }
 
@@ -103,6 +106,7 @@ public final class RPCServer: Service, Sendable {
         sessions.withLock { registry in
             registry.open.removeValue(forKey: id)
             registry.unauthenticated.remove(id)
+            registry.admission.release(id)
         }
     }
 
@@ -117,16 +121,14 @@ public final class RPCServer: Service, Sendable {
             return
         }
         defer { unregister(sessionID) }
-        let session = RPCSession(id: sessionID, notificationQueueLimit: configuration.notificationQueueLimit) { [self] in
-            if promote(sessionID) {
-                channel.pipeline.fireUserInboundEventTriggered(SessionAuthenticatedEvent())
-            } else {
-                logger.warning("authenticated session refused: too many sessions")
-                let refusal = RPCEnvelope.error(id: .null, AerieError(.busy, "too many sessions; try again later"))
-                channel.writeAndFlush(Self.frame(refusal, allocator: channel.allocator)).whenComplete { _ in
-                    channel.close(promise: nil)
-                }
+        let session = RPCSession(id: sessionID, notificationQueueLimit: configuration.notificationQueueLimit) { [self] kind in
+            let (first, refusal) = admit(sessionID, as: kind)
+            if let refusal {
+                logger.warning("authenticated session refused", metadata: ["session": "\(sessionID)", "reason": "\(refusal)"])
+                return refusal.error
             }
+            if first { channel.pipeline.fireUserInboundEventTriggered(SessionAuthenticatedEvent()) }
+            return nil
         }
         defer { session.finish() }
         let limiter = InFlightLimiter(limit: configuration.maxInFlightPerSession)
@@ -152,10 +154,24 @@ public final class RPCServer: Service, Sendable {
                                     if line.readableBytesView.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
                                     let incoming = dispatcher.parse(line.readableBytesView)
                                     if RPCDispatcher.isBarrier(incoming) {
-                                        // Authentication completes before the next line is read.
-                                        if let response = await dispatcher.handle(incoming, session: session) {
-                                            try? await outbound.write(Self.frame(response, allocator: channel.allocator))
+                                        // Authentication completes before the next line is read;
+                                        // it takes in-flight slots like any other request.
+                                        if case .batch(let entries) = incoming {
+                                            await withDiscardingTaskGroup { barrier in
+                                                await Self.startBatch(entries, in: &barrier, limiter: limiter, session: session, dispatcher: dispatcher) { line in
+                                                    try? await outbound.write(Self.frame(line, allocator: channel.allocator))
+                                                }
+                                            }
+                                        } else {
+                                            await limiter.acquire()
+                                            let response = await dispatcher.handle(incoming, session: session)
+                                            limiter.release()
+                                            if let response {
+                                                try? await outbound.write(Self.frame(response, allocator: channel.allocator))
+                                            }
                                         }
+                                        // Refused for want of a place: answered, then closed.
+                                        if session.isClosing { return }
                                         continue
                                     }
                                     if case .batch(let entries) = incoming {
@@ -163,15 +179,8 @@ public final class RPCServer: Service, Sendable {
                                         // line counts as 100 requests; the reader waits for
                                         // slots entry by entry, and the last entry to finish
                                         // writes the batch's answer.
-                                        let batch = BatchResponses(expected: entries.count)
-                                        for entry in entries {
-                                            await limiter.acquire()
-                                            requests.addTask {
-                                                let response = await dispatcher.respond(to: entry, session: session)
-                                                limiter.release()
-                                                guard let responses = batch.add(response), let line = RPCDispatcher.batch(responses) else { return }
-                                                try? await outbound.write(Self.frame(line, allocator: channel.allocator))
-                                            }
+                                        await Self.startBatch(entries, in: &requests, limiter: limiter, session: session, dispatcher: dispatcher) { line in
+                                            try? await outbound.write(Self.frame(line, allocator: channel.allocator))
                                         }
                                         continue
                                     }
@@ -192,6 +201,25 @@ public final class RPCServer: Service, Sendable {
             }
         } catch {
             logger.debug("session closed with error", metadata: ["session": "\(sessionID)", "error": "\(error)"])
+        }
+    }
+
+    /// Starts one task per batch entry in `group`, each after taking an in-flight slot (so the
+    /// caller waits for slots entry by entry); the entry that finishes last hands the batch's
+    /// answer to `write`.
+    private static func startBatch(
+        _ entries: [Result<RPCRequest, RPCInvalidRequest>], in group: inout DiscardingTaskGroup, limiter: InFlightLimiter,
+        session: RPCSession, dispatcher: RPCDispatcher, write: @escaping @Sendable (RPCResponseText) async -> Void
+    ) async {
+        let batch = BatchResponses(expected: entries.count)
+        for entry in entries {
+            await limiter.acquire()
+            group.addTask {
+                let response = await dispatcher.respond(to: entry, session: session)
+                limiter.release()
+                guard let responses = batch.add(response), let line = RPCDispatcher.batch(responses) else { return }
+                await write(line)
+            }
         }
     }
 

@@ -6,9 +6,16 @@ public struct RPCServerConfiguration: Sendable {
     /// `AERIE_RPC_LISTEN`, default `127.0.0.1:7400`. Port 0 picks a free port (tests).
     public var host: String
     public var port: Int
-    /// `AERIE_RPC_MAX_SESSIONS`: concurrent authenticated sessions; a session that authenticates
-    /// beyond it is answered `busy` and closed.
+    /// `AERIE_RPC_MAX_SESSIONS`: concurrent authenticated tenant and backend sessions; a session
+    /// that authenticates beyond it is answered `busy` and closed. Admin sessions are not counted
+    /// here (see `maxAdminSessions`).
     public var maxSessions: Int
+    /// `AERIE_RPC_MAX_SESSIONS_PER_CREDENTIAL`: sessions one tenant or one backend holds at once,
+    /// so that one credential cannot take every place of `maxSessions`.
+    public var maxSessionsPerCredential: Int
+    /// `AERIE_RPC_MAX_ADMIN_SESSIONS`: admin sessions, a lane of their own: the operator can act
+    /// (suspend a tenant) while others hold every place of `maxSessions`.
+    public var maxAdminSessions: Int
     /// `AERIE_RPC_MAX_IN_FLIGHT`: requests one session may have running; reading pauses beyond it.
     public var maxInFlightPerSession: Int
     /// `AERIE_RPC_IDLE_TIMEOUT`: seconds without a request before the session is closed (blank
@@ -32,6 +39,8 @@ public struct RPCServerConfiguration: Sendable {
         host: String = "127.0.0.1",
         port: Int = 7400,
         maxSessions: Int = 1024,
+        maxSessionsPerCredential: Int = 64,
+        maxAdminSessions: Int = 16,
         maxInFlightPerSession: Int = 64,
         idleTimeoutSeconds: Int = 300,
         maxLineBytes: Int = 1 << 20,
@@ -43,6 +52,8 @@ public struct RPCServerConfiguration: Sendable {
         self.host = host
         self.port = port
         self.maxSessions = maxSessions
+        self.maxSessionsPerCredential = maxSessionsPerCredential
+        self.maxAdminSessions = maxAdminSessions
         self.maxInFlightPerSession = maxInFlightPerSession
         self.idleTimeoutSeconds = idleTimeoutSeconds
         self.maxLineBytes = maxLineBytes

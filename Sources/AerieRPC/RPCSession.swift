@@ -12,14 +12,17 @@ final class RPCSession: SessionHandle, Sendable {
 
     private struct CredentialState {
         var credential: SessionCredential?
-        var everAuthenticated = false
+        /// Set when an authentication was refused for want of a place: the session is closed
+        /// once that answer is written.
+        var closing = false
     }
     private let queue: AsyncStream<JSONValue>.Continuation
     let notifications: AsyncStream<JSONValue>
     private let queueLimit: Int
     private let state = Mutex<QueueState>(QueueState())
-    /// Called once, when the session first gets a credential.
-    private let onAuthenticated: @Sendable () -> Void
+    /// Takes (or moves) the session's place among the authenticated ones for a credential, or
+    /// says why there is none.
+    private let admit: @Sendable (SessionCredential.Kind) -> AerieError?
 
     private struct QueueState {
         var pending = 0
@@ -30,25 +33,28 @@ final class RPCSession: SessionHandle, Sendable {
 
     static let overflowMethod = "messages.overflow"
 
-    init(id: UInt64, notificationQueueLimit: Int, onAuthenticated: @escaping @Sendable () -> Void = {}) {
+    init(id: UInt64, notificationQueueLimit: Int, admit: @escaping @Sendable (SessionCredential.Kind) -> AerieError? = { _ in nil }) {
         self.id = id
-        self.onAuthenticated = onAuthenticated
+        self.admit = admit
         self.queueLimit = max(1, notificationQueueLimit)
         // One slot more than the limit, for the overflow notice.
         (notifications, queue) = AsyncStream.makeStream(of: JSONValue.self, bufferingPolicy: .bufferingOldest(queueLimit + 1))
     }
 
-    var credential: SessionCredential? {
-        get { credentialState.withLock { $0.credential } }
-        set {
-            let first = credentialState.withLock { state in
-                state.credential = newValue
-                guard newValue != nil, !state.everAuthenticated else { return false }
-                state.everAuthenticated = true
-                return true
-            }
-            if first { onAuthenticated() }
+    var credential: SessionCredential? { credentialState.withLock { $0.credential } }
+
+    /// Whether the session is to be closed after the answer being written (a refused
+    /// authentication).
+    var isClosing: Bool { credentialState.withLock { $0.closing } }
+
+    /// Makes `credential` the session's once it has a place; throws `busy` (and marks the session
+    /// closing) when the server or the credential has no place left.
+    func authenticate(as credential: SessionCredential) throws {
+        if let refusal = admit(credential.kind) {
+            credentialState.withLock { $0.closing = true }
+            throw refusal
         }
+        credentialState.withLock { $0.credential = credential }
     }
 
     var tenantID: TenantID? {

@@ -4,7 +4,7 @@ import Logging
 /// What a successful `session.authenticate` leaves on the session. It holds the token's hash so
 /// every later call can check the token is still the current one.
 public struct SessionCredential: Sendable {
-    public enum Kind: Sendable, Equatable {
+    public enum Kind: Sendable, Hashable {
         case tenant(TenantID)
         case admin
         /// A backend's service credential: acts for the tenants it owns, one named per call.

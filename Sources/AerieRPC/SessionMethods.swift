@@ -33,7 +33,7 @@ public struct SessionMethods: AeriePlugin {
                 throw AerieError(.unauthenticated, "invalid token")
             }
             let credential = try await authenticator.authenticate(token: params.token)
-            session.credential = credential
+            try session.authenticate(as: credential)
             switch credential.kind {
             case .admin: return AuthenticateResult(role: "admin", tenantId: nil)
             case .tenant(let id): return AuthenticateResult(role: "tenant", tenantId: id)

@@ -74,19 +74,25 @@ struct AdminMethods: AeriePlugin {
 
     struct TenantView: Codable, Sendable {
         var tenantId: TenantID
-        var label: String
+        /// Absent when this server's master keys do not open the tenant's data key (the tenant's
+        /// own calls fail too then): one such tenant does not fail a whole listing.
+        var label: String?
         var status: String
         var backendId: BackendID?
-        var createdAt: Date
-        var updatedAt: Date
+        /// ISO 8601, as every other time the server answers.
+        var createdAt: String
+        var updatedAt: String
 
-        init(_ record: TenantRecord) {
+        /// `masterKeys` unwrap the tenant's data key, which opens its label.
+        init(_ record: TenantRecord, masterKeys: MasterKeyring) {
             tenantId = record.id
-            label = record.label
+            label = try? record.label.open(tenant: record.id) { id, wrapped in
+                try masterKeys.unwrap(wrapped, tenantID: id).sealer(for: id)
+            }
             status = record.status.rawValue
             backendId = record.backendId
-            createdAt = record.createdAt
-            updatedAt = record.updatedAt
+            createdAt = record.createdAt.iso8601Text
+            updatedAt = record.updatedAt.iso8601Text
         }
     }
 
@@ -149,7 +155,7 @@ struct AdminMethods: AeriePlugin {
             let dataKey = DataKey.generate()
             func create(wrappedBy masterKey: MasterKey) async throws -> TenantRecord {
                 try await tenants.create(
-                    id: id, label: label, tokenHash: TokenHasher.hash(token),
+                    id: id, label: label, sealer: dataKey.sealer(for: id), tokenHash: TokenHasher.hash(token),
                     wrappedDataKey: masterKey.wrap(dataKey, tenantID: id.rawValue),
                     masterKeyFingerprint: masterKey.fingerprint, backend: owner)
             }
@@ -172,7 +178,7 @@ struct AdminMethods: AeriePlugin {
                 }
             }
             return CreatedTenant(
-                tenantId: record.id, label: record.label, status: record.status.rawValue, backendId: record.backendId, token: token)
+                tenantId: record.id, label: label, status: record.status.rawValue, backendId: record.backendId, token: token)
         }
 
         try router.register(
@@ -186,7 +192,7 @@ struct AdminMethods: AeriePlugin {
                 after = id
             }
             let page = try await tenants.list(after: after, limit: limit + 1, backend: backend)
-            let items = page.prefix(limit).map(TenantView.init)
+            let items = page.prefix(limit).map { TenantView($0, masterKeys: masterKeys) }
             return TenantPage(items: items, nextCursor: page.count > limit ? items.last?.tenantId.rawValue : nil)
         }
 
@@ -196,7 +202,7 @@ struct AdminMethods: AeriePlugin {
             guard let record = try await tenants.get(try params.validated()), scope == nil || record.backendId == scope else {
                 throw AerieError.notFound("no tenant \(params.tenantId)")
             }
-            return TenantView(record)
+            return TenantView(record, masterKeys: masterKeys)
         }
 
         try router.register(
@@ -233,7 +239,7 @@ struct AdminMethods: AeriePlugin {
                     throw AerieError.notFound("no tenant \(params.tenantId)")
                 }
                 if status != .active { credentialChanged(id, nil) }
-                return TenantView(record)
+                return TenantView(record, masterKeys: masterKeys)
             }
         }
 

@@ -21,7 +21,7 @@ extension AerieApplication {
 
     /// The way back in when no admin token is at hand (the first-start file was never written,
     /// or was lost): issues a new admin token directly in the database the server uses, with its
-    /// own configuration (`AERIE_DATABASE_URL`, or the embedded cluster under `AERIE_HOME/pg`),
+    /// own configuration (`AERIE_DATABASE_URL`, or the embedded cluster of `AERIE_HOME`),
     /// stores only its hash and writes the token to `file` (0600). The file is written first, as
     /// `admin-token.new`, and renamed once the database has the hash, so neither step can leave
     /// a token that works nowhere. Any admin session still open stops at its next call.

@@ -105,16 +105,19 @@ public enum AerieApplication {
             let tenantDirectory = database.tenants
             // Filled from the router once the plugins that present the event kinds are installed.
             let presenters = EventPresenters()
+            // Likewise: what discover-features discloses.
+            let servedProtocols = ServedProtocols()
+            let webhookSettings = WebhookDelivery.Settings(
+                batchSize: configuration.webhookBatchSize, backoff: configuration.webhookBackoff,
+                maxBackoff: configuration.webhookMaxBackoff)
             let webhookDelivery = WebhookDelivery(
                 webhooks: database.webhooks,
                 http: HTTPDelivery(
                     configuration: HTTPDelivery.Configuration(
-                        allowPrivateAddresses: configuration.allowPrivateURLs, allowedNetworks: configuration.allowedNetworks,
-                        totalTimeout: configuration.webhookTimeout, maxResponseBytes: 64 * 1024, threads: 2)),
-                masterKeys: masterKeys, instance: configuration.instanceName,
-                settings: WebhookDelivery.Settings(
-                    batchSize: configuration.webhookBatchSize, backoff: configuration.webhookBackoff,
-                    maxBackoff: configuration.webhookMaxBackoff),
+                        allowPrivateAddresses: configuration.allowPrivateURLs, allowedNetworks: configuration.webhookAllowedNetworks,
+                        allowedNetworksSetting: "AERIE_WEBHOOK_ALLOWED_NETWORKS",
+                        totalTimeout: configuration.webhookTimeout, maxResponseBytes: 64 * 1024, threads: webhookSettings.concurrency)),
+                masterKeys: masterKeys, instance: configuration.instanceName, settings: webhookSettings,
                 logger: logger, presenters: presenters)
             let eventStreams = EventStreams(
                 log: database.events, retention: configuration.eventRetention, pruneInterval: configuration.eventPruneInterval,
@@ -137,33 +140,43 @@ public enum AerieApplication {
                 configuration: URLResolver.Configuration(
                     allowPrivateAddresses: configuration.allowPrivateURLs, allowedNetworks: configuration.allowedNetworks),
                 logger: logger)
+            // Webhook receivers are judged by their own networks, never by the peers'.
+            let webhookDestinations = URLResolver(
+                configuration: URLResolver.Configuration(
+                    allowPrivateAddresses: configuration.allowPrivateURLs, allowedNetworks: configuration.webhookAllowedNetworks,
+                    allowedNetworksSetting: "AERIE_WEBHOOK_ALLOWED_NETWORKS", threads: 1),
+                logger: logger)
             try router.install(BackendMethods(
                 database: database,
                 webhooks: WebhookAdministration(
-                    masterKeys: masterKeys, destinations: resolver, allowHTTP: configuration.webhookAllowHTTP, delivery: webhookDelivery)))
+                    masterKeys: masterKeys, destinations: webhookDestinations, allowHTTP: configuration.webhookAllowHTTP,
+                    delivery: webhookDelivery)))
             try router.install(EventMethods(streams: eventStreams))
             let plugins = try registry.build(
                 selected,
                 services: PluginRegistry.Services(
                     fetcher: resolver, endpoint: { endpoint.value }, events: events,
-                    outOfBandTimeout: configuration.outOfBandTimeout))
+                    outOfBandTimeout: configuration.outOfBandTimeout, protocols: servedProtocols,
+                    pendingConnectionsMax: configuration.pendingConnectionsMax))
             for plugin in plugins {
                 try router.install(plugin)
                 logger.info("plugin enabled", metadata: ["plugin": "\(type(of: plugin).name)"])
             }
             for plugin in extraPlugins { try router.install(plugin) }
             presenters.install(router)
+            servedProtocols.install(router)
 
             let rpcServer = RPCServer(
                 configuration: configuration.rpc, router: router, authenticator: authenticator,
                 serverVersion: version, logger: logger)
             let databaseService = DatabaseService(database: database, embedded: embedded, logger: logger)
-            let transportService = TransportService(resolver: resolver)
+            let transportService = TransportService(resolvers: [resolver, webhookDestinations])
             let parsing = InboundParsing()
             let inbound = InboundProcessor(
                 database: database, contexts: contexts, router: router, logger: logger,
                 maxHandlingAttempts: configuration.inboundHandlingMaxAttempts, handlingBackoff: configuration.inboundHandlingBackoff,
-                parsing: parsing)
+                parsing: parsing, requestRates: RequestRateLimits(
+                    .init(perInvitation: configuration.invitationRequestsPerMinute, perSender: configuration.senderRequestsPerMinute)))
             let didcommServer = HTTPListener(
                 configuration: HTTPListener.Configuration(
                     host: configuration.didcommHost, port: configuration.didcommPort, limits: configuration.didcommLimits),
@@ -183,7 +196,9 @@ public enum AerieApplication {
                 inbound: inbound, wakeup: wakeup, instance: configuration.instanceName,
                 leaseSeconds: configuration.deliveryLeaseSeconds,
                 ready: { _ = try await didcommServer.listeningPort() },
-                maxAttempts: configuration.deliveryMaxAttempts, backoff: configuration.deliveryBackoff,
+                retry: DeliveryRetry(
+                    backoff: configuration.deliveryBackoff, maxBackoff: configuration.deliveryMaxBackoff,
+                    horizon: configuration.deliveryHorizon, protocolHorizon: configuration.deliveryProtocolHorizon),
                 pollInterval: configuration.deliveryPollInterval, logger: logger))
             }
             services.append(InboundRecoveryService(

@@ -46,7 +46,7 @@ extension AerieConfiguration {
               shownDefault: { $0.home.relativePath.hasPrefix("/") ? $0.home.relativePath : "./\($0.home.relativePath)" }) {
                 text, config in config.home = URL(fileURLWithPath: text)
             },
-            V("AERIE_DATABASE_URL", "runtime-role libpq conninfo/URL; unset = embedded PostgreSQL under AERIE_HOME/pg", shown: nil) {
+            V("AERIE_DATABASE_URL", "runtime-role libpq conninfo/URL; unset = embedded PostgreSQL of AERIE_HOME", shown: nil) {
                 text, config in config.databaseURL = text
             },
             V("AERIE_OWNER_DATABASE_URL", "owner-role conninfo used for migrations", shown: "AERIE_DATABASE_URL") {
@@ -63,6 +63,12 @@ extension AerieConfiguration {
                      "bytes one tenant's mailbox holds, as stored, 0 = no limit"),
             .integer("AERIE_OUTBOX_MAX_PENDING", 0...1_000_000_000, \.quotas.outboxPending,
                      "a tenant's messages waiting to be sent, 0 = no limit; calls that would send more answer quota_exceeded"),
+            .integer("AERIE_INVITATION_REQUESTS_PER_MINUTE", 0...1_000_000, \.invitationRequestsPerMinute,
+                     "Requests one invitation takes a minute (per server), 0 = no limit; more answer 429"),
+            .integer("AERIE_SENDER_REQUESTS_PER_MINUTE", 0...1_000_000, \.senderRequestsPerMinute,
+                     "Requests one sender key gets answered by one tenant a minute (per server), 0 = no limit; more answer 429"),
+            .integer("AERIE_PENDING_CONNECTIONS_MAX", 1...1_000_000, \.pendingConnectionsMax,
+                     "a tenant's connections waiting for their peer's first answer; a Request past it answers 429"),
             V("AERIE_SCHEMA_DIR", "migrations folder", shown: "./schema, then the source checkout's") {
                 text, config in config.schemaDirectory = URL(fileURLWithPath: text)
             },
@@ -70,7 +76,11 @@ extension AerieConfiguration {
                 text, config in (config.rpc.host, config.rpc.port) = try parseListen(text, variable: "AERIE_RPC_LISTEN")
             },
             .integer("AERIE_RPC_MAX_SESSIONS", 1...1_000_000, \.rpc.maxSessions,
-                     "concurrent authenticated sessions; more are answered busy and closed"),
+                     "concurrent authenticated tenant and backend sessions; more are answered busy and closed"),
+            .integer("AERIE_RPC_MAX_SESSIONS_PER_CREDENTIAL", 1...1_000_000, \.rpc.maxSessionsPerCredential,
+                     "sessions one tenant token or one backend token holds at once; more are answered busy and closed"),
+            .integer("AERIE_RPC_MAX_ADMIN_SESSIONS", 1...1024, \.rpc.maxAdminSessions,
+                     "admin sessions, counted apart from AERIE_RPC_MAX_SESSIONS so the operator can always act"),
             .integer("AERIE_RPC_MAX_IN_FLIGHT", 1...10_000, \.rpc.maxInFlightPerSession,
                      "running requests per session before reading pauses"),
             .integer("AERIE_RPC_IDLE_TIMEOUT", 1...86_400, \.rpc.idleTimeoutSeconds,
@@ -116,12 +126,22 @@ extension AerieConfiguration {
             },
             .flag("AERIE_ALLOW_PRIVATE_URLS", \.allowPrivateURLs,
                   "1 lets invitation URLs and peer endpoints be loopback/private addresses; tests only"),
-            V("AERIE_ALLOWED_NETWORKS", "non-public networks peers may use all the same, CIDR, comma-separated", shown: "none") {
+            V("AERIE_ALLOWED_NETWORKS", "non-public networks peers (invitation URLs, endpoints) may use all the same, CIDR, comma-separated; not webhooks",
+              shown: "none") {
                 text, config in
                 do {
                     config.allowedNetworks = try IPNetwork.parseList(text)
                 } catch {
                     throw Invalid(description: "AERIE_ALLOWED_NETWORKS: \(error)")
+                }
+            },
+            V("AERIE_WEBHOOK_ALLOWED_NETWORKS", "non-public networks backend webhook receivers may use, CIDR, comma-separated; not peers",
+              shown: "none") {
+                text, config in
+                do {
+                    config.webhookAllowedNetworks = try IPNetwork.parseList(text)
+                } catch {
+                    throw Invalid(description: "AERIE_WEBHOOK_ALLOWED_NETWORKS: \(error)")
                 }
             },
             V("AERIE_DIDCOMM_LISTEN", "inbound DIDComm HTTP HOST:PORT",
@@ -148,12 +168,19 @@ extension AerieConfiguration {
                      "requests on one kept-alive connection"),
             .seconds("AERIE_DIDCOMM_KEEPALIVE_TIMEOUT", 1...3600, \.didcommLimits.keepAliveTimeout,
                      "seconds a kept-alive connection may idle before its next request"),
-            .integer("AERIE_DELIVERY_MAX_ATTEMPTS", 1...100, \.deliveryMaxAttempts, "delivery attempts before a message fails"),
+            .seconds("AERIE_DELIVERY_HORIZON_SECONDS", 1...(30 * 86_400), \.deliveryHorizon,
+                     "seconds a peer that is down, overloaded or full (no answer, 5xx, 408, 429) is retried before a message fails"),
+            .seconds("AERIE_DELIVERY_PROTOCOL_HORIZON_SECONDS", 1...(30 * 86_400), \.deliveryProtocolHorizon,
+                     "the same for what carries no message (handshake Requests and Responses, pings); at most the horizon"),
+            .milliseconds("AERIE_DELIVERY_BACKOFF_MS", 10...3_600_000, \.deliveryBackoff,
+                          "first delivery retry delay in ms, doubled per failed attempt up to AERIE_DELIVERY_MAX_BACKOFF_SECONDS"),
+            .seconds("AERIE_DELIVERY_MAX_BACKOFF_SECONDS", 1...86_400, \.deliveryMaxBackoff,
+                     "longest wait between two delivery tries; a peer's Retry-After is honoured up to it"),
             .integer("AERIE_DELIVERY_LEASE_SECONDS", 2...3600, \.deliveryLeaseSeconds,
                      "seconds a server owns an outbox row it sends; a dead server's rows go to another after it; keep above 15"),
             .integer("AERIE_DELIVERY_CONCURRENCY", 1...1024, \.deliveryConcurrency, "deliveries running at once in this process"),
             .integer("AERIE_DELIVERY_PER_DESTINATION", 1...1024, \.deliveryPerDestination,
-                     "deliveries running at once to one scheme://host:port, so a slow peer delays only its own rows"),
+                     "deliveries running at once to one address (all its ports), so a slow peer delays only its own rows"),
             V("AERIE_MESSAGE_RETENTION_DAYS", "reviewed (MS-106) mailbox messages older than this are purged, hourly",
               shownDefault: { $0.messageRetentionDays.map(String.init) ?? "unlimited" }) { text, config in
                 config.messageRetentionDays = try V.parseInteger("AERIE_MESSAGE_RETENTION_DAYS", text, 1...36500)
@@ -165,7 +192,7 @@ extension AerieConfiguration {
             .milliseconds("AERIE_WEBHOOK_BACKOFF_MS", 10...3_600_000, \.webhookBackoff,
                           "first webhook retry delay in ms, doubled per failed attempt up to 10 minutes"),
             .seconds("AERIE_OOB_TIMEOUT", 1...120, \.outOfBandTimeout, "seconds outOfBand.accept/sendReuse wait for the inviter"),
-            V("AERIE_SEALING_SWEEP_SECONDS", "seconds between sweeps sealing rows of the pre-0018 clear form (at start too); 0 = off",
+            V("AERIE_SEALING_SWEEP_SECONDS", "seconds between sweeps sealing rows a previous release left in clear (at start too); 0 = off",
               shownDefault: { $0.sealingSweepInterval.map { "\($0.components.seconds)" } ?? "0" }) { text, config in
                 let seconds = try V.parseInteger("AERIE_SEALING_SWEEP_SECONDS", text, 0...86_400)
                 config.sealingSweepInterval = seconds == 0 ? nil : .seconds(seconds)

@@ -24,6 +24,15 @@ public struct AerieConfiguration: Sendable {
     /// Over a mailbox limit an inbound message is refused with 503 (the peer retries later),
     /// over the outbox limit a call that would send answers `quota_exceeded`; nothing is stored.
     public var quotas = DatabaseConfiguration.Quotas()
+    /// `AERIE_INVITATION_REQUESTS_PER_MINUTE`, `AERIE_SENDER_REQUESTS_PER_MINUTE`: how fast
+    /// strangers' Requests are taken per invitation and per sender key, in this process; more
+    /// are answered 429 and nothing is stored (`RequestRateLimits`).
+    public var invitationRequestsPerMinute = 60
+    public var senderRequestsPerMinute = 10
+    /// `AERIE_PENDING_CONNECTIONS_MAX`: connections of one tenant waiting for their peer's first
+    /// answer (`responded`, made in the last hour); a Request past it is answered 429 and nothing
+    /// is stored, so strangers hold at most this many of the tenant's mailbox and outbox rows.
+    public var pendingConnectionsMax = 100
     /// `AERIE_SCHEMA_DIR`: migrations folder; default `./schema`, then the source checkout's.
     public var schemaDirectory: URL?
     public var rpc = RPCServerConfiguration()
@@ -46,6 +55,10 @@ public struct AerieConfiguration: Sendable {
     /// URLs and peer endpoints may use all the same: private peers of a closed deployment,
     /// without `AERIE_ALLOW_PRIVATE_URLS` opening every private address.
     public var allowedNetworks: [IPNetwork] = []
+    /// `AERIE_WEBHOOK_ALLOWED_NETWORKS`: non-public networks backend webhooks may be sent to.
+    /// Apart from `allowedNetworks`, so that an internal receivers' network is never open to
+    /// the endpoints strangers name.
+    public var webhookAllowedNetworks: [IPNetwork] = []
     /// `AERIE_DIDCOMM_LISTEN`: inbound DIDComm HTTP `HOST:PORT`.
     public var didcommHost = "127.0.0.1"
     public var didcommPort = 7401
@@ -59,10 +72,17 @@ public struct AerieConfiguration: Sendable {
         get { didcommLimits.maxBodyBytes }
         set { didcommLimits.maxBodyBytes = newValue }
     }
-    /// Outbound delivery: attempts before a message (and a connection still being set up) fails.
-    public var deliveryMaxAttempts = 6
-    /// Outbound delivery: first retry delay, doubled each attempt (capped at 5 minutes).
+    /// `AERIE_DELIVERY_HORIZON_SECONDS`: how long a peer's outage (no answer, 5xx, 408, 429) is
+    /// retried before a message (and a connection still being set up) fails: 72 hours.
+    public var deliveryHorizon: Duration = .seconds(72 * 3600)
+    /// `AERIE_DELIVERY_PROTOCOL_HORIZON_SECONDS`: the same for what carries no message of the
+    /// tenant's (handshake Requests and Responses, pings): an hour.
+    public var deliveryProtocolHorizon: Duration = .seconds(3600)
+    /// `AERIE_DELIVERY_BACKOFF_MS`: first retry delay, doubled each attempt up to `deliveryMaxBackoff`.
     public var deliveryBackoff: Duration = .seconds(2)
+    /// `AERIE_DELIVERY_MAX_BACKOFF_SECONDS`: the longest wait between two tries (and the most a
+    /// peer's `Retry-After` is honoured): an hour.
+    public var deliveryMaxBackoff: Duration = .seconds(3600)
     /// Outbound delivery: how often the outbox is polled besides the in-process wake-up.
     public var deliveryPollInterval: Duration = .seconds(1)
     /// `AERIE_DELIVERY_LEASE_SECONDS`: how long a server owns an outbox row it is sending; the
@@ -72,9 +92,9 @@ public struct AerieConfiguration: Sendable {
     /// `AERIE_DELIVERY_CONCURRENCY`: deliveries running at once in this process (each holds a
     /// blocking transfer thread while it waits for the peer).
     public var deliveryConcurrency: Int = 32
-    /// `AERIE_DELIVERY_PER_DESTINATION`: deliveries running at once to one destination
-    /// (`scheme://host:port`), so a slow or tarpitting peer holds at most this many of the
-    /// process's slots and delays only its own rows.
+    /// `AERIE_DELIVERY_PER_DESTINATION`: deliveries running at once to one destination address
+    /// (`DeliveryLimits`: all ports of one host), so a slow or tarpitting peer holds at most this
+    /// many of the process's slots and delays only its own rows.
     public var deliveryPerDestination: Int = 4
     /// Whether this process delivers the outbox (tests turn it off to hold messages back).
     public var deliveryEnabled = true

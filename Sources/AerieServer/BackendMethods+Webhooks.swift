@@ -6,7 +6,8 @@ import Foundation
 /// What the webhook methods of `admin.backends.*` need besides the database.
 struct WebhookAdministration: Sendable {
     let masterKeys: MasterKeyring
-    /// The outbound address policy (`URLFetcher.checkDestination`), as for peers' endpoints.
+    /// The webhook receivers' address policy (`URLFetcher.checkDestination`): public addresses
+    /// and `AERIE_WEBHOOK_ALLOWED_NETWORKS`, never the peers' `AERIE_ALLOWED_NETWORKS`.
     let destinations: any URLFetcher
     /// `AERIE_WEBHOOK_ALLOW_HTTP`: accept http:// URLs too (development and tests only).
     let allowHTTP: Bool
@@ -35,9 +36,10 @@ extension BackendMethods {
         /// The receiver has taken the events up to here.
         var position: Int64
         var attempts: Int
-        var nextAttemptAt: Date
+        /// ISO 8601, UTC.
+        var nextAttemptAt: String
         var lastError: String?
-        var deliveredAt: Date?
+        var deliveredAt: String?
         /// Only in the answer to `setWebhook`: shown once.
         var secret: String?
 
@@ -46,9 +48,9 @@ extension BackendMethods {
             url = record.url
             position = record.position
             attempts = record.attempts
-            nextAttemptAt = record.nextAttemptAt
+            nextAttemptAt = record.nextAttemptAt.iso8601Text
             lastError = record.lastError
-            deliveredAt = record.deliveredAt
+            deliveredAt = record.deliveredAt?.iso8601Text
             self.secret = secret
         }
     }

@@ -35,15 +35,16 @@ struct BackendMethods: AeriePlugin {
         var backendId: BackendID
         var label: String
         var status: String
-        var createdAt: Date
-        var updatedAt: Date
+        /// ISO 8601, as every other time the server answers.
+        var createdAt: String
+        var updatedAt: String
 
         init(_ record: BackendRecord) {
             backendId = record.id
             label = record.label
             status = record.status.rawValue
-            createdAt = record.createdAt
-            updatedAt = record.updatedAt
+            createdAt = record.createdAt.iso8601Text
+            updatedAt = record.updatedAt.iso8601Text
         }
     }
 

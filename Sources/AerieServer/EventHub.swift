@@ -18,7 +18,9 @@ import Synchronization
 /// and state change, schema/0004; any other change and delete, schema/0028) and credential events
 /// clear what they name in the `ConnectionViewCache` and in `RecentRecipients` (there a state event
 /// keeps the entry its own insert made: `RecentRecipients.connectionChanged`). The listener's state
-/// drives the three: they serve nothing while the LISTEN is down.
+/// drives the three: they serve nothing while the LISTEN is down. A credential change during an
+/// outage sent its NOTIFY to nobody, so when the LISTEN is back every push subscription's
+/// credential is checked against the database again and the stale ones end as above.
 final class EventHub: EventSubscriptions, Service, Sendable {
     static let channel = "aerie_events"
 
@@ -55,6 +57,10 @@ final class EventHub: EventSubscriptions, Service, Sendable {
     private let presenters: EventPresenters
     /// Plugins' observers of committed events, by kind (`observe`), installed while the server is built.
     private let observers = Mutex<[String: [@Sendable (TenantID, JSONValue) -> Void]]>([:])
+    /// Signalled each time the LISTEN is (back) in place: `run` re-checks the subscriptions.
+    private let listening: AsyncStream<Void>
+    /// How long a failed re-check waits before it runs again.
+    static let recheckRetry: Duration = .seconds(1)
 
     init(
         conninfo: String, logger: Logger, credentials: CredentialCache = .off, connectionViews: ConnectionViewCache = .off,
@@ -69,13 +75,18 @@ final class EventHub: EventSubscriptions, Service, Sendable {
         self.recentRecipients = recentRecipients
         self.credentialIsCurrent = credentialIsCurrent
         self.eventLog = eventLog
+        let (listening, listeningAgain) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        self.listening = listening
         let listener = PostgresEventListener(
             conninfo: conninfo, channel: Self.channel, logger: logger,
             listeningChanged: { [credentials, connectionViews, recentRecipients, eventLog] listening in
                 credentials.listenerChanged(listening: listening)
                 connectionViews.listenerChanged(listening: listening)
                 recentRecipients.listenerChanged(listening: listening)
-                if listening { eventLog?.eventsCommitted() }
+                if listening {
+                    eventLog?.eventsCommitted()
+                    listeningAgain.yield()
+                }
             }
         ) { [weak self] payload in
             self?.deliver(payload)
@@ -86,8 +97,52 @@ final class EventHub: EventSubscriptions, Service, Sendable {
     func run() async throws {
         let listener = self.listener.withLock { $0 }
         listener?.start()
-        try? await gracefulShutdown()
+        await cancelWhenGracefulShutdown {
+            for await _ in self.listening {
+                while await !self.recheckSubscriptions() {
+                    guard (try? await Task.sleep(for: Self.recheckRetry)) != nil else { return }
+                }
+            }
+        }
         listener?.stop()
+    }
+
+    /// Checks the credential of every push subscription against the database (once per tenant
+    /// and token) and ends those no longer valid; false when the database could not answer (the
+    /// caller tries again).
+    private func recheckSubscriptions() async -> Bool {
+        let targets = subscriptions.withLock { all in all.flatMap { tenant, sessions in sessions.values.map { (tenant, $0.session) } } }
+        var verdicts: [CredentialKey: Bool] = [:]
+        for (tenant, session) in targets {
+            guard session.tenantID == tenant, let tokenHash = session.credentialTokenHash else { continue }
+            let key = CredentialKey(tenant: tenant, tokenHash: tokenHash)
+            let current: Bool
+            if let known = verdicts[key] {
+                current = known
+            } else {
+                do {
+                    current = try await credentialIsCurrent(tenant, tokenHash)
+                } catch {
+                    logger.warning("push subscriptions not re-checked yet", metadata: ["error": "\(String(reflecting: error))"])
+                    return false
+                }
+                verdicts[key] = current
+            }
+            if !current { revoke(session, tokenHash: tokenHash, reason: "the token is no longer valid (tenant suspended, deleted or token rotated)") }
+        }
+        return true
+    }
+
+    private struct CredentialKey: Hashable {
+        let tenant: TenantID
+        let tokenHash: [UInt8]
+    }
+
+    /// Ends `session`'s push and tells it why; its calls answer `unauthenticated` from then on.
+    private func revoke(_ session: any SessionHandle, tokenHash: [UInt8], reason: String) {
+        remove(sessionID: session.id)
+        session.revokeCredential(
+            ifStill: tokenHash, method: Self.revokedMethod, params: ["code": "unauthenticated", "reason": .string(reason)])
     }
 
     /// Whether the LISTEN connection is up now (readiness and the `aerie_listen_up` metric).
@@ -148,13 +203,7 @@ final class EventHub: EventSubscriptions, Service, Sendable {
             let session = target.session
             guard session.tenantID == tenant, let tokenHash = session.credentialTokenHash else { continue }
             if let current, TokenHasher.fingerprint(ofHash: tokenHash) == current { continue }
-            remove(sessionID: session.id)
-            session.revokeCredential(
-                ifStill: tokenHash, method: Self.revokedMethod,
-                params: [
-                    "code": "unauthenticated",
-                    "reason": current == nil ? "the tenant was suspended or deleted" : "the token was rotated",
-                ])
+            revoke(session, tokenHash: tokenHash, reason: current == nil ? "the tenant was suspended or deleted" : "the token was rotated")
         }
     }
 

@@ -24,9 +24,30 @@ struct InboundProcessor: Sendable {
     let handlingBackoff: Duration
     /// Runs the parsing done before the sender is known (`InboundParsing`).
     let parsing: InboundParsing
+    /// How fast strangers' Requests are taken, per invitation and per sender key.
+    let requestRates: RequestRateLimits
     /// `aerie_inbound_messages_total{outcome}`.
     private let outcomes = MetricHandles { values in
         Counter(label: "aerie_inbound_messages_total", dimensions: [("outcome", values[0])])
+    }
+    /// `aerie_invitation_refusals_total{reason}`: strangers' Requests refused, by
+    /// `InboundRefusal.Reason` (counted here, in memory: a flood of refusals writes nothing).
+    private let refusals = MetricHandles { values in
+        Counter(label: "aerie_invitation_refusals_total", dimensions: [("reason", values[0])])
+    }
+
+    init(
+        database: AerieDatabase, contexts: TenantContexts, router: MethodRouter, logger: Logger, maxHandlingAttempts: Int,
+        handlingBackoff: Duration, parsing: InboundParsing, requestRates: RequestRateLimits
+    ) {
+        self.database = database
+        self.contexts = contexts
+        self.router = router
+        self.logger = logger
+        self.maxHandlingAttempts = maxHandlingAttempts
+        self.handlingBackoff = handlingBackoff
+        self.parsing = parsing
+        self.requestRates = requestRates
     }
 
     enum Outcome: Sendable, Equatable {
@@ -144,6 +165,11 @@ struct InboundProcessor: Sendable {
         guard let (connection, sender) = try await authenticate(
             sender: unpacked.senderVerkey, connection: recipient.connection, route: route, tenant: tenant)
         else { return .rejected(status: 400, reason: "no recipient of this message is known here") }
+        if route.senders.areStrangers, let senderVerkey = unpacked.senderVerkey,
+            let limit = requestRates.admit(tenant: tenant.tenantID, invitation: connection.id, sender: senderVerkey)
+        {
+            return refused(InboundRefusal(limit, "too many requests: \(limit.rawValue)"))
+        }
         let uid = UUID.random()
         let receipt = InboundReceipt(
             message: MailboxMessage(
@@ -171,13 +197,14 @@ struct InboundProcessor: Sendable {
         /// A `forward` addressed to us: process the packed message it carries (one layer only).
         case forward([UInt8])
         /// Handed to `route` once its sender is authenticated: the message, its normalised type,
-        /// `@id` and `~thread.thid` (at most 256 bytes).
+        /// `@id` and `~thread.thid` (each at most 256 bytes).
         case handle(message: JSONValue, type: String, messageId: String, threadId: String?, route: MethodRouter.InboundRoute)
     }
 
     /// Reads an opened message (`message`: its plaintext parsed, nil when it is not JSON) at
     /// `depth` forwards down: a JSON object with `@type` (either prefix), a forward only at the
-    /// top, a type some plugin registered, an `@id` of 1-256 bytes.
+    /// top, a type some plugin registered, an `@id` of 1-256 bytes and a `~thread.thid` within
+    /// `PeerFieldLimits.id`.
     static func read(_ message: JSONValue?, plaintext: [UInt8], depth: Int, router: MethodRouter) -> Step {
         guard let message, case .object = message, let rawType = message["@type"]?.stringValue else {
             return .refuse("the message is not a JSON object with @type")
@@ -188,10 +215,13 @@ struct InboundProcessor: Sendable {
             return .forward(inner.packed)
         }
         guard let route = router.inboundRoute(for: type) else { return .refuse("unsupported message type \(type.prefix(200))") }
-        guard let messageId = message["@id"]?.stringValue, !messageId.isEmpty, messageId.utf8.count <= 256 else {
+        guard let messageId = message["@id"]?.stringValue, !messageId.isEmpty,
+            messageId.utf8.count <= PeerFieldLimits.id.maxBytes
+        else {
             return .refuse("the message has no usable @id")
         }
-        let threadId = message["~thread"]?["thid"]?.stringValue.map { String($0.prefix(256)) }
+        let threadId = message["~thread"]?["thid"]?.stringValue
+        if let threadId, let violation = PeerFieldLimits.id.violation(threadId, name: "~thread.thid") { return .refuse(violation) }
         return .handle(message: message, type: type, messageId: messageId, threadId: threadId, route: route)
     }
 
@@ -222,10 +252,12 @@ struct InboundProcessor: Sendable {
     }
 
     /// Runs the plugin's handler, which stores the message in its own write transaction (see
-    /// `InboundReceipt`); stores it here when the handler did not. A handler that fails leaves the
-    /// message stored but unhandled, with the error, for `InboundRecoveryService` to try again
-    /// (`maxHandlingAttempts`, then the connection fails with the reason). The peer gets 202 for
-    /// a stored message either way: it has nothing to resend.
+    /// `InboundReceipt`); stores it here when the handler did not. A peer's message whose handler
+    /// fails is stored unhandled, with the error, for `InboundRecoveryService` to try again
+    /// (`maxHandlingAttempts`, then the connection fails with the reason), and the peer gets 202:
+    /// it has nothing to resend. A stranger's message (`InboundSenders.areStrangers`) is kept
+    /// only if handled: refused, it is answered 4xx; failed by something that can pass, 503, so
+    /// the stranger sends it again; either way nothing of it is stored.
     func handle(_ inbound: InboundMessage, route: MethodRouter.InboundRoute, tenant: TenantContext) async -> Outcome {
         guard let receipt = inbound.receipt else { preconditionFailure("inbound messages carry their receipt") }
         do {
@@ -241,8 +273,17 @@ struct InboundProcessor: Sendable {
             return claim?.isToHandle == false ? .duplicate : .accepted
         } catch is InboundReceipt.RecipientGone {
             return .rejected(status: 400, reason: "no recipient of this message is known here")
-        } catch is InboundSender.Refused {
-            return .rejected(status: 400, reason: "the sender is not the key the message names")
+        } catch let refused as InboundSender.Refused {
+            return .rejected(status: 400, reason: refused.reason)
+        } catch let refusal as InboundRefusal {
+            return refused(refusal)
+        } catch where route.senders.areStrangers {
+            if AerieError.isTransient(error) {
+                tenant.logger.notice(
+                    "stranger's message not handled, not stored", metadata: ["type": "\(inbound.type)", "error": "\(String(reflecting: error))"])
+                return .rejected(status: 503, reason: "the message could not be handled now")
+            }
+            return refused(InboundRefusal(.malformed, "the message could not be handled: \(Self.describe(error))"))
         } catch {
             let reason = "\(inbound.type.split(separator: "/").suffix(2).joined(separator: "/")) could not be handled: \(Self.describe(error))"
             tenant.logger.warning(
@@ -251,7 +292,7 @@ struct InboundProcessor: Sendable {
             // A message the handler refuses (wrong thread, wrong state, bad signature) is kept but
             // not retried: only failures that can pass (database, internal) are, and only those
             // fail the connection in the end, so a stranger's message cannot fail a connection.
-            let transient = Self.isTransient(error)
+            let transient = AerieError.isTransient(error)
             do {
                 let maxAttempts = transient ? self.maxHandlingAttempts : 1
                 let backoff = Int(handlingBackoff.components.seconds)
@@ -276,10 +317,10 @@ struct InboundProcessor: Sendable {
         }
     }
 
-    static func isTransient(_ error: any Error) -> Bool {
-        guard let error = error as? AerieError else { return true }
-        // A quota (a full outbox) frees up as messages are sent: worth trying again later.
-        return [.internalError, .unavailable, .busy, .timeout, .quotaExceeded].contains(error.code)
+    /// A stranger's Request refused: counted by reason, answered with the reason's status.
+    private func refused(_ refusal: InboundRefusal) -> Outcome {
+        refusals(refusal.reason.rawValue).increment()
+        return .rejected(status: refusal.reason.status, reason: refusal.message)
     }
 
     /// A handler's failure as the connection's failure reason: an AerieError's safe message,

@@ -11,14 +11,16 @@ import Synchronization
 /// handed over by the store after their commit (`OutboxWakeup`: no scan, no claim), and rows due
 /// across all tenants (through `aerie.due_outbox`: retries, other writers' rows, leases that ran
 /// out), each claimed, posted and marked under its own tenant. A row is marked sent only after a 2xx, so a
-/// restart resends what was not confirmed; failures retry with exponential backoff up to a
-/// limit, after which the row fails and the plugins' connection-failure hooks are told; a
-/// refusal no retry can change (`HTTPDelivery.Failure.permanent`) fails at once.
+/// restart resends what was not confirmed; failures retry with capped exponential backoff (or the
+/// peer's `Retry-After`) until the retry horizon ends (`DeliveryRetry`), after which the row
+/// fails and the plugins' connection-failure hooks are told; a refusal no retry can change
+/// (`HTTPDelivery.Failure.permanent`, or a 4xx answer other than 408, 425 and 429) fails at once.
 /// At-least-once: a crash between the peer's 2xx and the mark sends the row again after restart
 /// (the envelope, and so the message `@id`, is the same every time, so peers can de-duplicate).
 ///
-/// Deliveries run side by side within `DeliveryLimits`: each one that ends wakes the loop, which
-/// starts more as slots free up; no delivery waits for another's peer.
+/// Deliveries run side by side within `DeliveryLimits` (slots per destination address, fewer for
+/// a destination that stops answering): each one that ends wakes the loop, which starts more as
+/// slots free up; no delivery waits for another's peer.
 struct OutboxDeliveryService: Service {
     let database: AerieDatabase
     let contexts: TenantContexts
@@ -34,14 +36,11 @@ struct OutboxDeliveryService: Service {
     let leaseSeconds: Int
     /// Returns once this process has bound its DIDComm address (throws if it could not).
     let ready: @Sendable () async throws -> Void
-    let maxAttempts: Int
-    let backoff: Duration
+    let retry: DeliveryRetry
     let pollInterval: Duration
     let logger: Logger
     /// The marks of delivered rows without a message, written in batches.
     let marks = OutboxSentMarks()
-
-    static let maxBackoff: Duration = .seconds(300)
 
     func run() async throws {
         await releasePreviousLeases()
@@ -50,8 +49,8 @@ struct OutboxDeliveryService: Service {
         let pollInterval = self.pollInterval
         // A slot is free: scan again only if the last scan left due rows behind (new rows wake
         // the loop themselves, retries the poller); else start a handed row if one waits for it.
-        let finished: @Sendable (String) -> Void = { destination in
-            if limits.finish(destination) {
+        let finished: @Sendable (DeliveryLimits.Slot, DeliveryLimits.Outcome) -> Void = { slot, outcome in
+            if limits.finish(slot, outcome: outcome) {
                 wakeup.outboxChanged()
             } else if wakeup.hasHanded {
                 wakeup.wake()
@@ -70,20 +69,18 @@ struct OutboxDeliveryService: Service {
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
                 for await _ in wakeup.stream {
-                    for row in wakeup.takeHanded({ limits.start($0) }) {
+                    for (row, slot) in wakeup.takeHanded({ limits.start($0) }) {
                         group.addTask {
-                            await deliver(row.item, tenant: row.tenant)
-                            finished(row.destination)
+                            finished(slot, await deliver(row.item, tenant: row.tenant))
                         }
                     }
                     guard wakeup.takeScanRequest() else { continue }
                     let (rows, mayHaveLeftRows) = await dueRows()
-                    let started = rows.filter { limits.start($0.destination) }
+                    let started = rows.compactMap { row in limits.start(row.destination).map { (row, $0) } }
                     limits.scanned(leftRows: mayHaveLeftRows || started.count < rows.count)
-                    for row in started {
+                    for (row, slot) in started {
                         group.addTask {
-                            await deliver(row.id, tenant: row.tenant)
-                            finished(row.destination)
+                            finished(slot, await deliver(row.id, tenant: row.tenant))
                         }
                     }
                 }
@@ -163,26 +160,36 @@ struct OutboxDeliveryService: Service {
     }
 
     /// Delivers a scanned row once claimed (the claim checks that the tenant is active).
-    func deliver(_ id: UUID, tenant tenantID: TenantID) async {
+    func deliver(_ id: UUID, tenant tenantID: TenantID) async -> DeliveryLimits.Outcome {
         do {
-            guard let item = try await database.claimOutbox(id, tenant: tenantID, leaseSeconds: leaseSeconds, instance: instance) else { return }
-            await deliver(item, tenant: tenantID)
+            let contexts = self.contexts
+            guard
+                let item = try await database.claimOutbox(
+                    id, tenant: tenantID, leaseSeconds: leaseSeconds, instance: instance,
+                    sealer: { try contexts.sealer(for: $0, wrappedDataKey: $1) })
+            else { return .answered(address: nil) }
+            return await deliver(item, tenant: tenantID)
         } catch {
             logger.warning("outbox delivery error", metadata: ["outbox": "\(id)", "error": "\(String(reflecting: error))"])
+            return .answered(address: nil)
         }
     }
 
     /// Posts a row this process holds the lease of (claimed, or enqueued under its lease), then
-    /// marks it sent or records the failure. The tenant's context is built only when a failure
-    /// needs it.
-    func deliver(_ item: OutboxItem, tenant tenantID: TenantID) async {
+    /// marks it sent or records the failure (`DeliveryRetry` says when it is tried again or
+    /// whether it fails). The tenant's context is built only when a failure needs it. Answers
+    /// how the destination fared, for `DeliveryLimits.finish`.
+    func deliver(_ item: OutboxItem, tenant tenantID: TenantID) async -> DeliveryLimits.Outcome {
         let id = item.id
+        var outcome = DeliveryLimits.Outcome.answered(address: nil)
         do {
             let failure: String
             var permanent = false
+            var retryAfter: Duration?
             let started = ContinuousClock.now
             do {
                 let response = try await delivery.post(item.envelope, to: item.endpoint)
+                outcome = .answered(address: response.address)
                 recordAttempt((200..<300).contains(response.status) ? "sent" : "http_error", since: started)
                 if (200..<300).contains(response.status) {
                     FaultPoint.reach("outbox.afterPost")
@@ -196,20 +203,27 @@ struct OutboxDeliveryService: Service {
                     } else {
                         try await database.markOutboxSent(id, tenant: tenantID)
                     }
-                    return
+                    return outcome
                 }
                 failure = "the endpoint answered HTTP \(response.status)"
+                permanent = DeliveryRetry.refusesForGood(response.status)
+                retryAfter = response.retryAfter
             } catch let error as HTTPDelivery.Failure {
                 recordAttempt(error.permanent ? "refused" : "unreachable", since: started)
+                outcome = error.timedOut ? .timedOut(address: error.address) : .answered(address: error.address)
                 failure = error.message
                 permanent = error.permanent
             }
             let attempts = item.attempts + 1
-            // A refusal no retry can change (address policy, unusable URL) fails at once.
-            let giveUp = permanent || attempts >= maxAttempts
-            let delay = min(backoff * (1 << min(attempts - 1, 20)), Self.maxBackoff)
-            let next = giveUp ? nil : Date().addingTimeInterval(Double(delay.components.seconds))
-            guard let tenant = try await contexts.context(for: tenantID, tokenHash: nil, logger: logger) else { return }
+            // A refusal no retry can change (address policy, unusable URL, a 4xx) fails at once.
+            let next =
+                permanent
+                ? nil
+                : retry.nextAttempt(
+                    attempts: attempts, createdAt: item.createdAt, now: Date(), carriesMessage: item.messageUid != nil,
+                    retryAfter: retryAfter)
+            let giveUp = next == nil
+            guard let tenant = try await contexts.context(for: tenantID, tokenHash: nil, logger: logger) else { return outcome }
             try await tenant.database.transaction {
                 try $0.outbox.recordFailure(id, attempts: attempts, nextAttemptAt: next, error: failure)
             }
@@ -218,11 +232,15 @@ struct OutboxDeliveryService: Service {
             if giveUp, let connectionId = item.connectionId {
                 await inbound.router.connectionFailed(
                     connectionId,
-                    reason: permanent ? "delivery refused: \(failure)" : "delivery failed after \(attempts) attempts: \(failure)",
+                    reason: permanent
+                        ? "delivery refused: \(failure)"
+                        : "delivery failed after \(attempts) attempts in "
+                            + "\(retry.horizon(carriesMessage: item.messageUid != nil).components.seconds) s: \(failure)",
                     tenant: tenant)
             }
         } catch {
             logger.warning("outbox delivery error", metadata: ["outbox": "\(id)", "error": "\(String(reflecting: error))"])
         }
+        return outcome
     }
 }

@@ -47,7 +47,7 @@ final class OutboxWakeup: OutboxSignal {
         state.withLock { state in
             for item in items {
                 if let own, item.leasedBy == own {
-                    state.handed.append(Handed(tenant: tenant, item: item, destination: Self.destination(of: item.endpoint)))
+                    state.handed.append(Handed(tenant: tenant, item: item, destination: OutboxItem.destination(of: item.endpoint)))
                 } else {
                     state.scanRequested = true
                 }
@@ -67,14 +67,14 @@ final class OutboxWakeup: OutboxSignal {
 
     func startLeasing() { state.withLock { $0.leasing = true } }
 
-    /// The handed rows `start` admits, in order, removed from the queue; the others wait for a
-    /// free slot.
-    func takeHanded(_ start: (String) -> Bool) -> [Handed] {
+    /// The handed rows `start` admits, in order, with their slots, removed from the queue; the
+    /// others wait for a free slot.
+    func takeHanded(_ start: (String) -> DeliveryLimits.Slot?) -> [(row: Handed, slot: DeliveryLimits.Slot)] {
         state.withLock { state in
-            var taken: [Handed] = []
+            var taken: [(row: Handed, slot: DeliveryLimits.Slot)] = []
             var kept: [Handed] = []
             for row in state.handed {
-                if start(row.destination) { taken.append(row) } else { kept.append(row) }
+                if let slot = start(row.destination) { taken.append((row, slot)) } else { kept.append(row) }
             }
             state.handed = kept
             return taken
@@ -92,25 +92,4 @@ final class OutboxWakeup: OutboxSignal {
     }
 
     func finish() { continuation.finish() }
-
-    /// `scheme://host:port` of an endpoint, lower-cased, as `aerie.outbox_destination` (schema/0019)
-    /// names the destinations of scanned rows ("" when it has no scheme).
-    static func destination(of endpoint: String) -> String {
-        let utf8 = Array(endpoint.utf8)
-        guard let first = utf8.first, isLetter(first) else { return "" }
-        var i = 1
-        while i < utf8.count, isLetter(utf8[i]) || isDigit(utf8[i]) || utf8[i] == UInt8(ascii: "+")
-            || utf8[i] == UInt8(ascii: ".") || utf8[i] == UInt8(ascii: "-")
-        {
-            i += 1
-        }
-        guard utf8.count >= i + 3, utf8[i] == UInt8(ascii: ":"), utf8[i + 1] == UInt8(ascii: "/"), utf8[i + 2] == UInt8(ascii: "/")
-        else { return "" }
-        var end = i + 3
-        while end < utf8.count, ![UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "#")].contains(utf8[end]) { end += 1 }
-        return String(decoding: utf8[..<end], as: UTF8.self).lowercased()
-    }
-
-    private static func isLetter(_ c: UInt8) -> Bool { (c >= 65 && c <= 90) || (c >= 97 && c <= 122) }
-    private static func isDigit(_ c: UInt8) -> Bool { c >= 48 && c <= 57 }
 }

@@ -2,6 +2,7 @@ import AerieCore
 import AerieStore
 import ConnectionsPlugin
 import DeletePlugin
+import DiscoverFeaturesPlugin
 import MessagesPlugin
 import OutOfBandPlugin
 
@@ -19,6 +20,10 @@ struct PluginRegistry: Sendable {
         /// Push subscriptions for tenant sessions.
         let events: any EventSubscriptions
         let outOfBandTimeout: Duration
+        /// The protocols the enabled plugins serve, filled once the router is built.
+        let protocols: ServedProtocols
+        /// `AERIE_PENDING_CONNECTIONS_MAX`.
+        var pendingConnectionsMax = 100
     }
 
     /// The plugins built so far, for a factory that builds on one of them.
@@ -58,7 +63,9 @@ struct PluginRegistry: Sendable {
     /// In build order: a plugin comes after those it requires.
     static let standard = PluginRegistry(entries: [
         Entry(ConnectionsPlugin.self) { services, _ in
-            ConnectionsPlugin(fetcher: services.fetcher, endpoint: services.endpoint, commits: services.events)
+            ConnectionsPlugin(
+                fetcher: services.fetcher, endpoint: services.endpoint, commits: services.events,
+                pendingConnectionsMax: services.pendingConnectionsMax)
         },
         Entry(OutOfBandPlugin.self, requires: [ConnectionsPlugin.name]) { services, built in
             OutOfBandPlugin(handshakes: try built.connections(for: OutOfBandPlugin.name), defaultTimeout: services.outOfBandTimeout)
@@ -67,6 +74,10 @@ struct PluginRegistry: Sendable {
             DeletePlugin(handshakes: try built.connections(for: DeletePlugin.name))
         },
         Entry(MessagesPlugin.self) { services, _ in MessagesPlugin(events: services.events) },
+        Entry(DiscoverFeaturesPlugin.self, requires: [ConnectionsPlugin.name]) { services, built in
+            DiscoverFeaturesPlugin(
+                handshakes: try built.connections(for: DiscoverFeaturesPlugin.name), protocols: services.protocols)
+        },
     ])
 
     let entries: [Entry]

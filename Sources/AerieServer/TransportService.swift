@@ -3,10 +3,10 @@ import ServiceLifecycle
 
 /// Owns the outbound HTTP machinery; stops its threads after the RPC server drained.
 struct TransportService: Service {
-    let resolver: URLResolver
+    let resolvers: [URLResolver]
 
     func run() async throws {
         try? await gracefulShutdown()
-        await resolver.shutdown()
+        for resolver in resolvers { await resolver.shutdown() }
     }
 }

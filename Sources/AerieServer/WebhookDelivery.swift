@@ -16,8 +16,9 @@ import Synchronization
 ///
 /// Any number of servers run this; a lease in the webhook's row (`aerie.claim_webhooks`, SKIP
 /// LOCKED) lets one at a time deliver for a backend, and a server restarting takes its own
-/// leases back at once. Woken when positions advance (only while some webhook exists) and on a
-/// poll for retries that came due.
+/// leases back at once. Woken when positions advance (only while some webhook exists), on a
+/// poll for retries that came due, and when a delivery ends. Each backend's delivery runs on its
+/// own, so a slow or dead receiver delays only its own backend.
 final class WebhookDelivery: Service, Sendable {
     struct Settings: Sendable {
         /// Events per POST at most.
@@ -27,7 +28,8 @@ final class WebhookDelivery: Service, Sendable {
         var maxBackoff: Duration = .seconds(600)
         /// How long a server owns a backend's webhook per round; above the POST's total timeout.
         var leaseSeconds = 60
-        /// Webhooks delivered at once by this process.
+        /// Webhooks delivered at once by this process, each on its own (the HTTP client needs as
+        /// many threads, or a slow receiver would hold a thread others wait for).
         var concurrency = 8
         var poll: Duration = .seconds(1)
     }
@@ -47,6 +49,8 @@ final class WebhookDelivery: Service, Sendable {
     /// Whether any webhook existed at the last poll (or was set here since): position wakes
     /// cost a claim statement only then.
     private let anyWebhook = Atomic<Bool>(false)
+    /// The backends whose delivery runs in this process now (at most `settings.concurrency`).
+    private let running = Mutex<Set<BackendID>>([])
 
     init(
         webhooks: BackendWebhooks, http: HTTPDelivery, masterKeys: MasterKeyring, instance: String, settings: Settings, logger: Logger,
@@ -89,7 +93,7 @@ final class WebhookDelivery: Service, Sendable {
                     } while (try? await Task.sleep(for: self.settings.poll)) != nil
                 }
                 for await _ in self.wakes {
-                    await self.deliverDue()
+                    await self.startDue(in: &group)
                 }
                 group.cancelAll()
             }
@@ -97,24 +101,34 @@ final class WebhookDelivery: Service, Sendable {
         await http.shutdown()
     }
 
-    /// Claims due webhooks and sends one batch each, until none is due.
-    func deliverDue() async {
+    /// Claims due webhooks for the free slots and starts each delivery on its own: one that
+    /// waits on a slow receiver holds its slot and its backend, never the others'. A delivery
+    /// that ends frees its slot and wakes the loop, which claims again (that backend may have
+    /// more events, others may be due).
+    private func startDue(in group: inout DiscardingTaskGroup) async {
         while !Task.isCancelled {
+            let busy = running.withLock { $0 }
+            let free = settings.concurrency - busy.count
+            guard free > 0 else { return }
             let claimed: [ClaimedWebhook]
             do {
-                claimed = try await webhooks.claim(instance: instance, leaseSeconds: settings.leaseSeconds, limit: settings.concurrency)
+                claimed = try await webhooks.claim(
+                    instance: instance, leaseSeconds: settings.leaseSeconds, limit: free, running: busy)
             } catch {
                 if !(error is CancellationError) {
                     logger.warning("webhook claim failed", metadata: ["error": "\(String(reflecting: error))"])
                 }
                 return
             }
-            if claimed.isEmpty { return }
-            await withDiscardingTaskGroup { group in
-                for webhook in claimed {
-                    group.addTask { await self.deliver(webhook) }
+            for webhook in claimed {
+                running.withLock { _ = $0.insert(webhook.backend) }
+                group.addTask {
+                    await self.deliver(webhook)
+                    self.running.withLock { _ = $0.remove(webhook.backend) }
+                    self.wakeups.yield()
                 }
             }
+            if claimed.count < free { return }
         }
     }
 

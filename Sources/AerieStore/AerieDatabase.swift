@@ -54,12 +54,16 @@ public struct AerieDatabase: Sendable {
 
     /// Leases the outbox row `id` of `tenant` for `leaseSeconds` if it is pending and due, like
     /// `OutboxRepository.claim`, as one transaction in one round trip.
-    /// `instance` names this server in the lease (see `releaseOutboxLeases`).
-    public func claimOutbox(_ id: UUID, tenant: TenantID, leaseSeconds: Int, instance: String) async throws -> OutboxItem? {
+    /// `instance` names this server in the lease (see `releaseOutboxLeases`). `sealer` unwraps
+    /// the tenant's data key, which the claim reads with the row, to open its endpoint.
+    public func claimOutbox(
+        _ id: UUID, tenant: TenantID, leaseSeconds: Int, instance: String,
+        sealer: @escaping @Sendable (TenantID, [UInt8]) throws -> any ValueSealer
+    ) async throws -> OutboxItem? {
         try await pool.transactionStatement(
             tenant: tenant, PostgresOutboxRepository.claimSQL,
             PostgresOutboxRepository.claimParameters(tenant, id, leaseSeconds: leaseSeconds, instance: instance),
-            read: PostgresOutboxRepository.claimed)
+            read: { try PostgresOutboxRepository.claimed($0, tenant: tenant, sealer: sealer) })
     }
 
     /// Marks the outbox row `id` of `tenant` sent, like `OutboxRepository.markSent`, as one

@@ -82,9 +82,11 @@ public final class LiveServer: Sendable {
         configuration.plugins = plugins
         configuration.logLevel = .warning
         configuration.didcommPort = 0
-        // Every test peer (ACA-Py, hand-made invitations) listens on loopback; tests of the
-        // address policy set their own (`allowedNetworks = []`).
+        // Every test peer (ACA-Py, hand-made invitations) and webhook receiver listens on
+        // loopback; tests of the address policy set their own (`allowedNetworks = []`,
+        // `webhookAllowedNetworks = []`).
         configuration.allowedNetworks = Self.loopbackNetworks
+        configuration.webhookAllowedNetworks = Self.loopbackNetworks
         configureServer(&configuration)
         return try await launch(configuration: configuration, database: database, extraPlugins: extraPlugins)
     }

@@ -2,7 +2,7 @@ import NIOCore
 import NIOPosix
 import Synchronization
 
-/// A TCP listener on 127.0.0.1 (port 0, read back) that counts the connections it accepts and
+/// A TCP listener on a loopback address (127.0.0.1 unless told; port 0, read back) that counts the connections it accepts and
 /// closes each at once (shows whether anything tried to reach an address at all), or keeps them
 /// open and says nothing (a peer that stops answering).
 public final class LoopbackListener: Sendable {
@@ -23,7 +23,9 @@ public final class LoopbackListener: Sendable {
         self.counter = counter
     }
 
-    public static func start(closingAccepted: Bool = true) async throws -> LoopbackListener {
+    /// `host` another loopback address (127.0.0.2...) stands for another machine: outbound
+    /// delivery counts every port of one address as one destination.
+    public static func start(closingAccepted: Bool = true, host: String = "127.0.0.1") async throws -> LoopbackListener {
         let counter = Counter()
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -31,7 +33,7 @@ public final class LoopbackListener: Sendable {
                 counter.value.add(1, ordering: .relaxed)
                 return closingAccepted ? channel.close() : channel.eventLoop.makeSucceededVoidFuture()
             }
-            .bind(host: "127.0.0.1", port: 0).get()
+            .bind(host: host, port: 0).get()
         return LoopbackListener(port: channel.localAddress?.port ?? 0, channel: channel, counter: counter)
     }
 

@@ -17,7 +17,7 @@ public final class ServerProcess: @unchecked Sendable {
     public let didcommPort: Int
     /// The operator endpoint (`AERIE_METRICS_LISTEN`: /metrics, /healthz, /readyz).
     public let metricsPort: Int
-    /// The database, or nil for the embedded default (its cluster under `home/pg`).
+    /// The database, or nil for the embedded default (`EmbeddedPostgres.clusterDirectory(forHome:)`).
     public let database: TestDatabase?
     private var environment: [String: String]
     private var process: Process?
@@ -127,10 +127,12 @@ public final class ServerProcess: @unchecked Sendable {
     /// removes the state directory.
     public func cleanUp() async {
         await stop()
-        let data = home.appendingPathComponent("pg/data")
+        let cluster = EmbeddedPostgres.clusterDirectory(forHome: home)
+        let data = cluster.appendingPathComponent("data")
         if FileManager.default.fileExists(atPath: data.appendingPathComponent("postmaster.pid").path) {
             _ = try? await PostgresControl.run(["stop", "-D", data.path, "-m", "immediate"])
         }
+        try? FileManager.default.removeItem(at: cluster)
         try? FileManager.default.removeItem(at: home)
     }
 

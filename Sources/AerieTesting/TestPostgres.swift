@@ -135,7 +135,8 @@ private enum ExitCleanup {
         for name in names where name.hasPrefix("aerie-test-") {
             let owner = name.dropFirst("aerie-test-".count).prefix { $0.isNumber }
             guard let pid = pid_t(owner), pid != getpid(), kill(pid, 0) == -1, errno == ESRCH else { continue }
-            stopCluster(in: "/tmp/\(name)/pg", thenRemove: "/tmp/\(name)")
+            let cluster = EmbeddedPostgres.clusterDirectory(forHome: URL(fileURLWithPath: "/tmp/\(name)"))
+            stopCluster(in: cluster.path, thenRemove: "/tmp/\(name)")
         }
     }
 
@@ -158,6 +159,7 @@ private enum ExitCleanup {
                 usleep(50_000)
             }
         }
+        try? FileManager.default.removeItem(atPath: cluster)
         try? FileManager.default.removeItem(atPath: home)
     }
 }

@@ -16,13 +16,20 @@ package struct AddressPolicy: Sendable, Hashable {
     /// Addresses allowed even when not public, as 4 or 16 raw bytes. For tests that need one
     /// local server reachable while every other local address stays refused.
     package var exceptions: Set<[UInt8]>
-    /// Networks allowed even when not public (`AERIE_ALLOWED_NETWORKS`): an operator's private
-    /// peers, without opening every private address.
+    /// Networks allowed even when not public: an operator's private peers
+    /// (`AERIE_ALLOWED_NETWORKS`) or webhook receivers (`AERIE_WEBHOOK_ALLOWED_NETWORKS`), without
+    /// opening every private address.
     package var allowedNetworks: [IPNetwork]
+    /// The setting that fills `allowedNetworks`, named in refusals.
+    package var allowedNetworksSetting: String
 
-    package init(allowPrivateAddresses: Bool, allowedNetworks: [IPNetwork] = [], exceptions: Set<[UInt8]> = []) {
+    package init(
+        allowPrivateAddresses: Bool, allowedNetworks: [IPNetwork] = [], allowedNetworksSetting: String = "AERIE_ALLOWED_NETWORKS",
+        exceptions: Set<[UInt8]> = []
+    ) {
         self.allowPrivateAddresses = allowPrivateAddresses
         self.allowedNetworks = allowedNetworks
+        self.allowedNetworksSetting = allowedNetworksSetting
         self.exceptions = exceptions
     }
 
@@ -33,8 +40,9 @@ package struct AddressPolicy: Sendable, Hashable {
     }
 
     /// What a refusal tells the operator to change, for error messages.
-    package static let refusalHint =
-        "this server does not send to loopback, private or other non-public addresses unless allowed with AERIE_ALLOWED_NETWORKS (CIDR list)"
+    package var refusalHint: String {
+        "this server does not send to loopback, private or other non-public addresses unless allowed with \(allowedNetworksSetting) (CIDR list)"
+    }
 
     /// True for a globally routable unicast address. Refused: unspecified, loopback, private
     /// (RFC 1918, ULA), CGNAT, link-local, multicast, broadcast, documentation, benchmarking and

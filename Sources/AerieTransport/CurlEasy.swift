@@ -81,6 +81,12 @@ final class CurlEasy {
         return String(cString: value)
     }
 
+    func info(offT info: CURLINFO) -> Int64? {
+        var value: curl_off_t = 0
+        guard aerie_curl_getinfo_off_t(handle, info, &value) == CURLE_OK else { return nil }
+        return Int64(value)
+    }
+
     private func check(_ code: CURLcode, _ option: CURLoption) throws {
         guard code == CURLE_OK else {
             throw URLFetchErrorBox.internal("curl_easy_setopt(\(option.rawValue)): \(Self.describe(code))")

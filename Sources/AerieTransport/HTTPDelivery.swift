@@ -10,8 +10,11 @@ import NIOPosix
 public final class HTTPDelivery: Sendable {
     public struct Configuration: Sendable {
         public var allowPrivateAddresses: Bool
-        /// Non-public networks allowed all the same (`AERIE_ALLOWED_NETWORKS`).
+        /// Non-public networks allowed all the same (`AERIE_ALLOWED_NETWORKS` for peers,
+        /// `AERIE_WEBHOOK_ALLOWED_NETWORKS` for webhook receivers).
         public var allowedNetworks: [IPNetwork]
+        /// The setting that fills `allowedNetworks`, named in refusals.
+        public var allowedNetworksSetting: String
         public var connectTimeout: Duration
         public var totalTimeout: Duration
         /// Largest answer body kept (a return-routed reply).
@@ -20,11 +23,13 @@ public final class HTTPDelivery: Sendable {
         public var userAgent: String
 
         public init(
-            allowPrivateAddresses: Bool = false, allowedNetworks: [IPNetwork] = [], connectTimeout: Duration = .seconds(5), totalTimeout: Duration = .seconds(15),
+            allowPrivateAddresses: Bool = false, allowedNetworks: [IPNetwork] = [],
+            allowedNetworksSetting: String = "AERIE_ALLOWED_NETWORKS", connectTimeout: Duration = .seconds(5), totalTimeout: Duration = .seconds(15),
             maxResponseBytes: Int = 1 << 20, threads: Int = 2, userAgent: String = "aerie"
         ) {
             self.allowPrivateAddresses = allowPrivateAddresses
             self.allowedNetworks = allowedNetworks
+            self.allowedNetworksSetting = allowedNetworksSetting
             self.connectTimeout = connectTimeout
             self.totalTimeout = totalTimeout
             self.maxResponseBytes = maxResponseBytes
@@ -38,19 +43,30 @@ public final class HTTPDelivery: Sendable {
         public var status: Int
         public var contentType: String?
         public var body: [UInt8]
+        /// The answer's `Retry-After` (seconds, or an HTTP date as seconds from now), if any.
+        public var retryAfter: Duration? = nil
+        /// The address the answer came from (`CURLINFO_PRIMARY_IP`).
+        public var address: String? = nil
     }
 
     /// Why a delivery failed; the message is safe to store and show. `permanent` when no retry
     /// can succeed (the endpoint is not an http(s) URL, or the address policy refuses every
-    /// address it resolves to): the send fails at once instead of retrying.
+    /// address it resolves to): the send fails at once instead of retrying. `timedOut` when
+    /// the peer took the whole time limit without answering (a tarpit, or a peer too slow to
+    /// serve): the delivery service gives such a destination fewer slots.
     public struct Failure: Error, Sendable, CustomStringConvertible {
         public var message: String
         public var permanent: Bool
+        public var timedOut: Bool
+        /// The address the transfer connected (or tried to connect) to, if it got that far.
+        public var address: String?
         public var description: String { message }
 
-        public init(message: String, permanent: Bool = false) {
+        public init(message: String, permanent: Bool = false, timedOut: Bool = false, address: String? = nil) {
             self.message = message
             self.permanent = permanent
+            self.timedOut = timedOut
+            self.address = address
         }
     }
 
@@ -64,7 +80,8 @@ public final class HTTPDelivery: Sendable {
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         self.policy = AddressPolicy(
-            allowPrivateAddresses: configuration.allowPrivateAddresses, allowedNetworks: configuration.allowedNetworks)
+            allowPrivateAddresses: configuration.allowPrivateAddresses, allowedNetworks: configuration.allowedNetworks,
+            allowedNetworksSetting: configuration.allowedNetworksSetting)
         self.threads = NIOThreadPool(numberOfThreads: max(1, configuration.threads))
         self.handles = CurlHandleCache(capacity: max(1, configuration.threads))
         threads.start()
@@ -140,16 +157,21 @@ public final class HTTPDelivery: Sendable {
             case CURLE_ABORTED_BY_CALLBACK where transfer.cancelled.load(ordering: .relaxed):
                 throw CancellationError()
             case CURLE_OPERATION_TIMEDOUT:
-                throw Failure(message: "the endpoint did not answer in time")
+                let address = easy.info(string: CURLINFO_PRIMARY_IP).flatMap { $0.isEmpty ? nil : $0 }
+                throw Failure(message: "the endpoint did not answer in time", timedOut: true, address: address)
             case CURLE_COULDNT_CONNECT where transfer.refusedByPolicy:
-                throw Failure(message: "the endpoint \(endpoint) is not a public address: \(AddressPolicy.refusalHint)", permanent: true)
+                throw Failure(message: "the endpoint \(endpoint) is not a public address: \(transfer.policy.refusalHint)", permanent: true)
             default:
                 throw Failure(message: "the endpoint could not be reached: \(CurlEasy.describe(code))")
             }
         }
+        // libcurl reads both forms of Retry-After (seconds, or an HTTP date turned into seconds
+        // from now); 0 when the answer has none.
+        let retryAfter = easy.info(offT: CURLINFO_RETRY_AFTER).flatMap { $0 > 0 ? Duration.seconds($0) : nil }
         return Response(
             status: easy.info(long: CURLINFO_RESPONSE_CODE) ?? 0, contentType: easy.info(string: CURLINFO_CONTENT_TYPE),
-            body: transfer.body)
+            body: transfer.body, retryAfter: retryAfter,
+            address: easy.info(string: CURLINFO_PRIMARY_IP).flatMap { $0.isEmpty ? nil : $0 })
     }
 
     private static func milliseconds(_ duration: Duration) -> Int {

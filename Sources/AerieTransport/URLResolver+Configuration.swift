@@ -6,6 +6,8 @@ extension URLResolver {
         public var allowPrivateAddresses: Bool
         /// Non-public networks allowed all the same (`AERIE_ALLOWED_NETWORKS`).
         public var allowedNetworks: [IPNetwork]
+        /// The setting that fills `allowedNetworks`, named in refusals.
+        public var allowedNetworksSetting: String
         /// Redirects followed at most; one more is an error.
         public var maxRedirects: Int
         /// Largest response body accepted.
@@ -16,8 +18,13 @@ extension URLResolver {
         public var connectTimeout: Duration
         /// Blocking threads running transfers; fetches beyond them wait.
         public var threads: Int
-        /// Fetches running or waiting at most; more fail with `busy`.
+        /// Fetches and destination checks running or waiting at most; more fail with `busy`.
         public var maxPendingFetches: Int
+        /// Blocking threads judging the endpoints strangers name (`checkStrangerDestination`),
+        /// apart from `threads`.
+        public var strangerCheckThreads: Int
+        /// Strangers' endpoint checks running or waiting at most; more fail with `busy`.
+        public var maxPendingStrangerChecks: Int
         /// Longest URL fetched (short URLs are short).
         public var maxURLBytes: Int
         public var userAgent: String
@@ -25,23 +32,29 @@ extension URLResolver {
         public init(
             allowPrivateAddresses: Bool = false,
             allowedNetworks: [IPNetwork] = [],
+            allowedNetworksSetting: String = "AERIE_ALLOWED_NETWORKS",
             maxRedirects: Int = 5,
             maxBodyBytes: Int = 64 * 1024,
             totalTimeout: Duration = .seconds(10),
             connectTimeout: Duration = .seconds(5),
             threads: Int = 2,
             maxPendingFetches: Int = 64,
+            strangerCheckThreads: Int = 2,
+            maxPendingStrangerChecks: Int = 32,
             maxURLBytes: Int = 8 * 1024,
             userAgent: String = "aerie"
         ) {
             self.allowPrivateAddresses = allowPrivateAddresses
             self.allowedNetworks = allowedNetworks
+            self.allowedNetworksSetting = allowedNetworksSetting
             self.maxRedirects = maxRedirects
             self.maxBodyBytes = maxBodyBytes
             self.totalTimeout = totalTimeout
             self.connectTimeout = connectTimeout
             self.threads = threads
             self.maxPendingFetches = maxPendingFetches
+            self.strangerCheckThreads = strangerCheckThreads
+            self.maxPendingStrangerChecks = maxPendingStrangerChecks
             self.maxURLBytes = maxURLBytes
             self.userAgent = userAgent
         }

@@ -1,6 +1,7 @@
 import AerieCore
 import CCurl
 import Logging
+import NIOCore
 import NIOPosix
 import Synchronization
 
@@ -16,44 +17,88 @@ import Synchronization
 ///   unfollowed;
 /// - bodies over `maxBodyBytes` are cut off, and the whole fetch gets `totalTimeout`.
 ///
-/// Transfers block, so they run on the resolver's own `NIOThreadPool`, never on the Swift
-/// concurrency pool. Call `shutdown()` before dropping the resolver.
+/// Transfers and lookups block, so they run on the resolver's own `NIOThreadPool`s, never on the
+/// Swift concurrency pool: one (`threads`) for the tenants' own calls (fetches, and the checks
+/// of the endpoints they connect to), one (`strangerCheckThreads`) for the endpoints strangers
+/// name in Requests, so a name server that never answers a stranger's name delays only other
+/// strangers. Each pool takes a bounded number of calls at once (more are refused `busy` at
+/// once), and a check waits at most `connectTimeout`, time in the queue included. Call
+/// `shutdown()` before dropping the resolver.
 public final class URLResolver: URLFetcher {
     public let configuration: Configuration
     let policy: AddressPolicy
     private let logger: Logger
-    private let threads: NIOThreadPool
-    private let pending = Atomic<Int>(0)
+    /// The tenants' calls: fetches and their destination checks.
+    private let calls: Lane
+    /// Strangers' endpoints (`checkStrangerDestination`).
+    private let strangers: Lane
+    private let probe: Probe
+
+    /// What a destination check runs on its lane's thread: resolves `url` and judges its
+    /// addresses into the transfer within `timeout`, opening no socket (`curlProbe`).
+    typealias Probe = @Sendable (_ url: String, _ transfer: CurlTransfer, _ timeout: Duration) -> Void
+
+    /// A thread pool and how many calls it holds at most (running or waiting).
+    private final class Lane: Sendable {
+        let threads: NIOThreadPool
+        let maxPending: Int
+        let pending = Atomic<Int>(0)
+
+        init(threads: Int, maxPending: Int) {
+            self.threads = NIOThreadPool(numberOfThreads: max(1, threads))
+            self.maxPending = max(1, maxPending)
+            self.threads.start()
+        }
+
+        func enter() -> Bool {
+            guard pending.add(1, ordering: .relaxed).newValue <= maxPending else {
+                pending.subtract(1, ordering: .relaxed)
+                return false
+            }
+            return true
+        }
+
+        func leave() { pending.subtract(1, ordering: .relaxed) }
+    }
 
     public convenience init(configuration: Configuration = Configuration(), logger: Logger) {
         self.init(
             configuration: configuration,
             policy: AddressPolicy(
-                allowPrivateAddresses: configuration.allowPrivateAddresses, allowedNetworks: configuration.allowedNetworks),
+                allowPrivateAddresses: configuration.allowPrivateAddresses, allowedNetworks: configuration.allowedNetworks,
+                allowedNetworksSetting: configuration.allowedNetworksSetting),
             logger: logger)
     }
 
-    /// With an explicit address policy (tests: one local server allowed, all else refused).
-    package init(configuration: Configuration, policy: AddressPolicy, logger: Logger) {
+    /// With an explicit address policy (tests: one local server allowed, all else refused), and
+    /// for tests a name server of their own: `lookup` stands in for the whole resolution of a
+    /// destination check (called with the URL on the lane's thread; it may block, as a name
+    /// server that never answers does; nothing is judged).
+    package init(
+        configuration: Configuration, policy: AddressPolicy, logger: Logger, lookup: (@Sendable (String) -> Void)? = nil
+    ) {
         self.configuration = configuration
         self.policy = policy
         self.logger = logger
-        self.threads = NIOThreadPool(numberOfThreads: max(1, configuration.threads))
-        threads.start()
+        self.calls = Lane(threads: configuration.threads, maxPending: configuration.maxPendingFetches)
+        self.strangers = Lane(threads: configuration.strangerCheckThreads, maxPending: configuration.maxPendingStrangerChecks)
+        if let lookup {
+            self.probe = { url, _, _ in lookup(url) }
+        } else {
+            self.probe = Self.curlProbe
+        }
     }
 
     /// Stops the threads after running transfers end (each is bounded by `totalTimeout`).
     public func shutdown() async {
-        try? await threads.shutdownGracefully()
+        try? await calls.threads.shutdownGracefully()
+        try? await strangers.threads.shutdownGracefully()
     }
 
     public func fetch(_ request: URLFetchRequest) async throws -> FetchedURL {
         try Self.checkFetchable(request.url, maxBytes: configuration.maxURLBytes)
-        guard pending.add(1, ordering: .relaxed).newValue <= configuration.maxPendingFetches else {
-            pending.subtract(1, ordering: .relaxed)
-            throw URLFetchError(.busy, "too many URL fetches are in progress")
-        }
-        defer { pending.subtract(1, ordering: .relaxed) }
+        guard calls.enter() else { throw URLFetchError(.busy, "too many URL fetches are in progress") }
+        defer { calls.leave() }
 
         // Time spent waiting for a thread counts: the caller waits at most `totalTimeout`.
         let deadline = ContinuousClock.now + configuration.totalTimeout
@@ -62,7 +107,7 @@ public final class URLResolver: URLFetcher {
         let logger = self.logger
         do {
             return try await withTaskCancellationHandler {
-                try await threads.runIfActive {
+                try await calls.threads.runIfActive {
                     try Self.run(
                         request, deadline: deadline, transfer: transfer, configuration: configuration, logger: logger)
                 }
@@ -82,43 +127,87 @@ public final class URLResolver: URLFetcher {
     /// Refuses an endpoint this server could never POST to (`URLFetcher.checkDestination`):
     /// a URL that is not http(s), or a host whose every address the policy refuses. The host is
     /// resolved by libcurl exactly as a delivery would (same parser, resolver and policy
-    /// callback), but no socket is opened. A name that does not resolve, or resolves too slowly,
-    /// is not refused: that may pass, and delivery retries it.
+    /// callback), but no socket is opened. A name that does not resolve, or resolves too slowly
+    /// (`connectTimeout`, time waiting for a thread included), is not refused: that may pass,
+    /// and delivery retries it (its own connect is judged by the same policy).
     ///
     /// A host written as a dotted-decimal IPv4 address has nothing to resolve: it is judged here,
     /// without a thread switch and a curl handle (every other spelling goes to curl, as before).
     public func checkDestination(_ url: String) async throws {
+        try await check(url, on: calls)
+    }
+
+    public func checkStrangerDestination(_ url: String) async throws {
+        try await check(url, on: strangers)
+    }
+
+    private func check(_ url: String, on lane: Lane) async throws {
         try Self.checkFetchable(url, maxBytes: configuration.maxURLBytes)
         if let address = Self.dottedIPv4Host(url) {
             guard policy.permits(address) else {
                 throw URLFetchError(
-                    .forbiddenAddress, "the endpoint \(url) is not a public address: \(AddressPolicy.refusalHint)",
+                    .forbiddenAddress, "the endpoint \(url) is not a public address: \(policy.refusalHint)",
                     details: "refused [\(CurlTransfer.text(address))]")
             }
             return
         }
+        guard lane.enter() else {
+            throw URLFetchError(.busy, "too many endpoint checks are in progress; try again later", details: url)
+        }
         let transfer = CurlTransfer(policy: policy, maxBodyBytes: 0, probeOnly: true)
-        let connectTimeout = configuration.connectTimeout
-        do {
-            try await threads.runIfActive {
-                let easy = try CurlEasy()
-                try easy.set(CURLOPT_NOSIGNAL, true)
-                try easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
-                try easy.set(CURLOPT_PROXY, "")
-                try easy.set(CURLOPT_CONNECT_ONLY, true)
-                try easy.set(CURLOPT_URL, url)
-                try easy.set(CURLOPT_CONNECTTIMEOUT_MS, max(1, Self.milliseconds(connectTimeout)))
-                try transfer.install(on: easy)
-                _ = easy.perform()
+        let deadline = ContinuousClock.now + configuration.connectTimeout
+        let probe = self.probe
+        // The lane counts the check until its thread is done with it; the caller waits until
+        // the deadline at most (a blocked lookup keeps its thread, not its caller).
+        let done = Once()
+        let ended: Bool = await withCheckedContinuation { continuation in
+            done.set(continuation)
+            let timer = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(
+                in: .nanoseconds(Int64(Self.milliseconds(configuration.connectTimeout)) * 1_000_000 + 50_000_000)
+            ) { done.resume(false) }
+            lane.threads.submit { state in
+                defer { lane.leave() }
+                let remaining = ContinuousClock.now.duration(to: deadline)
+                if case .active = state, remaining > .zero {
+                    probe(url, transfer, remaining)
+                }
+                timer.cancel()
+                done.resume(true)
             }
-        } catch {
-            // The pool is shut down: nothing to judge with; delivery will say what happens.
+        }
+        guard ended else {
+            logger.debug("endpoint check did not end in time", metadata: ["url": "\(url)"])
             return
         }
         if transfer.refusedByPolicy {
             throw URLFetchError(
-                .forbiddenAddress, "the endpoint \(url) is not a public address: \(AddressPolicy.refusalHint)",
+                .forbiddenAddress, "the endpoint \(url) is not a public address: \(policy.refusalHint)",
                 details: "refused \(transfer.refusedAddresses)")
+        }
+    }
+
+    /// Resumes a continuation once, whichever of its resumers comes first.
+    private final class Once: Sendable {
+        private let continuation = Mutex<CheckedContinuation<Bool, Never>?>(nil)
+        func set(_ value: CheckedContinuation<Bool, Never>) { continuation.withLock { $0 = value } }
+        func resume(_ value: Bool) { continuation.withLock { $0.take() }?.resume(returning: value) }
+    }
+
+    /// Resolves `url` with libcurl and judges every address in the transfer's policy callback,
+    /// connecting nowhere.
+    static let curlProbe: Probe = { url, transfer, timeout in
+        do {
+            let easy = try CurlEasy()
+            try easy.set(CURLOPT_NOSIGNAL, true)
+            try easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
+            try easy.set(CURLOPT_PROXY, "")
+            try easy.set(CURLOPT_CONNECT_ONLY, true)
+            try easy.set(CURLOPT_URL, url)
+            try easy.set(CURLOPT_CONNECTTIMEOUT_MS, max(1, milliseconds(timeout)))
+            try transfer.install(on: easy)
+            _ = easy.perform()
+        } catch {
+            // No handle: nothing judged; delivery will say what happens.
         }
     }
 

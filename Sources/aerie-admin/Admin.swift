@@ -23,7 +23,7 @@ struct Admin: AsyncParsableCommand {
                 The way back in, when no admin token is at hand (the first-start file was never
                 written or was lost): --direct issues the token in the database itself, with the
                 server's own database configuration (AERIE_DATABASE_URL, or the embedded cluster
-                under AERIE_HOME/pg, started for the purpose if it is not running), as
+                of AERIE_HOME, started for the purpose if it is not running), as
                 `keys rotate-master` does. Run it on the server's host as the user that runs
                 aerie-server, with the same environment.
 

@@ -21,7 +21,7 @@ struct Keys: AsyncParsableCommand {
                 so every existing key keeps signing and unpacking.
 
                 The database is reached as `migrate` reaches it: AERIE_DATABASE_URL when set,
-                otherwise the embedded cluster under AERIE_HOME/pg (started for the rotation if
+                otherwise the embedded cluster of AERIE_HOME (started for the rotation if
                 it is not running).
 
                 Key in AERIE_HOME/master-key (the default): the new key is written to

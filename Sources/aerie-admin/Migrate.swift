@@ -9,7 +9,7 @@ struct Migrate: AsyncParsableCommand {
         abstract: "Apply pending database migrations (each once, in order).",
         discussion: """
             Uses AERIE_OWNER_DATABASE_URL (or AERIE_DATABASE_URL) when set; otherwise the embedded
-            cluster under AERIE_HOME/pg, started for the migration if it is not already running.
+            cluster of AERIE_HOME, started for the migration if it is not already running.
             Migrations come from AERIE_SCHEMA_DIR, ./schema, or the source checkout's schema/.
             """
     )

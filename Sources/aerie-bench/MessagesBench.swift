@@ -57,7 +57,7 @@ struct MessagesBench {
                 """
                 INSERT INTO aerie.tenants (id, label, token_hash, data_key_wrapped, master_key_fingerprint)
                 SELECT gen_random_uuid(), 'seed-' || i, sha256(('seed-' || i)::bytea), b.data_key_wrapped, b.master_key_fingerprint
-                FROM generate_series(1, \(tenants)) i, (SELECT * FROM aerie.tenants WHERE label = 'bench') b
+                FROM generate_series(1, \(tenants)) i, (SELECT * FROM aerie.tenants WHERE id = '\(benchID.rawValue)'::uuid) b
                 """)
             _ = try session.execute(
                 """

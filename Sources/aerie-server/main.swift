@@ -10,7 +10,8 @@ if arguments.contains("--help") || arguments.contains("-h") {
 
         Aerie: a multi-tenant DIDComm v1 wallet server. Serves line-delimited JSON-RPC 2.0 over TCP
         (default 127.0.0.1:7400). With no AERIE_DATABASE_URL it runs its own PostgreSQL cluster
-        under AERIE_HOME/pg and stops it on exit. The first start writes the admin token to
+        (under AERIE_HOME/pg; as root, under the postgres user's home when that user cannot reach
+        AERIE_HOME) and stops it on exit. The first start writes the admin token to
         AERIE_HOME/admin-token (mode 0600); manage tenants with aerie-admin.
 
         Stop with SIGTERM or SIGINT: new sessions are refused, running calls finish, then it exits.

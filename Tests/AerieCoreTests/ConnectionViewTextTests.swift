@@ -8,7 +8,7 @@ import Testing
 /// property under its own name, nil ones left out. The reference is built from the struct's
 /// properties by reflection, not from the member list the view writes itself from, so a property
 /// added to the struct but not to that list fails here.
-struct ConnectionViewTextTests {
+@Suite(.timeLimit(.minutes(5))) struct ConnectionViewTextTests {
     /// The object a synthesized `Encodable` wrote for `view`.
     static func reference(_ view: ConnectionView) throws -> JSONValue {
         var fields: [String: JSONValue] = [:]

@@ -4,7 +4,7 @@ import Testing
 @testable import AerieCore
 
 /// Connection views write dates with their own formatter; it must match Foundation's.
-struct ISO8601TextTests {
+@Suite(.timeLimit(.minutes(5))) struct ISO8601TextTests {
     @Test func matchesFoundationsFormatStyle() {
         var generator = SystemRandomNumberGenerator()
         var dates = [

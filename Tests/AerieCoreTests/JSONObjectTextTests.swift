@@ -4,7 +4,7 @@ import Testing
 
 /// `JSONObjectText` finds each member's raw text without building values: a serialized member
 /// comes back byte for byte, and text the strict parser refuses is refused.
-struct JSONObjectTextTests {
+@Suite(.timeLimit(.minutes(5))) struct JSONObjectTextTests {
     @Test func membersComeBackAsTheirSerializedText() throws {
         let payload: JSONValue = [
             "@type": "https://didcomm.org/basicmessage/1.0/message", "@id": "m-1",

@@ -6,7 +6,7 @@ import Testing
 
 /// `JSONText` written by `JSONWriter` is what `JSONValue.serialized()` gives for the same value
 /// (members written in sorted order), and a method may answer it instead of a `JSONValue`.
-struct JSONTextTests {
+@Suite(.timeLimit(.minutes(5))) struct JSONTextTests {
     static let awkward = "quote \" backslash \\ newline \n tab \t cr \r control \u{1} \u{1F} del \u{7F} é 😀 / \u{2028} nul \u{0}"
 
     @Test func writesWhatTheSerializerWrites() throws {

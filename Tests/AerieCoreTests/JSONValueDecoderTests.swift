@@ -6,7 +6,7 @@ import Testing
 /// `JSONValue.decode(as:)` reads the tree directly; it must decode what `JSONDecoder` decodes
 /// from the value's text, and refuse what it refuses with the same field and reason (the
 /// `invalid_params` answer a client sees).
-struct JSONValueDecoderTests {
+@Suite(.timeLimit(.minutes(5))) struct JSONValueDecoderTests {
     private enum Kind: String, Decodable, Equatable { case basic, ping }
 
     private struct Inner: Decodable, Equatable {

@@ -5,7 +5,7 @@ import Testing
 
 /// `JSONValue(encoding:)` builds the tree directly; it must be the value that `JSONEncoder.aerie`'s
 /// text parses to, for every shape a result takes.
-struct JSONValueEncoderTests {
+@Suite(.timeLimit(.minutes(5))) struct JSONValueEncoderTests {
     private func viaText<T: Encodable>(_ value: T) throws -> JSONValue {
         try JSONValue(parsing: JSONEncoder.aerie.encode(value))
     }

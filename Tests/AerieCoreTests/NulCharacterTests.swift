@@ -2,7 +2,7 @@ import Testing
 
 @testable import AerieCore
 
-struct NulCharacterTests {
+@Suite(.timeLimit(.minutes(5))) struct NulCharacterTests {
     @Test func pathsNameTheFieldLikeDecodingErrors() throws {
         let cases: [(String, String?)] = [
             (#"{"a":"x"}"#, nil),

@@ -3,7 +3,7 @@ import Testing
 
 /// `RequestID.make()`: 16 lowercase hex digits, none repeated within the process, from several
 /// threads at once too.
-@Suite struct RequestIDTests {
+@Suite(.timeLimit(.minutes(5))) struct RequestIDTests {
     @Test func sixteenHexDigitsNeverRepeated() async {
         let perTask = 20_000
         let ids = await withTaskGroup(of: [String].self) { group in

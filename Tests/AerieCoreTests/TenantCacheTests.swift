@@ -6,7 +6,7 @@ import Testing
 /// listener is down, a read that raced an invalidation never fills it, entries are per tenant,
 /// the size is bounded. (`ConnectionViewCacheTests` in AerieStoreTests and AerieServerTests
 /// show them on a real PostgreSQL.)
-@Suite struct TenantCacheTests {
+@Suite(.timeLimit(.minutes(5))) struct TenantCacheTests {
     let alice = TenantID(UUID().uuidString.lowercased())!
     let bob = TenantID(UUID().uuidString.lowercased())!
     let hashA: [UInt8] = Array(repeating: 1, count: 32)

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// `UUID.lowercasedString` writes the same text as Foundation's `uuidString.lowercased()`.
-@Suite struct UUIDLowercasedStringTests {
+@Suite(.timeLimit(.minutes(5))) struct UUIDLowercasedStringTests {
     @Test func matchesFoundationForRandomAndEdgeValues() {
         var values = (0..<10_000).map { _ in UUID() }
         values.append(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))

@@ -4,7 +4,7 @@ import Testing
 
 /// `UUID.random()` makes version 4 UUIDs as `UUID()` does: version and variant bits set, the
 /// other 122 bits random.
-@Suite struct UUIDRandomTests {
+@Suite(.timeLimit(.minutes(5))) struct UUIDRandomTests {
     @Test func versionFourVariantTenAndNoRepeats() {
         let count = 20_000
         var seen = Set<UUID>()

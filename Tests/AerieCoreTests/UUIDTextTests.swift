@@ -5,7 +5,7 @@ import Testing
 /// `UUID(text:)` reads every canonical text Foundation's `UUID(uuidString:)` reads, to the same
 /// value. It is stricter on garbage: Foundation's `sscanf` takes a space or a sign in place of a
 /// hex digit (`"…eecdf d"` reads as `…EECDF0D`); such text is not an id, and is refused here.
-@Suite struct UUIDTextTests {
+@Suite(.timeLimit(.minutes(5))) struct UUIDTextTests {
     @Test func agreesWithFoundation() {
         var texts: [String] = []
         for _ in 0..<5_000 {

@@ -6,7 +6,7 @@ import AerieCore
 @testable import AerieCrypto
 
 /// `BoxSharedKeys`: the `crypto_box` shared keys kept per tenant and key pair.
-struct BoxSharedKeysTests {
+@Suite(.timeLimit(.minutes(5))) struct BoxSharedKeysTests {
     static let message = Array(#"{"@type":"https://didcomm.org/trust_ping/1.0/ping","@id":"p"}"#.utf8)
 
     /// Boxing with the shared key gives the very bytes `crypto_box_easy` gives (same nonce), and

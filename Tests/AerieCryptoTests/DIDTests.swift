@@ -2,7 +2,7 @@ import Testing
 
 @testable import AerieCrypto
 
-struct DIDTests {
+@Suite(.timeLimit(.minutes(5))) struct DIDTests {
     /// did:key spec vectors (w3c-ccg/did-method-key test-vectors/ed25519-x25519.json).
     static let didKeyVectors = [
         ("did:key:z6MkiTBz1ymuepAQ4HEHYSF1H8quG5GLVVQR3djdX3mDooWp", "4zvwRjXUKGfvwnParsHAS3HuSVzV5cA4McphgmoCtajS"),

@@ -5,7 +5,7 @@ import Testing
 
 /// The one sealing seam for stored values: round trip, binding to (tenant, table, column, row),
 /// tampering, format byte, keyed lookup hashes.
-struct DataSealerTests {
+@Suite(.timeLimit(.minutes(5))) struct DataSealerTests {
     let tenant = TenantID.random()
     let key = DataKey.generate()
 

@@ -2,7 +2,7 @@ import Testing
 
 @testable import AerieCrypto
 
-struct EncodingTests {
+@Suite(.timeLimit(.minutes(5))) struct EncodingTests {
     /// RFC 4648 §10.
     @Test func base64RFC4648Vectors() throws {
         let vectors = [

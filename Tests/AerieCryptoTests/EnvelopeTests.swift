@@ -3,7 +3,7 @@ import Testing
 
 @testable import AerieCrypto
 
-struct EnvelopeTests {
+@Suite(.timeLimit(.minutes(5))) struct EnvelopeTests {
     static let alice = try! Ed25519KeyPair(seed: Array("aerie-test-alice-000000000000000".utf8))
     static let bob = try! Ed25519KeyPair(seed: Array("aerie-test-bob-00000000000000000".utf8))
     static let carol = try! Ed25519KeyPair(seed: Array("aerie-test-carol-000000000000000".utf8))

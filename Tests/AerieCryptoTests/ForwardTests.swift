@@ -2,7 +2,7 @@ import Testing
 
 @testable import AerieCrypto
 
-struct ForwardTests {
+@Suite(.timeLimit(.minutes(5))) struct ForwardTests {
     @Test func wrapsInnermostFirst() throws {
         let sender = Ed25519KeyPair.generate()
         let recipient = Ed25519KeyPair.generate()

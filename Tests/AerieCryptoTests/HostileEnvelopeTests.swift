@@ -5,7 +5,7 @@ import Testing
 
 /// Envelopes written by an attacker: every size and count is refused before it is decoded, with
 /// `malformed_envelope`, and the work stays linear in the input.
-struct HostileEnvelopeTests {
+@Suite(.timeLimit(.minutes(5))) struct HostileEnvelopeTests {
     static let bob = try! Ed25519KeyPair(seed: Array("aerie-test-bob-00000000000000000".utf8))
 
     /// A well-formed envelope (anoncrypt to `kids`) with recipients written by hand.

@@ -2,7 +2,7 @@ import Testing
 
 @testable import AerieCrypto
 
-struct KeyWrappingTests {
+@Suite(.timeLimit(.minutes(5))) struct KeyWrappingTests {
     let tenant = "5f0c8e3e-9a0b-4c61-8d51-2b1c7f0e4a11"
     let otherTenant = "0b7a9d1e-3f55-4e2a-9c6d-8a4b2e1f0c99"
 

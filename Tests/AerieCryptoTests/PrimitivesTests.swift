@@ -4,7 +4,7 @@ import Testing
 
 /// Known answers from the did:key spec's ed25519-x25519 vectors (w3c-ccg/did-method-key
 /// test-vectors/ed25519-x25519.json): seed -> Ed25519 verkey -> X25519 key pair.
-struct PrimitivesTests {
+@Suite(.timeLimit(.minutes(5))) struct PrimitivesTests {
     static let vectors: [(seedHex: String, verkey: String, x25519Public: String, x25519Private: String)] = [
         (
             "0000000000000000000000000000000000000000000000000000000000000000",

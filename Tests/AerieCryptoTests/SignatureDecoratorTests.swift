@@ -4,7 +4,7 @@ import Testing
 
 @testable import AerieCrypto
 
-struct SignatureDecoratorTests {
+@Suite(.timeLimit(.minutes(5))) struct SignatureDecoratorTests {
     static let connection: JSONValue = [
         "DID": "8LXvA8e8DEoLfxxdtohXHU",
         "DIDDoc": [

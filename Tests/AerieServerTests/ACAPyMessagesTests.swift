@@ -1,5 +1,6 @@
 import AerieClient
 import AerieCore
+import AerieStore
 import AerieTesting
 import Foundation
 import Testing
@@ -12,7 +13,7 @@ import Testing
             let created = try await agent.admin("POST", "/connections/create-invitation", body: [:])
             let url = try #require(created["invitation_url"]?.stringValue)
             let acapyConnection = try #require(created["connection_id"]?.stringValue)
-            let (alice, _) = try await server.tenantClient(label: "alice")
+            let (alice, _) = try await server.tenantClient(label: "Alice Secret Tenant Label")
             let (bob, _) = try await server.tenantClient(label: "bob")
             defer { Task { await alice.close(); await bob.close() } }
             let accepted = try await alice.call(
@@ -59,16 +60,30 @@ import Testing
             let pending = try await alice.call("messages.download", params: ["uids": [uid]])
             #expect(pending == JSONValue.array([]))
 
-            // At rest (issue 15): a superuser's SELECT of every table and a pg_dump hold none of
-            // what this flow carried (the peer's label, its invitation, the messages, a setting).
+            // At rest: a superuser's SELECT of every table and a pg_dump hold none of what this
+            // flow carried (the peer's label, DID and endpoint, its invitation, the messages, a
+            // setting). An outbox row holds its endpoint until delivered: the scan waits for the
+            // ping's response to go.
             _ = try await alice.call("settings.set", params: ["key": "profile", "value": ["name": "Alice Secret Name"]])
-            let plaintext = ["hello from ACA-Py", "ping from ACA-Py", "ACA-Py Inviter", "Alice Secret Name"]
+            let plaintext = [
+                "hello from ACA-Py", "ping from ACA-Py", "ACA-Py Inviter", "Alice Secret Name", "Alice Secret Tenant Label", acapyDid,
+                agent.endpoint,
+            ]
+            var unsent = -1
+            for _ in 0..<100 {
+                unsent = try await WalletFixture.asSuperuser(server.database) { session in
+                    try session.query("SELECT count(*) FROM aerie.outbox").int(0, 0) ?? -1
+                }
+                if unsent == 0 { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(unsent == 0, "the outbox did not drain")
             let rows = try await SealedStorageTests.everyRow(server.database)
             #expect(rows.contains(pwDid), "the SELECT sees Alice's connection")
             SealedStorageTests.expectNoSecrets(plaintext, in: rows, "a superuser's SELECT after an ACA-Py flow")
-            if let dump = try SealedStorageTests.pgDump(server.database.superuserConninfo) {
-                SealedStorageTests.expectNoSecrets(plaintext, in: dump, "pg_dump after an ACA-Py flow")
-            }
+            let dump = try SealedStorageTests.pgDump(server.database.superuserConninfo)
+            #expect(dump.contains(pwDid), "the dump sees Alice's connection")
+            SealedStorageTests.expectNoSecrets(plaintext, in: dump, "pg_dump after an ACA-Py flow")
         }
     }
 

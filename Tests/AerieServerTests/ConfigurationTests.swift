@@ -5,7 +5,7 @@ import Testing
 
 /// `aerie-server`'s environment: the operator variables of issue 18 parse and refuse clearly,
 /// and every variable `--help` lists is in the example environment file operators start from.
-@Suite struct ConfigurationTests {
+@Suite(.timeLimit(.minutes(10))) struct ConfigurationTests {
     @Test func operatorVariables() throws {
         let defaults = try AerieConfiguration.fromEnvironment([:])
         #expect(defaults.metricsListen == AerieConfiguration.defaultMetricsListen)

@@ -54,7 +54,7 @@ import Testing
     static func unannounced(_ server: LiveServer, theirDid: String, of id: String) async throws {
         try await WalletFixture.asSuperuser(server.database) { session in
             try session.execute("ALTER TABLE aerie.connections DISABLE TRIGGER USER")
-            _ = try session.execute("UPDATE aerie.connections SET their_did = $2 WHERE id = $1::uuid", [.text(id), .text(theirDid)])
+            _ = try session.execute("UPDATE aerie.connections SET their_did = $2, their_did_sealed = NULL WHERE id = $1::uuid", [.text(id), .text(theirDid)])
         }
     }
 
@@ -93,7 +93,7 @@ import Testing
 
                 // A column other than the state, by another process: both servers follow.
                 try await Self.elsewhere(
-                    first, "UPDATE aerie.connections SET their_did = 'did:sov:changed' WHERE id = $1::uuid", [.text(kept)])
+                    first, "UPDATE aerie.connections SET their_did = 'did:sov:changed', their_did_sealed = NULL WHERE id = $1::uuid", [.text(kept)])
                 for client in [aliceFirst, aliceSecond] {
                     #expect(try await Self.eventually { try await Self.get(client, kept)["theirDid"] == "did:sov:changed" })
                 }

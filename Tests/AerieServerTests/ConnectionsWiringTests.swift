@@ -70,6 +70,7 @@ import Testing
         for (plugins, expected) in [
             (["out-of-band"], "'out-of-band', which is built on 'connections': add 'connections'"),
             (["delete", "messages"], "'delete', which is built on 'connections': add 'connections'"),
+            (["discover-features"], "'discover-features', which is built on 'connections': add 'connections'"),
             (["connections", "mailbox"], "unknown plugin 'mailbox'; available: connections, out-of-band, delete, messages"),
         ] {
             do {

@@ -44,7 +44,10 @@ import Testing
                         }
                     }
                 }
-                try await Task.sleep(for: .milliseconds(Int.random(in: 0...400)))
+                // Logged, and named in a failure, so a failing round can be replayed with its delay.
+                let killDelay = Int.random(in: 0...400)
+                print("crash safety round \(round): kill -9 after \(killDelay) ms")
+                try await Task.sleep(for: .milliseconds(killDelay))
                 await server.kill9()
                 await inFlight.value
                 try await server.start()
@@ -54,7 +57,7 @@ import Testing
                 for flow in urls {
                     let state = try await Self.acceptUntilEstablished(client, url: flow.url)
                     if state == 4 { completed += 1 }
-                    #expect(state == 4, "round \(round): \(flow.url.suffix(20)) ended in state \(state)\n\(server.log().suffix(3000))")
+                    #expect(state == 4, "round \(round) (killed after \(killDelay) ms): \(flow.url.suffix(20)) ended in state \(state)\n\(server.log().suffix(3000))")
                 }
                 await client.close()
             }

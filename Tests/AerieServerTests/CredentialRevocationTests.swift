@@ -11,7 +11,7 @@ import Testing
 /// item 3): the NOTIFY from the changing transaction clears the cached credential and ends push
 /// to the sessions holding the old token. Two tenants each time: the other one's session keeps
 /// receiving, which proves the pushes were flowing while the first one's stopped.
-@Suite struct CredentialRevocationTests {
+@Suite(.timeLimit(.minutes(10))) struct CredentialRevocationTests {
     typealias Collector = MessagesPushTests.Collector
     static let basic = MessagesPushTests.basic
 

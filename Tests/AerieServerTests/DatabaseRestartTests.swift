@@ -1,5 +1,6 @@
 import AerieClient
 import AerieCore
+import AerieStore
 import AerieTesting
 import Foundation
 import Testing
@@ -40,16 +41,17 @@ import Testing
                     }
                 }
             }
-            let data = server.home.appendingPathComponent("pg/data").path
-            try await Task.sleep(for: .seconds(2))
+            let data = EmbeddedPostgres.clusterDirectory(forHome: server.home).appendingPathComponent("data").path
+            // Each restart comes once writes flow (again): markers, not fixed sleeps.
+            try await acknowledged.grow(past: 0, by: 200)
             let beforeFast = acknowledged.count
             print("restart -m fast after \(beforeFast) writes")
             #expect(try await PostgresControl.run(["restart", "-D", data, "-m", "fast", "-w"]) == 0)
-            try await Task.sleep(for: .seconds(2))
+            try await acknowledged.grow(past: acknowledged.count, by: 200)
             let beforeImmediate = acknowledged.count
             print("restart -m immediate after \(beforeImmediate) writes")
             #expect(try await PostgresControl.run(["restart", "-D", data, "-m", "immediate", "-w"]) == 0)
-            try await Task.sleep(for: .seconds(3))
+            try await acknowledged.grow(past: acknowledged.count, by: 200)
             stop.set()
             print("stopping writers")
             await writers.value
@@ -84,6 +86,18 @@ private final class Acknowledged: @unchecked Sendable {
     func add(_ key: String, _ value: Int) { lock.withLock { values[key] = value } }
     var count: Int { lock.withLock { values.count } }
     var all: [(String, Int)] { lock.withLock { values.map { ($0.key, $0.value) } } }
+
+    /// Returns once `more` writes beyond `count` are acknowledged; records an issue after 60 s.
+    func grow(past count: Int, by more: Int, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while self.count < count + more {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("\(self.count - count) of \(more) writes acknowledged within 60 s", sourceLocation: sourceLocation)
+                return
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
 }
 
 private final class Flag: @unchecked Sendable {

@@ -12,7 +12,7 @@ import Glibc
 /// Issue 12 item 6: the real `aerie-server` binary with the embedded default, killed with
 /// SIGKILL, comes back on the same AERIE_HOME, whether its PostgreSQL survived (reused) or was
 /// killed too and left a postmaster.pid naming a PID another program now holds.
-@Suite(.serialized) struct EmbeddedRestartTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct EmbeddedRestartTests {
     /// One `aerie-server` process on `home`.
     final class ServerProcess {
         let process = Process()
@@ -101,7 +101,7 @@ import Glibc
     @Test func killedServerComesBackOnItsEmbeddedDatabase() async throws {
         // Short: the cluster's Unix socket path must stay under 108 bytes.
         let home = URL(fileURLWithPath: "/tmp/aerie-rs-\(UUID().uuidString.prefix(8))")
-        let data = home.appendingPathComponent("pg/data")
+        let data = EmbeddedPostgres.clusterDirectory(forHome: home).appendingPathComponent("data")
         defer {
             try? FileManager.default.removeItem(at: home)
             for log in (try? FileManager.default.contentsOfDirectory(atPath: "/tmp")) ?? [] where log.hasPrefix(home.lastPathComponent + "-") {
@@ -191,5 +191,75 @@ import Glibc
             throw error
         }
         stand?.terminate()
+    }
+
+    /// As root, an AERIE_HOME the `postgres` OS user cannot reach (a clone in root's mode-0700
+    /// home): the cluster lives under that user's home instead, is stopped with the server, and
+    /// is found again, with its data, by the next start and by `aerie-admin`.
+    @Test(.enabled(if: geteuid() == 0, "only root runs the cluster as another OS user"))
+    func homeUnderAPrivateDirectoryKeepsItsClusterWhereItsUserCanReachIt() async throws {
+        let parent = URL(fileURLWithPath: "/tmp/aerie-700-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(
+            at: parent.appendingPathComponent("clone"), withIntermediateDirectories: true)
+        #expect(chmod(parent.path, 0o700) == 0)
+        let home = parent.appendingPathComponent("clone/.aerie")
+        let cluster = EmbeddedPostgres.clusterDirectory(forHome: home)
+        let data = cluster.appendingPathComponent("data")
+        #expect(!cluster.path.hasPrefix(parent.path + "/"), "\(cluster.path)")
+        defer {
+            try? FileManager.default.removeItem(at: parent)
+            try? FileManager.default.removeItem(at: cluster)
+        }
+        let port = try ACAPyAgent.freePort()
+        let didcommPort = try ACAPyAgent.freePort()
+        var server = try ServerProcess(home: home, port: port, didcommPort: didcommPort)
+        do {
+            try await server.ready()
+            #expect(FileManager.default.fileExists(atPath: data.appendingPathComponent("PG_VERSION").path))
+            #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("pg").path))
+            let recorded = try String(contentsOf: cluster.appendingPathComponent("home"), encoding: .utf8)
+            #expect(recorded.trimmingCharacters(in: .whitespacesAndNewlines) == home.path)
+            // Nothing was opened up on the way: the parent stays private, the secrets stay home.
+            var info = stat()
+            #expect(stat(parent.path, &info) == 0 && info.st_mode & 0o777 == 0o700)
+            #expect(stat(home.appendingPathComponent("admin-token").path, &info) == 0 && info.st_mode & 0o777 == 0o600)
+            #expect(stat(cluster.path, &info) == 0 && info.st_mode & 0o777 == 0o700 && info.st_uid == getpwnam("postgres").pointee.pw_uid)
+
+            let adminToken = try String(contentsOf: home.appendingPathComponent("admin-token"), encoding: .utf8)
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            let admin = try await Self.tenantClient(port: port, token: adminToken)
+            let created = try await admin.call("admin.tenants.create", params: ["label": "private-home"])
+            await admin.close()
+            let token = try #require(created["token"]?.stringValue)
+            let client = try await Self.tenantClient(port: port, token: token)
+            _ = try await client.call("settings.set", params: ["key": "k", "value": "kept"])
+            await client.close()
+
+            try await server.signal(SIGTERM)
+            #expect(Self.clusterProcesses(data).isEmpty, "a graceful stop stops the cluster")
+
+            // aerie-admin finds the same cluster: nothing left to migrate, and still no <home>/pg.
+            var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("AERIE_") }
+            environment["AERIE_HOME"] = home.path
+            environment["AERIE_SCHEMA_DIR"] = SchemaLocator.defaultDirectory().path
+            let migrate = try await runProcess(
+                try BuiltProducts.executable("aerie-admin"), ["migrate", "--json"], environment: environment)
+            #expect(migrate.status == 0, "\(migrate.stderr)")
+            #expect(migrate.stdout.contains("{\"applied\":[]}"), "\(migrate.stdout)")
+            #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("pg").path))
+            #expect(Self.clusterProcesses(data).isEmpty, "aerie-admin stops the cluster it started")
+
+            server = try ServerProcess(home: home, port: port, didcommPort: didcommPort)
+            try await server.ready()
+            let again = try await Self.tenantClient(port: port, token: token)
+            #expect(try await again.call("settings.get", params: ["key": "k"])["value"] == "kept")
+            await again.close()
+            try await server.signal(SIGTERM)
+            #expect(Self.clusterProcesses(data).isEmpty)
+        } catch {
+            if server.process.isRunning { try? await server.signal(SIGTERM) }
+            for pid in Self.clusterProcesses(data) { kill(pid, SIGKILL) }
+            throw error
+        }
     }
 }

@@ -8,7 +8,7 @@ import Testing
 /// Issue 13 item 6: the inbound endpoint does not tell which verkeys are hosted; the admin token
 /// can be rotated (over RPC, with `aerie-admin admin rotate-token`, or directly in the database
 /// when no token is at hand); strings PostgreSQL cannot store are refused as invalid params.
-@Suite struct HostedKeyPrivacyTests {
+@Suite(.timeLimit(.minutes(10))) struct HostedKeyPrivacyTests {
     @Test func unknownAndHostedRecipientsGetTheSameAnswer() async throws {
         try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
             let (alice, _) = try await server.tenantClient(label: "alice")

@@ -8,7 +8,7 @@ import Testing
 
 /// Unauthenticated hostile POSTs to the DIDComm endpoint (issue 13 item 2): each is refused with
 /// a 4xx, and `system.ping` on the JSON-RPC port keeps answering while they arrive.
-@Suite struct HostileInboundTests {
+@Suite(.timeLimit(.minutes(10))) struct HostileInboundTests {
     @Test func hostileBodiesAreRefusedWhilePingAnswers() async throws {
         try await LiveServer.with { server in
             let probe = try await PingProbe.start(port: server.port)
@@ -89,7 +89,9 @@ import Testing
 
 /// Sends `system.ping` on one session, one at a time every 10 ms, and records each round trip.
 final class PingProbe: Sendable {
-    private let task: Task<[Duration], Never>
+    /// The latencies, and why the probe stopped early (a ping not answered in time, a closed
+    /// connection): a stall must fail the test, not shorten the list.
+    private let task: Task<(latencies: [Duration], failure: String?), Never>
     private let running: Flag
 
     final class Flag: Sendable {
@@ -101,18 +103,26 @@ final class PingProbe: Sendable {
         self.running = running
         self.task = Task {
             var latencies: [Duration] = []
+            var failure: String? = nil
             var id = 0
             while running.value.load(ordering: .relaxed) {
                 id += 1
                 let sent = ContinuousClock.now
-                guard (try? await client.send(#"{"jsonrpc":"2.0","id":\#(id),"method":"system.ping"}"# + "\n")) != nil,
-                    (try? await client.readLine()) != nil
-                else { break }
+                do {
+                    try await client.send(#"{"jsonrpc":"2.0","id":\#(id),"method":"system.ping"}"# + "\n")
+                    guard try await client.readLine() != nil else {
+                        failure = "the server closed the connection after \(latencies.count) pings"
+                        break
+                    }
+                } catch {
+                    failure = "ping \(id) failed after \(ContinuousClock.now - sent): \(error)"
+                    break
+                }
                 latencies.append(ContinuousClock.now - sent)
                 try? await Task.sleep(for: .milliseconds(10))
             }
             await client.close()
-            return latencies
+            return (latencies, failure)
         }
     }
 
@@ -120,9 +130,12 @@ final class PingProbe: Sendable {
         PingProbe(client: try await RawLineClient.connect(port: port))
     }
 
-    func stop() async -> [Duration] {
+    /// Stops the probe and returns its latencies; records an issue when a ping went unanswered.
+    func stop(sourceLocation: SourceLocation = #_sourceLocation) async -> [Duration] {
         running.value.store(false, ordering: .relaxed)
-        return await task.value
+        let (latencies, failure) = await task.value
+        if let failure { Issue.record("system.ping: \(failure)", sourceLocation: sourceLocation) }
+        return latencies
     }
 
     static func summary(_ latencies: [Duration]) -> String {

@@ -279,7 +279,7 @@ import Testing
             }
             let doc = try await alice.call("rpc.discover")
             let method = doc["methods"]?.arrayValue?.first { $0["name"] == "connections.createInvitation" }
-            #expect(Set(method?["params"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? []) == ["label", "multiUse", "alias"])
+            #expect(Set(method?["params"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? []) == ["label", "multiUse", "alias", "maxUses", "expiresAt"])
 
             let created = try await alice.call("connections.createInvitation")
             let connectionId = try #require(created["connectionId"]?.stringValue)

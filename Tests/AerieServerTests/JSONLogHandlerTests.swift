@@ -7,7 +7,7 @@ import Testing
 @testable import AerieServer
 
 /// `AERIE_LOG_FORMAT=json`: every line one JSON object with the fixed members and the metadata.
-@Suite struct JSONLogHandlerTests {
+@Suite(.timeLimit(.minutes(10))) struct JSONLogHandlerTests {
     final class Lines: Sendable {
         let lines = Mutex<[[UInt8]]>([])
         func append(_ line: [UInt8]) { lines.withLock { $0.append(line) } }
@@ -56,7 +56,7 @@ import Testing
 
 /// `AERIE_LOG_FORMAT=text`: swift-log's stream handler, given the metadata only when it writes a
 /// line (`TextLogHandler`).
-@Suite struct TextLogHandlerTests {
+@Suite(.timeLimit(.minutes(10))) struct TextLogHandlerTests {
     final class Stream: TextOutputStream, @unchecked Sendable {
         let text = Mutex<String>("")
         func write(_ string: String) { text.withLock { $0 += string } }

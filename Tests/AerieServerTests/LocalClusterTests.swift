@@ -50,7 +50,10 @@ import Testing
                     }
                 }
             }
-            try await Task.sleep(for: .milliseconds(Int.random(in: 20...200)))
+            // Logged so a failure can be replayed with the same delay.
+            let killDelay = Int.random(in: 20...200)
+            print("local cluster: kill -9 of server 2 after \(killDelay) ms")
+            try await Task.sleep(for: .milliseconds(killDelay))
             try await cluster.run(["kill", "2"])
             await inFlight.value
             for session in sessions { await session.close() }

@@ -4,7 +4,7 @@ import Testing
 /// The test client's reading of an HTTP answer: a `Content-Length` body, a chunked one, one
 /// delimited by the close, and what is not an answer. (Its requests are exercised by every
 /// ACA-Py interop test and by `DIDCommEndpointTests`, against real servers.)
-struct LoopbackHTTPTests {
+@Suite(.timeLimit(.minutes(5))) struct LoopbackHTTPTests {
     static func answer(_ text: String) -> [UInt8] { Array(text.utf8) }
 
     @Test func bodiesAreReadByLengthByChunksOrToTheClose() throws {

@@ -159,7 +159,7 @@ import Testing
             let runtime = server.database.runtime(maxConnections: 1)
             try await runtime.withSession(tenant: aliceID) { session in
                 _ = try session.execute(
-                    "UPDATE aerie.connections SET their_did = 'TheirDid1111111111111' WHERE id = $1::uuid", [.text(c1.id)])
+                    "UPDATE aerie.connections SET their_did = 'TheirDid1111111111111', their_did_sealed = NULL WHERE id = $1::uuid", [.text(c1.id)])
             }
             await runtime.shutdown()
 

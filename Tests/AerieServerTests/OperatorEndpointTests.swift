@@ -116,7 +116,13 @@ import Testing
         #expect(ready.status == 200, "\(ready)")
         // Drop the server's database from under it: the pool can no longer reach it.
         try await database.drop()
-        let answer = try await Self.readyz(port: server.metricsPort, until: 503)
+        // The database check's answer serves probes for up to a second: the LISTEN's loss may
+        // be named first.
+        var answer = try await Self.readyz(port: server.metricsPort, until: 503)
+        for _ in 0..<50 where !answer.body.contains("database") {
+            try await Task.sleep(for: .milliseconds(100))
+            answer = try await RawLineClient.httpGet(port: server.metricsPort, path: "/readyz")
+        }
         #expect(answer.status == 503 && answer.body.contains("database"), "\(answer)")
         // Liveness is about the process, not its dependencies.
         #expect(try await RawLineClient.httpGet(port: server.metricsPort, path: "/healthz").status == 200)

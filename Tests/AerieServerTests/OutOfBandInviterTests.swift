@@ -86,6 +86,42 @@ import Testing
         await agent.stop()
     }
 
+    /// ACA-Py 1.2.7 as the invitee of either didexchange version (its did:peer:4 in 1.1, an
+    /// unqualified DID of its key with a did_doc~attach signed by that key in 1.0): each
+    /// connects, and the DID Aerie shows for it is the one ACA-Py holds for itself (did:peer:4:
+    /// the long form of ACA-Py's short one).
+    @Test(arguments: ["1.1", "1.0"]) func acapy127AsInviteeCompletesADIDExchange(version: String) async throws {
+        let agent = try await ACAPyAgent.start(version: .v1_2_7)
+        do {
+            try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+                let (alice, _) = try await server.tenantClient(label: "alice")
+                defer { Task { await alice.close() } }
+                let created = try await alice.call(
+                    "outOfBand.createInvitation",
+                    params: ["label": "Aerie Alice", "handshakeProtocols": [.string("https://didcomm.org/didexchange/\(version)")]])
+                let invitation = try #require(created["invitation"])
+                let connectionId = try #require(created["connectionId"]?.stringValue)
+                _ = try await agent.admin(
+                    "POST", "/out-of-band/receive-invitation?auto_accept=true&use_existing_connection=false", body: invitation)
+                let theirs = try await ACAPyDIDExchangeTests.completedConnection(
+                    agent, invitationId: try #require(invitation["@id"]?.stringValue))
+                #expect(theirs["connection_protocol"]?.stringValue == "didexchange/\(version)", "\(theirs)")
+                let ours = try await InviterTests.waitForState(alice, connectionId, 4)
+                #expect(ours["pwDid"]?.stringValue == theirs["their_did"]?.stringValue)
+                // ACA-Py keeps its did:peer:4 in the short form; Aerie the long form it was sent.
+                let acapyDID = try #require(theirs["my_did"]?.stringValue)
+                #expect(ours["theirDid"]?.stringValue?.hasPrefix(acapyDID) == true, "\(ours) \(theirs)")
+                let acapyConnection = try #require(theirs["connection_id"]?.stringValue)
+                try await InviterTests.exchangeBasicMessages(alice, connectionId: connectionId, agent: agent, acapyConnection: acapyConnection)
+            }
+        } catch {
+            print("ACA-Py 1.2.7 log:\n\(agent.log().suffix(4000))")
+            await agent.stop()
+            throw error
+        }
+        await agent.stop()
+    }
+
     /// Two tenants of one server over an invitation offering only didexchange 1.0: Bob's
     /// `outOfBand.accept` reaches 4 on Alice's 1.0 Response, Alice's side is 4 on Bob's
     /// `complete`, text messages both ways; a third tenant sees nothing.

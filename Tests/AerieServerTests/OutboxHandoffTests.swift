@@ -8,7 +8,7 @@ import Testing
 /// which need a scan, when the lease is offered, and the order and limits rows start in. The
 /// store's side (rows handed over only once committed, leased until then) is
 /// `InboundPathStoreTests`; the crash and restart cases are `CrashSafetyTests`.
-@Suite struct OutboxHandoffTests {
+@Suite(.timeLimit(.minutes(10))) struct OutboxHandoffTests {
     let tenant = TenantID(UUID().uuidString.lowercased())!
     let lease = OutboxLease(instance: "server-1", seconds: 120)
 
@@ -27,7 +27,7 @@ import Testing
         wakeup.committed([item("http://a.example/1", leasedBy: "server-1"), item("http://a.example/2", leasedBy: "server-1")], tenant: tenant)
         // A full backlog: new rows go to the database due, for the scan, not to memory.
         #expect(wakeup.enqueueLease == nil)
-        _ = wakeup.takeHanded { _ in true }
+        _ = wakeup.takeHanded { DeliveryLimits.Slot(destination: $0, key: $0) }
         #expect(wakeup.enqueueLease == lease)
         // No delivery service in this process: never a lease.
         let none = OutboxWakeup(lease: nil)
@@ -47,7 +47,7 @@ import Testing
         #expect(wakeup.takeScanRequest())
         wakeup.committed([item("http://b.example/in", leasedBy: "server-2")], tenant: tenant)
         #expect(wakeup.takeScanRequest())
-        let handed = wakeup.takeHanded { _ in true }
+        let handed = wakeup.takeHanded { DeliveryLimits.Slot(destination: $0, key: $0) }.map(\.row)
         #expect(handed.map(\.item.id) == [mine.id])
         #expect(handed.first?.tenant == tenant)
         #expect(handed.first?.destination == "http://a.example")
@@ -65,28 +65,29 @@ import Testing
         wakeup.committed(rows, tenant: tenant)
         let limits = DeliveryLimits(concurrency: 10, perDestination: 1)
         let first = wakeup.takeHanded { limits.start($0) }
-        #expect(first.map(\.item.id) == [rows[0].id, rows[1].id])
+        #expect(first.map(\.row.item.id) == [rows[0].id, rows[1].id])
         #expect(wakeup.hasHanded)
-        limits.finish("http://slow.example")
+        limits.finish(first[0].slot)
         let second = wakeup.takeHanded { limits.start($0) }
-        #expect(second.map(\.item.id) == [rows[2].id])
-        limits.finish("http://fast.example")
-        #expect(wakeup.takeHanded { limits.start($0) }.map(\.item.id) == [rows[3].id])
+        #expect(second.map(\.row.item.id) == [rows[2].id])
+        limits.finish(first[1].slot)
+        #expect(wakeup.takeHanded { limits.start($0) }.map(\.row.item.id) == [rows[3].id])
         #expect(!wakeup.hasHanded)
     }
 
     /// The same names `aerie.outbox_destination` (schema/0019) gives scanned rows, so a
     /// destination's limit counts handed and scanned deliveries together.
     @Test func destinationsAreNamedAsTheScanNamesThem() {
-        #expect(OutboxWakeup.destination(of: "HTTPS://Other.Example:8443/x?y#z") == "https://other.example:8443")
-        #expect(OutboxWakeup.destination(of: "http://peer.example/a") == "http://peer.example")
-        #expect(OutboxWakeup.destination(of: "http://peer.example?x") == "http://peer.example")
-        #expect(OutboxWakeup.destination(of: "http://user@host:1#f") == "http://user@host:1")
-        #expect(OutboxWakeup.destination(of: "ws+x.y-z://h") == "ws+x.y-z://h")
-        #expect(OutboxWakeup.destination(of: "1http://h/") == "")
-        #expect(OutboxWakeup.destination(of: "mailto:x@y") == "")
-        #expect(OutboxWakeup.destination(of: "") == "")
-        #expect(OutboxWakeup.destination(of: "http:/") == "")
+        #expect(OutboxItem.destination(of: "HTTPS://Other.Example:8443/x?y#z") == "https://other.example:8443")
+        #expect(OutboxItem.destination(of: "http://peer.example/a") == "http://peer.example")
+        #expect(OutboxItem.destination(of: "http://peer.example?x") == "http://peer.example")
+        #expect(OutboxItem.destination(of: "http://user@host:1#f") == "http://host:1")
+        #expect(OutboxItem.destination(of: "https://u:p@ss@Host/x@y") == "https://host")
+        #expect(OutboxItem.destination(of: "ws+x.y-z://h") == "ws+x.y-z://h")
+        #expect(OutboxItem.destination(of: "1http://h/") == "")
+        #expect(OutboxItem.destination(of: "mailto:x@y") == "")
+        #expect(OutboxItem.destination(of: "") == "")
+        #expect(OutboxItem.destination(of: "http:/") == "")
     }
 
     @Test func onlyCanonicalVerkeysAmongTheFirstRecipientsAreLookedUp() {
@@ -100,7 +101,7 @@ import Testing
 }
 
 /// The inbound pipeline's reading of an opened message, without I/O (`InboundProcessor.read`).
-@Suite struct InboundReadingTests {
+@Suite(.timeLimit(.minutes(10))) struct InboundReadingTests {
     static let response = "https://didcomm.org/connections/1.0/response"
 
     func router() throws -> MethodRouter {
@@ -127,13 +128,16 @@ import Testing
         }
         #expect(type == Self.response && route.type == Self.response && route.senders == .handshakeResponse)
         #expect(id == "r-1" && thread == "t-1" && message["@id"] == "r-1")
-        let longThread = String(repeating: "t", count: 300)
-        guard case .handle(_, _, _, let cut?, _) = try read(#"{"@type":"\#(Self.response)","@id":"r","~thread":{"thid":"\#(longThread)"}}"#)
+        // A thread id over its limit is refused, not cut (`PeerFieldLimits.id`).
+        let atLimit = String(repeating: "t", count: PeerFieldLimits.id.maxBytes)
+        guard case .handle(_, _, _, let whole?, _) = try read(#"{"@type":"\#(Self.response)","@id":"r","~thread":{"thid":"\#(atLimit)"}}"#)
         else {
             Issue.record("not handed on")
             return
         }
-        #expect(cut.utf8.count == 256)
+        #expect(whole == atLimit)
+        #expect(refusal(try read(#"{"@type":"\#(Self.response)","@id":"r","~thread":{"thid":"\#(atLimit)t"}}"#))
+            == "~thread.thid is longer than \(PeerFieldLimits.id.maxBytes) bytes")
     }
 
     @Test func whatIsNotAUsableMessageIsRefusedBeforeAnyLookup() throws {

@@ -10,27 +10,30 @@ import Testing
 
 /// The delivery service's batches of marks (`OutboxSentMarks`): gathered for a window, then
 /// written together; written at once when the service finishes. Two tenants.
-@Suite struct OutboxSentMarksTests {
+@Suite(.timeLimit(.minutes(10))) struct OutboxSentMarksTests {
     @Test func marksWaitForTheWindowThenGoTogetherAndFinishWritesTheRestAtOnce() async throws {
         try await TestPostgres.shared.withFreshRuntime(maxConnections: 2) { _, runtime in
             var tenants: [TenantID] = []
             for label in ["A", "B"] {
+                let id = TenantID.random()
                 tenants.append(
                     try await runtime.tenants.create(
-                        id: .random(), label: label, tokenHash: Random.bytes(32), wrappedDataKey: Random.bytes(72),
+                        id: id, label: label, sealer: DataKey.generate().sealer(for: id), tokenHash: Random.bytes(32),
+                        wrappedDataKey: Random.bytes(72),
                         masterKeyFingerprint: "test-master", backend: nil
                     ).id)
             }
             let (a, b) = (tenants[0], tenants[1])
+            let keyrings = Dictionary(uniqueKeysWithValues: tenants.map { ($0, FixedTenantKeyring(tenantID: $0, dataKey: DataKey.generate())) })
             let connection = UUID.random()
             var rows: [TenantID: [UUID]] = [:]
             for tenant in tenants {
                 let items = (0..<4).map { _ in OutboxItem(connectionId: connection, endpoint: "http://peer", envelope: [1]) }
-                try await runtime.tenant(tenant).transaction { tx in for item in items { try tx.outbox.enqueue(item) } }
+                try await runtime.tenant(tenant).sealing(with: keyrings[tenant]!).transaction { tx in for item in items { try tx.outbox.enqueue(item) } }
                 rows[tenant] = items.map(\.id)
             }
             @Sendable func pending(_ tenant: TenantID) async throws -> Set<UUID> {
-                Set(try await runtime.tenant(tenant).read { try $0.outbox.list(connectionId: connection, limit: 10) }.map(\.id))
+                Set(try await runtime.tenant(tenant).sealing(with: keyrings[tenant]!).read { try $0.outbox.list(connectionId: connection, limit: 10) }.map(\.id))
             }
 
             // A window long enough that nothing is written before the checks below.

@@ -20,7 +20,7 @@ import Testing
         "did:sov:SecretPublicDid", "SecretFirstRecipientKey", "https://peer-secret.example/in", "SecretTheirVerkey",
         "Secret failure reason", "Secret problem explain", "Basic message secret content", "SenderVerkeySecret",
         "thread-secret-id", "oob-secret-id", "Attachment field secret", "https://logo-secret.example/logo.png",
-        "Secret goal text",
+        "Secret goal text", "did:peer:2.SecretTheirDid", "Secret delivery error", "Secret retry error", "/secret-path-token",
     ]
 
     static func populate(_ tenant: TenantContext, suffix: String = "") async throws -> (connection: UUID, message: UUID) {
@@ -29,7 +29,7 @@ import Testing
             invitationKind: "connections/1.0", invitationId: "inv-secret-id", publicDid: "did:sov:SecretPublicDid",
             firstRecipientKey: "SecretFirstRecipientKey", invitationEndpoint: "https://peer-secret.example/in",
             invitationRoutingKeys: ["SecretFirstRecipientKey"], myDid: "MyDid\(suffix)", myVerkey: "MyVerkey\(suffix)",
-            threadId: "thread-secret-id", theirDid: "TheirDid", theirVerkey: "SecretTheirVerkey",
+            threadId: "thread-secret-id", theirDid: "did:peer:2.SecretTheirDid", theirVerkey: "SecretTheirVerkey",
             theirEndpoint: "https://peer-secret.example/in", label: "Faber College Secret Label",
             logoUrl: "https://logo-secret.example/logo.png", goal: "Secret goal text", goalCode: "aries.vc",
             failureReason: "Secret failure reason", problemReport: ["explain": "Secret problem explain"])
@@ -41,11 +41,27 @@ import Testing
             invitationId: "oob-secret-id", connectionId: connection.id, decisionRow: 5, state: .done,
             reuseMessageId: "reuse-\(UUID())", attachedMessage: ["comment": "Attachment field secret"],
             failureReason: "Secret failure reason", invitation: ["@id": "oob-secret-id", "label": "Invitation Label Secret"])
+        // Two sends: one failed for good (its message keeps the error), one to be retried (its
+        // outbox row keeps the error).
+        let sent = MailboxMessage(
+            connectionId: connection.id, recipientVerkey: "TheirVerkey\(suffix)", senderVerkey: nil, messageId: UUID().uuidString,
+            type: "https://didcomm.org/basicmessage/1.0/message", threadId: nil, status: MailboxMessage.queued,
+            payload: ["content": "sent"], direction: .sent)
+        let failing = OutboxItem(
+            connectionId: connection.id, endpoint: "http://peer.example/secret-path-token", envelope: [1], messageUid: sent.uid)
+        let retried = OutboxItem(connectionId: connection.id, endpoint: "http://peer.example/secret-path-token", envelope: [2])
         try await tenant.database.transaction { tx in
             try tx.settings.set("profile", to: ["name": "Secret Setting Value"])
             try tx.connections.insert(connection)
             _ = try tx.mailbox.insert(message)
+            _ = try tx.mailbox.insertSent(sent)
+            try tx.outbox.enqueue(failing)
+            try tx.outbox.enqueue(retried)
             try tx.repository(OutOfBandRepository.self).insert(oob)
+        }
+        try await tenant.database.transaction { tx in
+            try tx.outbox.recordFailure(failing.id, attempts: 1, nextAttemptAt: nil, error: "Secret delivery error")
+            try tx.outbox.recordFailure(retried.id, attempts: 1, nextAttemptAt: Date().addingTimeInterval(600), error: "Secret retry error")
         }
         return (connection.id, message.uid)
     }
@@ -67,30 +83,41 @@ import Testing
         }
     }
 
-    /// `pg_dump` of the test database, when the client is installed next to the server binaries.
-    static func pgDump(_ conninfo: String) throws -> String? {
+    /// `pg_dump` of the test database's schema `aerie` (data only). A scan that cannot run fails:
+    /// no pg_dump, a dump that fails, writes no table, or is still running after two minutes (it
+    /// is ended) throws, never skips.
+    static func pgDump(_ conninfo: String) throws -> String {
         var candidates = ProcessInfo.processInfo.environment["AERIE_PG_BIN"].map { [$0] } ?? []
         let root = "/usr/lib/postgresql"
         candidates += ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).sorted().reversed()
             .map { "\(root)/\($0)/bin" }
         candidates += ["/usr/bin", "/usr/local/bin"]
-        guard let tool = candidates.map({ "\($0)/pg_dump" }).first(where: FileManager.default.isExecutableFile) else {
-            return nil
-        }
+        let tool = try #require(
+            candidates.map({ "\($0)/pg_dump" }).first(where: FileManager.default.isExecutableFile),
+            "pg_dump not found (set AERIE_PG_BIN): the at-rest scan cannot run")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: tool)
         process.arguments = ["--data-only", "--schema=aerie", "-d", conninfo]
+        // Its error output to a file: a pipe left unread could fill and stall it.
+        let errors = FileManager.default.temporaryDirectory.appendingPathComponent("pg_dump-\(UUID().uuidString).err")
+        _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: errors) }
         let out = Pipe()
         process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
+        process.standardError = try FileHandle(forWritingTo: errors)
         try process.run()
+        // Bounded: a dump that hangs is ended, which closes the pipe the read below waits on.
+        let limit = DispatchWorkItem { if process.isRunning { process.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 120, execute: limit)
         let data = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            Issue.record("pg_dump exited with \(process.terminationStatus)")
-            return nil
-        }
-        return String(decoding: data, as: UTF8.self)
+        limit.cancel()
+        let dump = String(decoding: data, as: UTF8.self)
+        try #require(
+            process.terminationReason == .exit && process.terminationStatus == 0,
+            "pg_dump ended with \(process.terminationReason == .exit ? "status" : "signal") \(process.terminationStatus) (ended after 120 s if signal 15): \((try? String(contentsOf: errors, encoding: .utf8)) ?? "")")
+        try #require(dump.contains("COPY aerie."), "pg_dump wrote no table of schema aerie")
+        return dump
     }
 
     static func expectNoSecrets(
@@ -105,18 +132,18 @@ import Testing
 
     @Test func nothingATenantOwnsIsInClearAtRest() async throws {
         try await WalletFixture.with { fixture in
-            let alice = try await fixture.createTenant("alice")
-            let bob = try await fixture.createTenant("bob")
+            let alice = try await fixture.createTenant("Alice Secret Tenant Label")
+            let bob = try await fixture.createTenant("Bob Secret Tenant Label")
+            let secrets = Self.secrets + ["Alice Secret Tenant Label", "Bob Secret Tenant Label"]
             let (aliceConnection, aliceMessage) = try await Self.populate(alice)
             _ = try await Self.populate(bob)
 
             let rows = try await Self.everyRow(fixture)
             #expect(rows.contains("MyVerkey"), "the dump sees the rows")
-            Self.expectNoSecrets(in: rows, "a superuser's SELECT")
-            if let dump = try Self.pgDump(fixture.database.superuserConninfo) {
-                #expect(dump.contains("MyVerkey") && dump.contains("COPY aerie.mailbox"))
-                Self.expectNoSecrets(in: dump, "pg_dump")
-            }
+            Self.expectNoSecrets(secrets, in: rows, "a superuser's SELECT")
+            let dump = try Self.pgDump(fixture.database.superuserConninfo)
+            #expect(dump.contains("MyVerkey") && dump.contains("COPY aerie.mailbox"))
+            Self.expectNoSecrets(secrets, in: dump, "pg_dump")
 
             // Everything reads back through the tenant's own context, lookups through the hashes.
             let (setting, connection, message, oob, byId, byDid, byKey) = try await alice.database.transaction { tx in
@@ -130,6 +157,7 @@ import Testing
             }
             #expect(setting == ["name": "Secret Setting Value"])
             #expect(connection?.label == "Faber College Secret Label" && connection?.theirVerkey == "SecretTheirVerkey")
+            #expect(connection?.theirDid == "did:peer:2.SecretTheirDid")
             #expect(connection?.invitation["label"] == "Invitation Label Secret")
             #expect(connection?.problemReport?["explain"] == "Secret problem explain")
             #expect(connection?.invitationRoutingKeys == ["SecretFirstRecipientKey"] && connection?.threadId == "thread-secret-id")
@@ -218,7 +246,7 @@ import Testing
 
                 // 1. Delete: the rows and the wrapped key go in one transaction.
                 let counts = try #require(try await fixture.runtime.tenants.delete(alice.tenantID))
-                #expect(counts["connections"] == 1 && counts["mailbox"] == 1 && counts["tenant_settings"] == 1)
+                #expect(counts["connections"] == 1 && counts["mailbox"] == 2 && counts["tenant_settings"] == 1)
                 #expect(try await fixture.runtime.tenants.wrappedDataKey(alice.tenantID) == nil)
                 let left = try await fixture.asSuperuser { session in
                     try session.query(
@@ -261,6 +289,70 @@ import Testing
     /// the previous release did), migrated; every old value reads, lookups find old rows, then
     /// the background re-encryption seals them in batches (resuming where a first batch stopped)
     /// and clears the clear columns; a second sweep has nothing to do.
+    /// Rows of the release before: sealed, but the connection's DID and the delivery errors in
+    /// clear. They read, the background sweep finds both tenants and seals them (and nothing of
+    /// the rest changes), and nothing is left in clear.
+    @Test func clearDIDsAndDeliveryErrorsOfSealedRowsAreSealedInTheBackground() async throws {
+        try await WalletFixture.with { fixture in
+            var quiet = Logger(label: "test")
+            quiet.logLevel = .warning
+            let alice = try await fixture.createTenant("alice")
+            let bob = try await fixture.createTenant("bob")
+            let (aliceConnection, _) = try await Self.populate(alice)
+            let (bobConnection, _) = try await Self.populate(bob, suffix: "-bob")
+            #expect(try await fixture.runtime.tenantsWithClearRows(limit: 10).isEmpty)
+            // As the previous release wrote them.
+            _ = try await fixture.asSuperuser { session in
+                try session.execute("UPDATE aerie.connections SET their_did = 'did:peer:2.SecretOldDid', their_did_sealed = NULL")
+                try session.execute(
+                    "UPDATE aerie.mailbox SET delivery_error = 'Secret old delivery error', delivery_error_sealed = NULL WHERE direction = 'sent'")
+                try session.execute(
+                    """
+                    UPDATE aerie.outbox SET last_error = 'Secret old retry error', last_error_sealed = NULL,
+                        endpoint = 'https://old-peer.example/old-secret-path', endpoint_sealed = NULL, destination = NULL
+                    """)
+            }
+            let old = ["did:peer:2.SecretOldDid", "Secret old delivery error", "Secret old retry error", "/old-secret-path"]
+            @Sendable func expectReads(_ tenant: TenantContext, _ id: UUID) async throws {
+                let (connection, sent, waiting) = try await tenant.database.transaction { tx in
+                    (
+                        try tx.connections.get(id),
+                        try tx.mailbox.list(connectionId: id, status: MailboxMessage.deliveryFailed, type: nil, limit: 10),
+                        try tx.outbox.list(connectionId: id, limit: 10)
+                    )
+                }
+                #expect(connection?.theirDid == "did:peer:2.SecretOldDid" && connection?.label == "Faber College Secret Label")
+                #expect(sent.map(\.deliveryError) == ["Secret old delivery error"])
+                #expect(waiting.map(\.lastError) == ["Secret old retry error"])
+                #expect(waiting.map(\.endpoint) == ["https://old-peer.example/old-secret-path"])
+            }
+            try await expectReads(alice, aliceConnection)
+            try await expectReads(bob, bobConnection)
+            #expect(Set(try await fixture.runtime.tenantsWithClearRows(limit: 10)) == [alice.tenantID, bob.tenantID])
+
+            let contexts = TenantContexts(database: fixture.runtime, masterKeys: MasterKeyring(keys: [fixture.masterKey], home: nil))
+            let service = SealingMigrationService(database: fixture.runtime, contexts: contexts, logger: quiet)
+            #expect(try await service.sweep() == 2 * 3)
+            #expect(try await fixture.runtime.tenantsWithClearRows(limit: 10).isEmpty)
+            #expect(try await service.sweep() == 0)
+            try await expectReads(alice, aliceConnection)
+            try await expectReads(bob, bobConnection)
+            let clearLeft = try await fixture.asSuperuser { session in
+                try session.query(
+                    """
+                    SELECT (SELECT count(*) FROM aerie.connections WHERE their_did IS NOT NULL OR their_did_sealed IS NULL)
+                        + (SELECT count(*) FROM aerie.mailbox WHERE delivery_error IS NOT NULL)
+                        + (SELECT count(*) FROM aerie.outbox WHERE last_error IS NOT NULL OR last_error_sealed IS NULL
+                            OR endpoint IS NOT NULL OR endpoint_sealed IS NULL OR destination IS DISTINCT FROM 'https://old-peer.example')
+                    """
+                ).int(0, 0)
+            }
+            #expect(clearLeft == 0)
+            Self.expectNoSecrets(Self.secrets + old, in: try await Self.everyRow(fixture), "a superuser's SELECT after the sweep")
+            Self.expectNoSecrets(Self.secrets + old, in: try Self.pgDump(fixture.database.superuserConninfo), "pg_dump after the sweep")
+        }
+    }
+
     @Test func previousReleaseRowsReadThenSealedInTheBackground() async throws {
         try await WalletFixture.with(migrate: false) { try await Self.upgrade($0) }
     }
@@ -272,11 +364,30 @@ import Testing
         // The schema before 0018, the out-of-band plugin's table (version 6) included.
         #expect(try await database.migrator().migrate(through: 17).contains(6))
 
-        let alice = try await fixture.createTenant("alice")
-        let bob = try await fixture.createTenant("bob")
+        // Tenants as the previous release wrote them, the label in clear.
+        var made: [TenantContext] = []
+        for label in ["Alice Secret Tenant Label", "Bob Secret Tenant Label"] {
+            let id = TenantID.random()
+            _ = try await fixture.asSuperuser { session in
+                try session.execute(
+                    """
+                    INSERT INTO aerie.tenants (id, label, token_hash, data_key_wrapped, master_key_fingerprint)
+                    VALUES ($1::uuid, $2, $3, $4, $5)
+                    """,
+                    [
+                        .text(id.rawValue), .text(label), .bytes(Random.bytes(32)),
+                        .bytes(master.wrap(DataKey.generate(), tenantID: id.rawValue)), .text(master.fingerprint),
+                    ])
+            }
+            made.append(try await fixture.context(id))
+        }
+        let (alice, bob) = (made[0], made[1])
+        let labels = [alice.tenantID: "Alice Secret Tenant Label", bob.tenantID: "Bob Secret Tenant Label"]
         let connection = UUID()
         let messages = [UUID(), UUID(), UUID()]
         let oob = UUID()
+        let failedSend = UUID()
+        let retried = UUID()
         for tenant in [alice, bob] {
             _ = try await fixture.asSuperuser { session in
                 let t = SQLValue.text(tenant.tenantID.rawValue)
@@ -289,7 +400,7 @@ import Testing
                     VALUES ($1::uuid, $2::uuid, 'failed',
                         '{"@id": "inv-secret-id", "label": "Invitation Label Secret"}', 'connections/1.0', 'inv-secret-id',
                         'did:sov:SecretPublicDid', 'SecretFirstRecipientKey', 'https://peer-secret.example/in',
-                        '["SecretFirstRecipientKey"]', 'MyDid', 'MyVerkey', 'thread-secret-id', 'TheirDid',
+                        '["SecretFirstRecipientKey"]', 'MyDid', 'MyVerkey', 'thread-secret-id', 'did:peer:2.SecretTheirDid',
                         'SecretTheirVerkey', 'https://peer-secret.example/in', '[]', 'Faber College Secret Label',
                         'https://logo-secret.example/logo.png', 'Secret goal text', 'aries.vc', 'Secret failure reason',
                         '{"explain": "Secret problem explain"}', 'connections/1.0')
@@ -315,6 +426,20 @@ import Testing
                 try session.execute(
                     "INSERT INTO aerie.tenant_settings (tenant_id, key, value) VALUES ($1::uuid, 'profile', '{\"name\": \"Secret Setting Value\"}')",
                     [t])
+                // A send that failed for good, and one waiting for a retry, each with its error.
+                try session.execute(
+                    """
+                    INSERT INTO aerie.mailbox (tenant_id, uid, connection_id, recipient_verkey, message_id, type, payload,
+                        direction, status, delivery_error)
+                    VALUES ($1::uuid, $2::uuid, $3::uuid, 'TheirVerkey', 'sent-1', 'https://didcomm.org/basicmessage/1.0/message',
+                        '{"content": "sent"}', 'sent', 'MS-105', 'Secret delivery error')
+                    """, [t, .text(failedSend.uuidString), .text(connection.uuidString)])
+                try session.execute(
+                    """
+                    INSERT INTO aerie.outbox (tenant_id, id, connection_id, endpoint, envelope, attempts, next_attempt_at, status, last_error)
+                    VALUES ($1::uuid, $2::uuid, $3::uuid, 'http://peer.example/secret-path-token', '\\x01', 1, now() + interval '1 hour', 'pending',
+                        'Secret retry error')
+                    """, [t, .text(retried.uuidString), .text(connection.uuidString)])
             }
         }
 
@@ -322,7 +447,7 @@ import Testing
         #expect(try await database.migrator().appliedVersions().contains(18))
 
         @Sendable func expectEverythingReads(_ tenant: TenantContext) async throws {
-            let (setting, record, byId, byDid, page, found, stored) = try await tenant.database.transaction { tx in
+            let (setting, record, byId, byDid, page, found, stored, failed, waiting) = try await tenant.database.transaction { tx in
                 (
                     try tx.settings.get("profile"), try tx.connections.get(connection),
                     try tx.connections.findMatching(invitationId: "inv-secret-id", publicDid: nil, firstRecipientKey: nil),
@@ -330,16 +455,25 @@ import Testing
                     try tx.mailbox.download(
                         MailboxQuery(statuses: [MailboxMessage.received], uids: nil, pairwiseDids: ["MyDid"], after: nil, limit: 10)),
                     try tx.repository(OutOfBandRepository.self).find(invitationId: "oob-secret-id", forUpdate: false),
-                    try messages.map { try tx.mailbox.get($0) }
+                    try messages.map { try tx.mailbox.get($0) }, try tx.mailbox.get(failedSend),
+                    try tx.outbox.list(connectionId: connection, limit: 10)
                 )
             }
+            #expect(record?.theirDid == "did:peer:2.SecretTheirDid")
+            let label = try await runtime.tenants.get(tenant.tenantID)?.label.open(tenant: tenant.tenantID) { id, wrapped in
+                try master.unwrap(wrapped, tenantID: id.rawValue).sealer(for: id)
+            }
+            #expect(label == labels[tenant.tenantID])
+            #expect(failed?.deliveryError == "Secret delivery error" && failed?.status == MailboxMessage.deliveryFailed)
+            #expect(waiting.map(\.id) == [retried] && waiting.first?.lastError == "Secret retry error")
+            #expect(waiting.first?.endpoint == "http://peer.example/secret-path-token")
             #expect(setting == ["name": "Secret Setting Value"])
             #expect(record?.label == "Faber College Secret Label" && record?.invitation["label"] == "Invitation Label Secret")
             #expect(record?.invitationRoutingKeys == ["SecretFirstRecipientKey"] && record?.theirVerkey == "SecretTheirVerkey")
             #expect(record?.problemReport?["explain"] == "Secret problem explain" && record?.goal == "Secret goal text")
             #expect(byId?.id == connection && byDid?.id == connection)
             #expect(page.map(\.uid) == messages)
-            #expect(page.allSatisfy { (try? $0.payload)?["content"] == "Basic message secret content" && $0.theirDid == "TheirDid" })
+            #expect(page.allSatisfy { (try? $0.payload)?["content"] == "Basic message secret content" && $0.theirDid == "did:peer:2.SecretTheirDid" })
             #expect(page.allSatisfy { $0.threadId == "thread-secret-id" })
             #expect(stored.count == messages.count)
             #expect(stored.allSatisfy { $0?.senderVerkey == "SenderVerkeySecret" && $0?.threadId == "thread-secret-id" })
@@ -350,13 +484,13 @@ import Testing
         #expect(Set(try await runtime.tenantsWithClearRows(limit: 10)) == [alice.tenantID, bob.tenantID])
 
         // A first batch of one row per table for Alice (as if the server stopped there) ...
-        #expect(try await alice.database.transaction { try $0.sealClearRows(limit: 1) } == 4)
+        #expect(try await alice.database.transaction { try $0.sealClearRows(limit: 1) } == 6)
         try await expectEverythingReads(alice)
         // ... then the service finishes, in batches of two.
         let contexts = TenantContexts(database: runtime, masterKeys: MasterKeyring(keys: [master], home: nil))
         var service = SealingMigrationService(database: runtime, contexts: contexts, logger: quiet)
         service.batchSize = 2
-        #expect(try await service.sweep() == 2 * 6 - 4)
+        #expect(try await service.sweep() == 2 * 9 - 6)
         #expect(try await runtime.tenantsWithClearRows(limit: 10).isEmpty)
         #expect(try await service.sweep() == 0)
 
@@ -364,15 +498,18 @@ import Testing
         let clearLeft = try await fixture.asSuperuser { session in
             try session.query(
                 """
-                SELECT (SELECT count(*) FROM aerie.connections WHERE sealed IS NULL OR label IS NOT NULL OR invitation IS NOT NULL)
-                    + (SELECT count(*) FROM aerie.mailbox WHERE sealed IS NULL OR payload IS NOT NULL)
+                SELECT (SELECT count(*) FROM aerie.connections
+                        WHERE sealed IS NULL OR label IS NOT NULL OR invitation IS NOT NULL OR their_did IS NOT NULL)
+                    + (SELECT count(*) FROM aerie.mailbox WHERE sealed IS NULL OR payload IS NOT NULL OR delivery_error IS NOT NULL)
+                    + (SELECT count(*) FROM aerie.outbox WHERE last_error IS NOT NULL OR endpoint IS NOT NULL)
+                    + (SELECT count(*) FROM aerie.tenants WHERE label IS NOT NULL OR label_sealed IS NULL)
                     + (SELECT count(*) FROM aerie.oob_invitations WHERE sealed IS NULL OR invitation IS NOT NULL)
                     + (SELECT count(*) FROM aerie.tenant_settings WHERE sealed IS NULL OR value IS NOT NULL)
                 """
             ).int(0, 0)
         }
         #expect(clearLeft == 0)
-        Self.expectNoSecrets(in: try await Self.everyRow(fixture), "a superuser's SELECT after the upgrade")
+        Self.expectNoSecrets(Self.secrets + labels.values, in: try await Self.everyRow(fixture), "a superuser's SELECT after the upgrade")
         // The conversion kept the connection's own times.
         let updated = try await fixture.asSuperuser { session in
             try session.query("SELECT count(*) FROM aerie.connections WHERE updated_at > created_at + interval '1 second'").int(0, 0)

@@ -18,7 +18,7 @@ import Testing
 
     static func configure(_ config: inout AerieConfiguration) {
         config.allowPrivateURLs = true
-        config.deliveryMaxAttempts = 2
+        config.deliveryHorizon = .milliseconds(300)
         config.deliveryBackoff = .milliseconds(100)
     }
 

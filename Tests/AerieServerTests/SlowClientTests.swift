@@ -8,7 +8,7 @@ import Testing
 /// deadlines while real clients keep getting answers; HTTP connection cap, body and request
 /// deadlines, keep-alive limits; the RPC server's authentication deadline, its separate cap for
 /// unauthenticated sessions, and blank lines that do not keep a session alive.
-@Suite struct SlowClientTests {
+@Suite(.timeLimit(.minutes(10))) struct SlowClientTests {
     struct TimedOut: Error {}
 
     /// `body`, or `TimedOut` after `seconds` (so a broken server fails the test, never hangs it).

@@ -1,5 +1,6 @@
 import AerieClient
 import AerieCore
+import AerieStore
 import AerieTesting
 import Foundation
 import Testing
@@ -18,6 +19,7 @@ import Testing
                 ids.append(try #require(created["tenantId"]?.stringValue))
             }
             var listed: [String] = []
+            var labels: [String: String] = [:]
             var cursor: JSONValue = .null
             var pages = 0
             repeat {
@@ -28,15 +30,37 @@ import Testing
                 guard case .array(let items)? = page["items"] else { Issue.record("no items"); return }
                 #expect(items.count <= 2)
                 listed += items.compactMap { $0["tenantId"]?.stringValue }
+                for item in items { labels[item["tenantId"]?.stringValue ?? ""] = item["label"]?.stringValue }
                 cursor = page["nextCursor"] ?? .null
             } while cursor != .null && pages <= ids.count  // bounded: a cursor that never advances fails below
             #expect(listed.sorted() == ids.sorted())
             #expect(listed == listed.sorted())
+            // Each label opened with its own tenant's data key; none is stored in clear.
+            #expect(labels == Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($1, "tenant \($0)") }))
+            let clear = try await WalletFixture.asSuperuser(server.database) { session in
+                try session.query("SELECT count(*) FROM aerie.tenants WHERE label IS NOT NULL OR label_sealed IS NULL").int(0, 0)
+            }
+            #expect(clear == 0)
+            // A tenant whose data key this server cannot unwrap is listed without its label; the
+            // listing and the other labels are unaffected.
+            let unopenable = ids[1]
+            _ = try await WalletFixture.asSuperuser(server.database) { session in
+                try session.execute(
+                    "UPDATE aerie.tenants SET data_key_wrapped = $2 WHERE id = $1::uuid", [.text(unopenable), .bytes([UInt8](repeating: 7, count: 72))])
+            }
+            let all = try await admin.call("admin.tenants.list", params: ["limit": 10])["items"]?.arrayValue ?? []
+            #expect(all.count == ids.count)
+            #expect(all.first { $0["tenantId"]?.stringValue == ids[1] }?["label"] == nil)
+            #expect(all.first { $0["tenantId"]?.stringValue == ids[0] }?["label"] == "tenant 0")
 
             let shown = try await admin.call("admin.tenants.get", params: ["tenantId": .string(ids[0])])
             #expect(shown["label"] == "tenant 0")
             #expect(shown["status"] == "active")
             #expect(shown["token"] == nil)
+            // Times are ISO 8601 text, as everywhere else (not seconds since 2001).
+            let created = try #require(shown["createdAt"]?.stringValue)
+            let parsed = try #require(ISO8601DateFormatter().date(from: created), "createdAt \(created)")
+            #expect(abs(parsed.timeIntervalSinceNow) < 600)
 
             await expectCode("not_found") { try await admin.call("admin.tenants.get", params: ["tenantId": .string(UUID().uuidString)]) }
             await expectCode("invalid_params") { try await admin.call("admin.tenants.get", params: ["tenantId": "nope"]) }

@@ -35,9 +35,10 @@ struct WalletFixture {
 
     func createTenant(_ label: String) async throws -> TenantContext {
         let id = TenantID.random()
+        let dataKey = DataKey.generate()
         _ = try await runtime.tenants.create(
-            id: id, label: label, tokenHash: Random.bytes(32),
-            wrappedDataKey: masterKey.wrap(DataKey.generate(), tenantID: id.rawValue),
+            id: id, label: label, sealer: dataKey.sealer(for: id), tokenHash: Random.bytes(32),
+            wrappedDataKey: masterKey.wrap(dataKey, tenantID: id.rawValue),
             masterKeyFingerprint: masterKey.fingerprint)
         return try await context(id)
     }

@@ -121,6 +121,13 @@ import Testing
             #expect(done["position"] == events.last?["position"])
             #expect(done["attempts"] == .int(0))
             #expect((done["lastError"] ?? .null) == .null)
+            // Times are ISO 8601 (UTC), as everywhere else, not seconds since 2001.
+            for key in ["nextAttemptAt", "deliveredAt"] {
+                let text = try #require(done[key]?.stringValue, "\(key): \(done)")
+                #expect(text.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/) != nil, "\(key): \(text)")
+                let year = Calendar(identifier: .gregorian).component(.year, from: try Date(text, strategy: .iso8601))
+                #expect(abs(year - Calendar(identifier: .gregorian).component(.year, from: Date())) <= 1)
+            }
         }
     }
 
@@ -173,7 +180,7 @@ import Testing
         defer { receiver.stop() }
         let environment = [
             "AERIE_WEBHOOK_ALLOW_HTTP": "1", "AERIE_WEBHOOK_BACKOFF_MS": "200", "AERIE_WEBHOOK_BATCH_SIZE": "5",
-            "AERIE_ALLOWED_NETWORKS": "127.0.0.0/8",
+            "AERIE_WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8",
         ]
         try await ServerProcess.onFreshDatabase(environment: environment) { server, runtime in
             try await server.start()
@@ -257,7 +264,7 @@ import Testing
             #expect(
                 await BackendSessionTests.code {
                     try await alpha.session.call(
-                        "admin.backends.setWebhook", params: ["backendId": .string(alpha.id), "url": "https://example.com/"])
+                        "admin.backends.setWebhook", params: ["backendId": .string(alpha.id), "url": "https://93.184.215.14/"])
                 }.code == "forbidden")
         }
     }
@@ -299,7 +306,7 @@ import Testing
         let receiver = try WebhookReceiver.start()
         defer { receiver.stop() }
         // The address policy of production: no private networks allowed.
-        try await LiveServer.with(server: { $0.allowedNetworks = [] }) { server in
+        try await LiveServer.with(server: { $0.webhookAllowedNetworks = [] }) { server in
             let admin = try await server.adminClient()
             defer { Task { await admin.close() } }
             let backend = try await BackendSessionTests.createBackend(admin, "refused")
@@ -327,11 +334,13 @@ import Testing
                 await BackendSessionTests.code {
                     try await admin.call("admin.backends.getWebhook", params: ["backendId": .string(backend.id)])
                 }.code == "not_found")
+            // A public dotted IPv4 address passes the policy without a lookup or a connection
+            // (a host name would be resolved and probed: no test reaches past loopback).
             #expect(
                 await BackendSessionTests.code {
                     try await admin.call(
                         "admin.backends.setWebhook",
-                        params: ["backendId": .string(UUID().uuidString.lowercased()), "url": "https://example.com/hook"])
+                        params: ["backendId": .string(UUID().uuidString.lowercased()), "url": "https://93.184.215.14/hook"])
                 }.code == "not_found")
         }
     }
@@ -352,13 +361,17 @@ enum Base64URL {
 
 /// A webhook receiver in Python (http.server on 127.0.0.1): verifies `Aerie-Signature` with the
 /// secret configured for the request's path (HMAC-SHA256 over "<t>." + body, t within 5
-/// minutes), answers 500 while told to fail, and appends every POST to a JSON-lines log.
+/// minutes), answers 500 while told to fail, waits the seconds configured for a path before
+/// answering (a slow receiver), and appends every POST to a JSON-lines log with the time it
+/// arrived.
 final class WebhookReceiver: @unchecked Sendable {
     struct Request {
         var path: String
         var verified: Bool
         var status: Int
         var body: JSONValue
+        /// When the POST arrived (seconds since 1970, the receiver's clock: this machine's).
+        var received: Double
         var events: [JSONValue] { if case .array(let items)? = body["events"] { items } else { [] } }
     }
 
@@ -369,6 +382,7 @@ final class WebhookReceiver: @unchecked Sendable {
         lock = threading.Lock()
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
+                received = time.time()
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 with open(os.path.join(directory, "control.json")) as f:
                     control = json.load(f)
@@ -380,10 +394,11 @@ final class WebhookReceiver: @unchecked Sendable {
                     verified = hmac.compare_digest(expected, fields.get("v1", "")) and abs(time.time() - int(fields["t"])) < 300
                 status = 500 if control.get("failing") else 200
                 record = {"path": self.path, "verified": verified, "status": status,
-                          "contentType": self.headers.get("Content-Type"), "body": json.loads(body)}
+                          "contentType": self.headers.get("Content-Type"), "body": json.loads(body), "received": received}
                 with lock:
                     with open(os.path.join(directory, "log.jsonl"), "a") as f:
                         f.write(json.dumps(record) + "\n")
+                time.sleep(control.get("delays", {}).get(self.path, 0))
                 self.send_response(status)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
@@ -439,9 +454,11 @@ final class WebhookReceiver: @unchecked Sendable {
 
     func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
 
-    func configure(secrets: [String: String], failing: Bool = false) throws {
+    /// `delays`: seconds the receiver waits before answering a POST to a path.
+    func configure(secrets: [String: String], failing: Bool = false, delays: [String: Double] = [:]) throws {
         let control = JSONValue.object([
             "secrets": .object(secrets.mapValues(JSONValue.string)), "failing": .bool(failing),
+            "delays": .object(delays.mapValues(JSONValue.double)),
         ])
         let temporary = directory.appendingPathComponent("control.tmp")
         try Data(control.serialized()).write(to: temporary)
@@ -458,7 +475,15 @@ final class WebhookReceiver: @unchecked Sendable {
             guard let value = try? JSONValue(parsing: Array(line.utf8)) else { return nil }
             return Request(
                 path: value["path"]?.stringValue ?? "", verified: value["verified"] == true, status: Int(value["status"]?.intValue ?? 0),
-                body: value["body"] ?? .null)
+                body: value["body"] ?? .null, received: Self.seconds(value["received"]))
+        }
+    }
+
+    private static func seconds(_ value: JSONValue?) -> Double {
+        switch value {
+        case .double(let seconds)?: seconds
+        case .int(let seconds)?: Double(seconds)
+        default: 0
         }
     }
 

@@ -7,7 +7,7 @@ import Testing
 /// schema/0037: a connection read without a lock, written back behind a queued check that locks
 /// the row and fails unless it is still as read (`ConnectionRepository.lockAsRead`), so a
 /// Response is applied in one round trip.
-@Suite struct ConnectionAsReadTests {
+@Suite(.timeLimit(.minutes(10))) struct ConnectionAsReadTests {
     static let verkeyA = KeyRepositoryTests.verkeyA
     static let verkeyB = KeyRepositoryTests.verkeyB
 

@@ -7,7 +7,7 @@ import Testing
 /// schema/0036: `connections.accept`'s duplicate match as a check queued with its writes
 /// (`ConnectionRepository.requireNoMatch`), and the transaction that sends a body of queued writes
 /// in one round trip (`TenantDatabase.rerunnableTransaction`).
-@Suite struct ConnectionMatchCheckTests {
+@Suite(.timeLimit(.minutes(10))) struct ConnectionMatchCheckTests {
     static let verkeyA = KeyRepositoryTests.verkeyA
     static let verkeyB = KeyRepositoryTests.verkeyB
 

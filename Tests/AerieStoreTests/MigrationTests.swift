@@ -133,6 +133,36 @@ import Testing
         }
     }
 
+    /// schema/0043 removes the outbox rows an earlier release kept after they failed for good, and
+    /// only those: pending rows stay, in both tenants.
+    @Test func failedOutboxRowsKeptByAnEarlierReleaseGo() async throws {
+        try await StoreFixture.withDatabase(migrate: false) { database in
+            let (superuser, a, b) = try await Self.twoTenants(database, migratedThrough: 42)
+            let state: @Sendable () async throws -> [[String?]] = {
+                try await superuser.withSession { session in
+                    try session.query(
+                        "SELECT tenant_id::text, string_agg(status, ',' ORDER BY status) FROM aerie.outbox GROUP BY tenant_id ORDER BY 1"
+                    ).allRows()
+                }
+            }
+            _ = try await superuser.withSession { session in
+                for id in [a, b] {
+                    for status in ["pending", "failed", "failed", "pending"] {
+                        try session.execute(
+                            "INSERT INTO aerie.outbox (tenant_id, id, endpoint, envelope, status) VALUES ($1::uuid, gen_random_uuid(), 'http://p', '\\x00', $2)",
+                            [.text(id.rawValue), .text(status)])
+                    }
+                }
+                return 0
+            }
+            #expect(try await state() == [a, b].map(\.rawValue).sorted().map { [$0, "failed,failed,pending,pending"] })
+            _ = try await database.migrator().migrate(through: 43)
+            let after = try await state()
+            await superuser.shutdown()
+            #expect(after == [a, b].map(\.rawValue).sorted().map { [$0, "pending,pending"] }, "\(after)")
+        }
+    }
+
     @Test func theLastMigrationKeepsRowsWrittenBeforeIt() async throws {
         try await StoreFixture.withDatabase(migrate: false) { database in
             let versions = try expectedVersions
@@ -183,7 +213,7 @@ import Testing
 
             let upgraded = database.runtime()
             do {
-                #expect(try await upgraded.tenants.get(a)?.label == "A")
+                #expect(try await upgraded.tenants.get(a)?.label == .clear("A"))
                 let tenantA = upgraded.sealed(a)
                 let loaded = try #require(try await tenantA.transaction { try $0.connections.get(row.id) })
                 #expect(loaded.state == .requested)

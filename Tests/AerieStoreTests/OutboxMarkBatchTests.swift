@@ -6,7 +6,7 @@ import Testing
 
 /// `AerieDatabase.markOutboxSent(_:)`: delivered rows without a message, of several tenants,
 /// marked sent in one round trip (the delivery service's batches, `OutboxSentMarks`).
-@Suite struct OutboxMarkBatchTests {
+@Suite(.timeLimit(.minutes(10))) struct OutboxMarkBatchTests {
     @Test func rowsOfTwoTenantsAreMarkedInOneRoundTripAndNothingElse() async throws {
         try await StoreFixture.with(maxConnections: 1) { fixture in
             let a = try await fixture.createLoggedTenant("A").id

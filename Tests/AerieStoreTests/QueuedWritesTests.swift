@@ -7,7 +7,7 @@ import Testing
 /// Writes whose outcome a transaction does not read (`DatabaseSession.executeLater`: key and
 /// connection inserts, outbox rows, updates of held rows) travel with the transaction's next
 /// statement or its `COMMIT`: in order, all or nothing, their errors thrown by the transaction.
-@Suite struct QueuedWritesTests {
+@Suite(.timeLimit(.minutes(10))) struct QueuedWritesTests {
     static let verkeyA = KeyRepositoryTests.verkeyA
     static let verkeyB = KeyRepositoryTests.verkeyB
 

@@ -7,7 +7,7 @@ import Testing
 /// Keys a process made with their connections, kept for the inbound lookup (`RecentRecipients`,
 /// `TenantDirectory.inboundRecipient`): what a committed tenant transaction adds, what it does
 /// not, what takes entries away, and the Response's check on a connection as kept.
-@Suite struct RecentRecipientsTests {
+@Suite(.timeLimit(.minutes(10))) struct RecentRecipientsTests {
     static let verkeyA = KeyRepositoryTests.verkeyA
     static let verkeyB = KeyRepositoryTests.verkeyB
     static let verkeyD = "9fDZ5vQ1kLHf3mLpd6W7xJYbKXJ2UsKr8q4bTGmFhNfD"

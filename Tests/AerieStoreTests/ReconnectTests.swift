@@ -62,7 +62,7 @@ import Testing
             let token = randomBytes(32)
             let id = TenantID.random()
             _ = try await runtime.tenants.create(
-                id: id, label: "survivor", tokenHash: token, wrappedDataKey: [1], masterKeyFingerprint: "mk")
+                id: id, label: "survivor", sealer: StoreFixture.labelSealer(id), tokenHash: token, wrappedDataKey: [1], masterKeyFingerprint: "mk")
 
             try await cluster.stop()
             #expect(try await !cluster.isRunning())
@@ -74,9 +74,9 @@ import Testing
             }
 
             // A crash leaves postmaster.pid behind; the next start must not trip over it.
-            let pidFile = home.appendingPathComponent("pg/data/postmaster.pid")
+            let pidFile = cluster.clusterDirectory.appendingPathComponent("data/postmaster.pid")
             let deadPID = (4_000_000..<4_100_000).first { kill(pid_t($0), 0) == -1 && errno == ESRCH } ?? 4_000_000
-            try "\(deadPID)\n\(home.appendingPathComponent("pg/data").path)\n".write(
+            try "\(deadPID)\n\(cluster.clusterDirectory.appendingPathComponent("data").path)\n".write(
                 to: pidFile, atomically: false, encoding: .utf8)
 
             #expect(try await cluster.start() == connection)
@@ -93,7 +93,7 @@ import Testing
         }
         try await cluster.stop()
         try await cluster.stop()  // stopping a stopped cluster is fine
-        let socketMode = try FileManager.default.attributesOfItem(atPath: home.appendingPathComponent("pg/run").path)[
+        let socketMode = try FileManager.default.attributesOfItem(atPath: cluster.clusterDirectory.appendingPathComponent("run").path)[
             .posixPermissions] as? Int
         #expect(socketMode == 0o700)
     }

@@ -1,4 +1,5 @@
 import AerieCore
+import AerieCrypto
 import AerieStore
 import AerieTesting
 import Foundation
@@ -28,8 +29,9 @@ struct StoreFixture {
     func createTenant(
         _ label: String, tokenHash: [UInt8] = randomBytes(32), wrappedDataKey: [UInt8] = randomBytes(72), backend: BackendID? = nil
     ) async throws -> TenantRecord {
-        try await runtime.tenants.create(
-            id: .random(), label: label, tokenHash: tokenHash, wrappedDataKey: wrappedDataKey,
+        let id = TenantID.random()
+        return try await runtime.tenants.create(
+            id: id, label: label, sealer: Self.labelSealer(id), tokenHash: tokenHash, wrappedDataKey: wrappedDataKey,
             masterKeyFingerprint: "test-master", backend: backend)
     }
 
@@ -130,4 +132,10 @@ func withPool<T: Sendable>(
 
 func randomBytes(_ count: Int) -> [UInt8] {
     (0..<count).map { _ in UInt8.random(in: 0...255) }
+}
+
+extension StoreFixture {
+    /// A sealer of a fresh data key, for a tenant's label: the wrapped data keys of these tests
+    /// are random bytes that wrap nothing.
+    static func labelSealer(_ id: TenantID) -> any ValueSealer { DataKey.generate().sealer(for: id) }
 }

@@ -1,4 +1,5 @@
 import AerieCore
+import AerieCrypto
 import AerieStore
 import AerieTesting
 import Foundation
@@ -12,10 +13,16 @@ import Testing
             let key: [UInt8] = [0, 1, 0x7f, 0x80, 0xff] + randomBytes(40)
             let id = TenantID.random()
             let before = Date()
+            let dataKey = DataKey.generate()
             let created = try await directory.create(
-                id: id, label: "Alice's wallet", tokenHash: token, wrappedDataKey: key, masterKeyFingerprint: "mk1")
+                id: id, label: "Alice's wallet", sealer: dataKey.sealer(for: id), tokenHash: token, wrappedDataKey: key,
+                masterKeyFingerprint: "mk1")
             #expect(created.id == id)
-            #expect(created.label == "Alice's wallet")
+            // Sealed under the tenant's data key, handed out with the wrapped key that opens it.
+            guard case .sealed(_, let wrapped) = created.label else { Issue.record("the label is stored in clear"); return }
+            #expect(wrapped == key)
+            #expect(try created.label.open(tenant: id) { id, _ in dataKey.sealer(for: id) } == "Alice's wallet")
+            #expect(throws: AerieError.self) { try created.label.open(tenant: id) { id, _ in DataKey.generate().sealer(for: id) } }
             #expect(created.status == .active)
             #expect(created.masterKeyFingerprint == "mk1")
             #expect(abs(created.createdAt.timeIntervalSince(before)) < 60)
@@ -28,7 +35,7 @@ import Testing
             for (conflictID, conflictToken) in [(id, randomBytes(32)), (TenantID.random(), token)] {
                 await #expect {
                     try await directory.create(
-                        id: conflictID, label: "x", tokenHash: conflictToken, wrappedDataKey: key,
+                        id: conflictID, label: "x", sealer: StoreFixture.labelSealer(conflictID), tokenHash: conflictToken, wrappedDataKey: key,
                         masterKeyFingerprint: "mk1")
                 } throws: { ($0 as? AerieError)?.code == .conflict }
             }
@@ -80,9 +87,11 @@ import Testing
             let owner = backends[0]
             var owned: [TenantID] = []
             for index in 0..<5 {
+                let id = TenantID.random()
                 owned.append(
                     try await fixture.runtime.tenants.create(
-                        id: .random(), label: "owned\(index)", tokenHash: randomBytes(32), wrappedDataKey: randomBytes(72),
+                        id: id, label: "owned\(index)", sealer: StoreFixture.labelSealer(id), tokenHash: randomBytes(32),
+                        wrappedDataKey: randomBytes(72),
                         masterKeyFingerprint: "test-master", backend: owner
                     ).id)
                 _ = try await fixture.createTenant("other\(index)")  // no backend: never in the owner's pages

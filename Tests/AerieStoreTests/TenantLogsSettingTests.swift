@@ -7,7 +7,7 @@ import Testing
 /// schema/0035: every tenant write transaction says whether its tenant logs events
 /// (`aerie.tenant_logs`: 'off' for a tenant without a backend), and the triggers that log skip
 /// their insert only when it says 'off'. Two tenants: A has a backend, B is the operator's.
-@Suite struct TenantLogsSettingTests {
+@Suite(.timeLimit(.minutes(10))) struct TenantLogsSettingTests {
     static let setting = "SELECT current_setting('aerie.tenant_logs', true)"
 
     @Test func everyTenantTransactionSaysWhetherItsTenantLogs() async throws {

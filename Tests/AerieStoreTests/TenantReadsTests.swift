@@ -6,7 +6,7 @@ import Testing
 
 /// `TenantDatabase.read`: each statement a read-only transaction of its own, still confined to
 /// the tenant by row-level security, and unable to write.
-@Suite struct TenantReadsTests {
+@Suite(.timeLimit(.minutes(10))) struct TenantReadsTests {
     @Test func readsSeeOnlyTheirTenantAndCannotWrite() async throws {
         try await StoreFixture.with { fixture in
             let a = try await fixture.createTenant("A").id

@@ -7,7 +7,7 @@ import Testing
 
 /// `HTTPListener` (as the DIDComm endpoint) with a handler slower than the request deadline: the peer gets a 503 it
 /// may retry and the connection closes, while the handler's own answer is dropped unseen.
-@Suite struct HTTPListenerLimitsTests {
+@Suite(.timeLimit(.minutes(10))) struct HTTPListenerLimitsTests {
     @Test func slowHandlerAnswers503AtTheRequestDeadline() async throws {
         var limits = HTTPListener.Limits()
         limits.requestTimeout = .seconds(1)

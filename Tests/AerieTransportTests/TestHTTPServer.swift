@@ -136,6 +136,11 @@ private final class RouteHandler: ChannelInboundHandler {
                 let (handler, context) = bound.value
                 handler.respond(context, status: .ok, contentType: "application/json", body: TestHTTPServer.invitationJSON)
             }
+        case ("busy", 2):
+            // 503 with `Retry-After: <segment>` (seconds, or an HTTP date percent-encoded).
+            var headers = HTTPHeaders()
+            headers.add(name: "retry-after", value: segments[1].removingPercentEncoding())
+            respond(context, status: .serviceUnavailable, headers: headers, body: "busy")
         case ("html", 1):
             respond(context, status: .ok, contentType: "text/html", body: "<html><body>hello</body></html>")
         default:

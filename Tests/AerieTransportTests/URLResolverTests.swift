@@ -1,5 +1,6 @@
 import AerieCore
 import AerieTransport
+import Foundation
 import Logging
 import Testing
 
@@ -103,8 +104,6 @@ import Testing
             }
             await #expect(throws: URLFetchError.self) { try await resolver.checkDestination("ftp://example.org/") }
             await #expect(throws: URLFetchError.self) { try await resolver.checkDestination("http://exa mple.org/") }
-            // A name that does not resolve is not a policy refusal: it may resolve later.
-            try await resolver.checkDestination("http://no-such-host.invalid/")
             #expect(server.requests.isEmpty)
         }
         let allowed = AddressPolicy(allowPrivateAddresses: false, allowedNetworks: [IPNetwork("127.0.0.0/8")!])
@@ -173,6 +172,34 @@ import Testing
             throw error
         }
         await refusing.shutdown(); await allowing.shutdown(); await server.shutdown()
+    }
+
+    /// A peer's `Retry-After` comes back with its answer, in seconds, in either form; the
+    /// address the answer came from too (the delivery service keys its slots by it).
+    @Test func deliveriesReadRetryAfterAndTheAddress() async throws {
+        let server = try await TestHTTPServer.start()
+        let delivery = HTTPDelivery(
+            configuration: HTTPDelivery.Configuration(allowPrivateAddresses: false, allowedNetworks: [IPNetwork("127.0.0.1/32")!]))
+        do {
+            let seconds = try await delivery.post([1], to: server.url("/busy/120"))
+            #expect(seconds.status == 503)
+            #expect(seconds.retryAfter == .seconds(120))
+            #expect(seconds.address == "127.0.0.1")
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "GMT")
+            formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+            let date = formatter.string(from: Date().addingTimeInterval(600))
+            let dated = try await delivery.post([1], to: server.url("/busy/" + date.replacingOccurrences(of: " ", with: "%20")))
+            let wait = try #require(dated.retryAfter)
+            #expect(wait > .seconds(590) && wait <= .seconds(600), "\(wait)")
+            #expect(try await delivery.post([1], to: server.url("/busy/soon")).retryAfter == nil)
+            #expect(try await delivery.post([1], to: server.url("/bytes/1")).retryAfter == nil)
+        } catch {
+            await delivery.shutdown(); await server.shutdown()
+            throw error
+        }
+        await delivery.shutdown(); await server.shutdown()
     }
 
     /// Deliveries to one endpoint reuse the connection the first one opened (keep-alive), from

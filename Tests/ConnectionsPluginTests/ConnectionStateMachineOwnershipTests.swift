@@ -5,7 +5,7 @@ import Testing
 
 /// Every state a connection takes comes from the state machine, without any I/O: the moves the
 /// out-of-band and delete plugins ask for (reuse, connectionless, delete) and the checks the driver runs first.
-@Suite struct ConnectionStateMachineOwnershipTests {
+@Suite(.timeLimit(.minutes(5))) struct ConnectionStateMachineOwnershipTests {
     typealias Machine = ConnectionStateMachine
 
     @Test func reuseAcceptedMovesAnEstablishedConnectionToReused() throws {

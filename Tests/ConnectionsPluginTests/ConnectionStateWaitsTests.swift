@@ -15,6 +15,21 @@ import Testing
         ConnectionRecord(id: id, state: state, invitation: .object([:]), invitationKind: "aries-connections")
     }
 
+    /// Returns once `count` waits are parked (a wait puts its timeout on the timer after its
+    /// continuation), so what the test does next happens while they wait, not before.
+    func parked(_ waits: ConnectionStateWaits, _ count: Int = 1, sourceLocation: SourceLocation = #_sourceLocation)
+        async throws
+    {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while waits.timeouts.count < count {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("\(count) waits not parked within 60 s", sourceLocation: sourceLocation)
+                return
+            }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+    }
+
     @Test func aChangeWhileWaitingWakesTheWaiterBeforeTheTimeout() async throws {
         let waits = ConnectionStateWaits()
         let id = UUID()
@@ -23,7 +38,7 @@ import Testing
         // A timeout answers nil, so the record itself shows the wake (no clock: a loaded machine
         // can take seconds to run the waiter at all); a lost wake runs into the suite's limit.
         async let woken = watch.next(timeout: .seconds(3600))
-        try await Task.sleep(for: .milliseconds(50))
+        try await parked(waits)
         waits.changed(record(id, .accepted), tenant: alice)
         let got = await woken
         #expect(got?.state == .accepted)
@@ -82,13 +97,13 @@ import Testing
         #expect(ContinuousClock.now - started >= .milliseconds(25))
     }
 
-    @Test func cancellationEndsTheWait() async {
+    @Test func cancellationEndsTheWait() async throws {
         let waits = ConnectionStateWaits()
         let watch = waits.watch(UUID(), tenant: alice)
         defer { waits.stop(watch) }
         // Only the cancellation can end this wait (its timeout is an hour).
         let task = Task { await watch.next(timeout: .seconds(3600)) }
-        try? await Task.sleep(for: .milliseconds(20))
+        try await parked(waits)
         task.cancel()
         #expect(await task.value == nil)
     }
@@ -105,7 +120,7 @@ import Testing
         // Only the wake can end these waits (their timeout is an hour; a lost wake runs into the
         // suite's time limit).
         async let woken = watch.next(timeout: .seconds(3600))
-        try await Task.sleep(for: .milliseconds(50))
+        try await parked(waits)
         waits.heard(id, state: "accepted", tenant: alice)
         #expect(await woken == nil)
 
@@ -137,20 +152,20 @@ import Testing
         let watch = waits.watch(id, tenant: alice)
         defer { waits.stop(watch) }
         async let woken = watch.next(timeout: .seconds(3600))
-        try await Task.sleep(for: .milliseconds(50))
+        try await parked(waits)
         waits.changed(record(id, .accepted), tenant: alice)
         #expect(await woken?.state == .accepted)
         #expect(waits.timeouts.count == 0)
 
         watch.saw(.accepted)
         async let poked = watch.next(timeout: .seconds(3600))
-        try await Task.sleep(for: .milliseconds(50))
+        try await parked(waits)
         waits.heard(id, state: "failed", tenant: alice)
         #expect(await poked == nil)
         #expect(waits.timeouts.count == 0)
 
         let task = Task { await watch.next(timeout: .seconds(3600)) }
-        try await Task.sleep(for: .milliseconds(20))
+        try await parked(waits)
         task.cancel()
         #expect(await task.value == nil)
         #expect(waits.timeouts.count == 0)
@@ -165,7 +180,7 @@ import Testing
         let short = waits.watch(UUID(), tenant: bob)
         defer { waits.stop(long); waits.stop(short) }
         let longTask = Task { await long.next(timeout: .seconds(3600)) }
-        try await Task.sleep(for: .milliseconds(20))
+        try await parked(waits)
         let started = ContinuousClock.now
         #expect(await short.next(timeout: .milliseconds(40)) == nil)
         #expect(ContinuousClock.now - started >= .milliseconds(35))

@@ -74,7 +74,7 @@ import Testing
         #expect(returning["@type"] == "https://didcomm.org/didexchange/1.0/request")
         #expect(returning["~transport"] == ["return_route": "all"])
 
-        let peer = try DIDExchangeMessages.resolve(did: did)
+        let peer = try DIDExchangeMessages.resolve(did: did, in: "response")
         #expect(peer.verkey == key.verkeyBase58)
         #expect(peer.endpoint == "http://127.0.0.1:7401")
         #expect(peer.routingKeys.isEmpty)
@@ -203,15 +203,15 @@ import Testing
 
     @Test func unresolvableDIDsAndOversizedAttachmentsAreErrorsNotCrashes() async throws {
         await expectAerieError(.invalidParams, containing: "only did:peer:2") {
-            try DIDExchangeMessages.resolve(did: "did:web:example.com")
+            try DIDExchangeMessages.resolve(did: "did:web:example.com", in: "response")
         }
         await expectAerieError(.invalidParams, containing: "did:peer:2 is invalid") {
-            try DIDExchangeMessages.resolve(did: "did:peer:2.Vz6Mk")
+            try DIDExchangeMessages.resolve(did: "did:peer:2.Vz6Mk", in: "response")
         }
         await expectAerieError(.invalidParams, field: "message") {
             try DIDExchangeMessages.readResponse(["did": .string(String(repeating: "a", count: 20_000))], invitationKey: "x")
         }
-        let huge: JSONValue = ["data": ["base64": .string(String(repeating: "A", count: SignedAttachment.maxBase64Length + 4))]]
+        let huge: JSONValue = ["data": ["base64": .string(String(repeating: "A", count: PeerFieldLimits.maxAttachmentBase64Bytes + 4))]]
         #expect(throws: CryptoError.self) { try SignedAttachment.verify(huge, expectedSigner: "x") }
     }
 

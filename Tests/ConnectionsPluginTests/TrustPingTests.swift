@@ -4,7 +4,7 @@ import Testing
 @testable import ConnectionsPlugin
 
 /// RFC 0048 messages, pure.
-@Suite struct TrustPingTests {
+@Suite(.timeLimit(.minutes(5))) struct TrustPingTests {
     @Test func responseIsRequestedUnlessExplicitlyFalse() {
         #expect(TrustPing.responseRequested(["@type": "https://didcomm.org/trust_ping/1.0/ping", "@id": "p"]))
         #expect(TrustPing.responseRequested(["@id": "p", "response_requested": true]))

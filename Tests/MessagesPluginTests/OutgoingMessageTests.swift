@@ -5,7 +5,7 @@ import Testing
 @testable import MessagesPlugin
 
 /// The shape check of `messages.send` and the basic message of `messages.sendText`, pure.
-@Suite struct OutgoingMessageTests {
+@Suite(.timeLimit(.minutes(5))) struct OutgoingMessageTests {
     @Test(arguments: [
         "https://didcomm.org/basicmessage/1.0/message",
         "did:sov:BzCbsNYhMrjHiqZDTUASHg;spec/questionanswer/1.0/answer",

@@ -47,6 +47,12 @@ import Testing
             (["data": ["json": ["@id": "no-type"]]], "invalid_invitation"),
             (["data": ["json": ["@type": "https://didcomm.org/x/1.0/y"]]], "invalid_invitation"),
             (["data": ["links": ["https://example.com/a"]]], "unsupported_invitation"),
+            // Ids and thread ids over `PeerFieldLimits.id` are refused, not cut.
+            (["data": ["json": ["@type": "https://didcomm.org/x/1.0/y", "@id": .string(String(repeating: "i", count: 257))]]],
+             "invalid_invitation"),
+            (["data": ["json": ["@type": "https://didcomm.org/x/1.0/y", "@id": "a",
+                                "~thread": ["thid": .string(String(repeating: "t", count: PeerFieldLimits.id.maxBytes + 1))]]]],
+             "invalid_invitation"),
         ]
         for (attachment, code) in broken {
             do {

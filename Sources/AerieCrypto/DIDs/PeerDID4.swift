@@ -10,6 +10,12 @@ public enum PeerDID4 {
     /// characters); base58 decoding is quadratic, so this bounds its cost (a few milliseconds).
     public static let maxLength = 4096
 
+    /// Whether `did` is a did:peer:4 in its long form (`hash:document`), the form that resolves.
+    public static func isLongForm(_ did: String) -> Bool {
+        guard did.hasPrefix(prefix) else { return false }
+        return did.dropFirst(prefix.count).split(separator: ":", omittingEmptySubsequences: false).count == 2
+    }
+
     /// The document's JSON bytes, after checking that the hash part matches it.
     public static func documentJSON(_ did: String) throws -> [UInt8] {
         guard did.hasPrefix(prefix), did.utf8.count <= maxLength else {

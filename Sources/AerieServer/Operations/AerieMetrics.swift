@@ -30,20 +30,21 @@ public enum AerieMetrics {
 
 /// Samples the levels of one running server into the registry before each scrape. The database
 /// figures (outbox backlog, tenants by status) cost one query, read at most every `statsMaxAge`
-/// however often the endpoint is scraped.
+/// however often (and however many at once) the endpoint is scraped.
 final class MetricsSampler: Sendable {
     let rpcServer: RPCServer
     let database: AerieDatabase
     let events: EventHub
     let registry: PrometheusCollectorRegistry
     static let statsMaxAge: Duration = .seconds(5)
-    private let cachedStats = Mutex<(at: ContinuousClock.Instant, stats: AerieDatabase.OperatorStats)?>(nil)
+    private let stats: RecentAnswer<AerieDatabase.OperatorStats?>
 
     init(rpcServer: RPCServer, database: AerieDatabase, events: EventHub, registry: PrometheusCollectorRegistry = AerieMetrics.registry) {
         self.rpcServer = rpcServer
         self.database = database
         self.events = events
         self.registry = registry
+        stats = RecentAnswer(maxAge: Self.statsMaxAge) { try? await database.operatorStats() }
     }
 
     /// The text exposition, after sampling.
@@ -65,7 +66,7 @@ final class MetricsSampler: Sendable {
 
         gauge("aerie_listen_up", [:], "1 while the LISTEN connection (push, credential changes) is up").set(events.isListening ? 1.0 : 0.0)
 
-        let stats = await databaseStats()
+        let stats = await self.stats.value()
         gauge("aerie_database_up", [:], "1 when the last database figures could be read").set(stats == nil ? 0.0 : 1.0)
         if let stats {
             gauge("aerie_outbox_pending", [:], "Outbox rows waiting for delivery, all tenants").set(Double(stats.outboxPending))
@@ -75,14 +76,6 @@ final class MetricsSampler: Sendable {
                 gauge("aerie_tenants", ["status": status], "Tenants by status").set(Double(stats.tenantsByStatus[status] ?? 0))
             }
         }
-    }
-
-    private func databaseStats() async -> AerieDatabase.OperatorStats? {
-        let now = ContinuousClock.now
-        if let cached = cachedStats.withLock({ $0 }), now - cached.at < Self.statsMaxAge { return cached.stats }
-        guard let stats = try? await database.operatorStats() else { return nil }
-        cachedStats.withLock { $0 = (now, stats) }
-        return stats
     }
 
     private func gauge(_ name: String, _ labels: [String: String], _ help: String) -> Prometheus.Gauge {

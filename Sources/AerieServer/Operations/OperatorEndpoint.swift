@@ -10,14 +10,25 @@ import Synchronization
 /// - `GET /readyz`: 200 only when this server should get traffic: migrations applied (the
 ///   endpoint starts after they are), the pool reaches the database, the LISTEN connection is
 ///   up, and the server is not draining after SIGTERM; 503 with the failing checks otherwise.
+///   The database check is one round trip on the shared pool at most every
+///   `databaseCheckMaxAge`, however often probes come.
 struct OperatorEndpoint: Sendable {
     let sampler: MetricsSampler
-    let database: AerieDatabase
     let events: EventHub
     let readiness: Readiness
+    private let databaseCheck: RecentAnswer<Bool>
 
     /// How long the readiness database check may take before it counts as failed.
     static let databaseCheckTimeout: Duration = .seconds(2)
+    /// How long its answer serves later probes.
+    static let databaseCheckMaxAge: Duration = .seconds(1)
+
+    init(sampler: MetricsSampler, database: AerieDatabase, events: EventHub, readiness: Readiness) {
+        self.sampler = sampler
+        self.events = events
+        self.readiness = readiness
+        databaseCheck = RecentAnswer(maxAge: Self.databaseCheckMaxAge) { await Self.databaseAnswers(database) }
+    }
 
     func answer(_ request: HTTPListener.Request) async -> HTTPListener.Answer {
         guard request.method == .GET else { return HTTPListener.Answer(status: 405) }
@@ -43,16 +54,15 @@ struct OperatorEndpoint: Sendable {
         var failing: [String] = []
         if readiness.isDraining { failing.append("draining") }
         if !events.isListening { failing.append("listen") }
-        if !(await databaseAnswers()) { failing.append("database") }
+        if !(await databaseCheck.value()) { failing.append("database") }
         return failing
     }
 
-    private func databaseAnswers() async -> Bool {
-        let database = self.database
-        return await withTaskGroup(of: Bool.self) { group in
+    private static func databaseAnswers(_ database: AerieDatabase) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
             group.addTask { (try? await database.ping()) != nil }
             group.addTask {
-                try? await Task.sleep(for: Self.databaseCheckTimeout)
+                try? await Task.sleep(for: databaseCheckTimeout)
                 return false
             }
             defer { group.cancelAll() }

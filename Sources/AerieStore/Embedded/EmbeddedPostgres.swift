@@ -8,14 +8,14 @@ import Glibc
 import Darwin
 #endif
 
-/// The zero-configuration default: a private PostgreSQL cluster under `<home>/pg`, created on
-/// first start and reused afterwards.
+/// The zero-configuration default: a private PostgreSQL cluster for `<home>`, created on first
+/// start and reused afterwards (see `clusterDirectory(forHome:)` for where it lives).
 ///
-/// The server listens on no TCP port (`listen_addresses = ''`), only on a Unix socket in
-/// `<home>/pg/run`, a directory of mode 0700. Authentication is `trust`, which is acceptable only
+/// The server listens on no TCP port (`listen_addresses = ''`), only on a Unix socket in the
+/// cluster's `run` directory, of mode 0700. Authentication is `trust`, which is acceptable only
 /// because of that: no other OS user can reach the socket (root aside). When we run as root, the
-/// cluster runs as the `postgres` OS user (PostgreSQL refuses root), its directories are chowned
-/// to it, and `<home>` gets search permission so that user can reach them.
+/// cluster runs as the `postgres` OS user (PostgreSQL refuses root) and its directories are
+/// chowned to it.
 ///
 /// Roles: `aerie_owner` owns database `aerie` and runs migrations; `aerie_app`, member of the
 /// NOLOGIN group `aerie_runtime`, is what the server connects as.
@@ -52,12 +52,67 @@ public struct EmbeddedPostgres: Sendable {
         logger: Logger = Logger(label: "aerie.embedded-postgres")
     ) {
         self.home = home.standardizedFileURL
+        self.clusterDirectory = Self.clusterDirectory(forHome: self.home)
         self.settings = settings
         self.databaseName = databaseName
         self.logger = logger
     }
 
-    public var clusterDirectory: URL { home.appendingPathComponent("pg") }
+    /// The cluster's directory (data, socket, log): see `clusterDirectory(forHome:)`.
+    public let clusterDirectory: URL
+
+    /// Where the cluster of `home` lives: `<home>/pg`, unless we run as root and the `postgres`
+    /// OS user, which runs it, cannot reach that (a home inside root's mode-0700 home directory):
+    /// then `<postgres's home>/aerie/<hash of home's absolute path>`, owned by that user, mode
+    /// 0700. An existing cluster is found where it is (`<home>/pg` first), so data survives
+    /// restarts and an existing `<home>/pg` is used in place; a new one goes to `<home>/pg` when
+    /// it can be reached. Only stat calls: cheap enough for every caller.
+    public static func clusterDirectory(forHome home: URL) -> URL {
+        let home = home.standardizedFileURL
+        let local = home.appendingPathComponent("pg")
+        guard geteuid() == 0, let entry = getpwnam(osUser) else { return local }
+        let owner = ClusterOwner(name: osUser, uid: entry.pointee.pw_uid, gid: entry.pointee.pw_gid)
+        let system = URL(fileURLWithPath: String(cString: entry.pointee.pw_dir))
+            .appendingPathComponent("aerie").appendingPathComponent(homeDigest(home.path))
+        let files = FileManager.default
+        if files.fileExists(atPath: local.appendingPathComponent("data/PG_VERSION").path) { return local }
+        if files.fileExists(atPath: system.appendingPathComponent("data/PG_VERSION").path) { return system }
+        return canSearch(home.deletingLastPathComponent(), as: owner) ? local : system
+    }
+
+    /// Whether `owner` can search `directory` and each of its parents (mode bits only; the
+    /// `test -w` run as that user in `prepareDirectories` is the final word). A directory not
+    /// created yet counts as searchable: it will be created with the usual umask.
+    private static func canSearch(_ directory: URL, as owner: ClusterOwner) -> Bool {
+        var path = directory.path
+        while true {
+            var info = stat()
+            if stat(path, &info) == 0 {
+                let mode = info.st_mode
+                let allowed =
+                    info.st_uid == owner.uid ? mode & 0o100 != 0 : info.st_gid == owner.gid ? mode & 0o010 != 0 : mode & 0o001 != 0
+                if !allowed { return false }
+            }
+            if path == "/" || path.isEmpty { return true }
+            path = (path as NSString).deletingLastPathComponent
+        }
+    }
+
+    /// 16 hex digits (FNV-1a, 64 bits) naming a home's cluster under the system location; the
+    /// cluster's `home` file holds the full path, checked on every start.
+    static func homeDigest(_ path: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in path.utf8 {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01b3
+        }
+        let hex = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
+    /// Whether the cluster lives outside `<home>` (the system location for root).
+    var isOutsideHome: Bool { clusterDirectory != home.appendingPathComponent("pg") }
+    var homeRecord: URL { clusterDirectory.appendingPathComponent("home") }
     var dataDirectory: URL { clusterDirectory.appendingPathComponent("data") }
     var socketDirectory: URL { clusterDirectory.appendingPathComponent("run") }
     var logFile: URL { clusterDirectory.appendingPathComponent("postgres.log") }
@@ -262,8 +317,10 @@ public struct EmbeddedPostgres: Sendable {
                 "the embedded PostgreSQL socket path \(socketPath) is too long for a Unix socket; use a shorter AERIE_HOME")
         }
         let files = FileManager.default
+        let parent = clusterDirectory.deletingLastPathComponent()
         do {
             try files.createDirectory(at: home, withIntermediateDirectories: true)
+            try files.createDirectory(at: parent, withIntermediateDirectories: true)
             try files.createDirectory(at: clusterDirectory, withIntermediateDirectories: true)
             try files.createDirectory(at: socketDirectory, withIntermediateDirectories: true)
         } catch {
@@ -271,13 +328,21 @@ public struct EmbeddedPostgres: Sendable {
         }
         try setMode(0o700, clusterDirectory)
         try setMode(0o700, socketDirectory)
+        try checkHomeRecord()
         guard let owner else { return }
-        // The postgres user must be able to reach <home>/pg: give <home> search (not read) permission.
-        var info = stat()
-        if stat(home.path, &info) == 0, info.st_mode & 0o011 != 0o011 {
-            try setMode(mode_t(info.st_mode & 0o7777) | 0o011, home)
+        var cluster = [clusterDirectory, socketDirectory]
+        if isOutsideHome {
+            // <postgres's home>/aerie: the clusters of homes that user cannot reach, its alone.
+            try setMode(0o700, parent)
+            cluster.insert(parent, at: 0)
+        } else {
+            // The postgres user must be able to reach <home>/pg: give <home> search (not read) permission.
+            var info = stat()
+            if stat(home.path, &info) == 0, info.st_mode & 0o011 != 0o011 {
+                try setMode(mode_t(info.st_mode & 0o7777) | 0o011, home)
+            }
         }
-        for directory in [clusterDirectory, socketDirectory] {
+        for directory in cluster {
             guard chown(directory.path, owner.uid, owner.gid) == 0 else {
                 throw DatabaseSetupError("cannot chown \(directory.path) to \(owner.name): \(String(cString: strerror(errno)))")
             }
@@ -288,6 +353,25 @@ public struct EmbeddedPostgres: Sendable {
             throw DatabaseSetupError(
                 "the '\(owner.name)' OS user cannot reach \(clusterDirectory.path): every parent directory needs search "
                     + "permission for it; choose another AERIE_HOME")
+        }
+    }
+
+    /// A cluster outside the home records the home's path, so a digest shared by two homes is
+    /// refused instead of mixing their data, and an operator can tell whose cluster it is.
+    private func checkHomeRecord() throws {
+        guard isOutsideHome else { return }
+        if let recorded = try? String(contentsOf: homeRecord, encoding: .utf8) {
+            guard recorded.trimmed == home.path else {
+                throw DatabaseSetupError(
+                    "the embedded PostgreSQL in \(clusterDirectory.path) belongs to AERIE_HOME \(recorded.trimmed), "
+                        + "not \(home.path); choose another AERIE_HOME")
+            }
+            return
+        }
+        do {
+            try (home.path + "\n").write(to: homeRecord, atomically: true, encoding: .utf8)
+        } catch {
+            throw DatabaseSetupError("cannot write \(homeRecord.path): \(error)")
         }
     }
 

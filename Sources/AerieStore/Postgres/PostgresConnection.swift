@@ -12,15 +12,18 @@ package final class PostgresConnection: @unchecked Sendable {
     package private(set) var isBroken = false
 
     /// Connects, blocking. `conninfo` is a libpq connection string (`key=value ...` or a URI);
-    /// `application_name` and `connect_timeout` get defaults that the string may override.
-    /// `settings` are set on the session once connected (`set_config(name, value, false)`),
-    /// e.g. the quota limits schema/0020's triggers read.
+    /// `application_name` and `connect_timeout` get defaults that the string may override, and
+    /// so do `defaults` (libpq keywords, e.g. `keepalives`). `settings` are set on the session
+    /// once connected (`set_config(name, value, false)`), e.g. the quota limits schema/0020's
+    /// triggers read.
     package init(
-        conninfo: String, settings: [(name: String, value: String)] = [], answerTimeout: Duration = PostgresConnection.answerTimeout
+        conninfo: String, defaults: [(keyword: String, value: String)] = [], settings: [(name: String, value: String)] = [],
+        answerTimeout: Duration = PostgresConnection.answerTimeout
     ) throws {
         self.answerTimeoutLimit = answerTimeout
-        let keywords = ["application_name", "connect_timeout", "dbname"]
-        let values = ["aerie", "10", conninfo]
+        // Expanded last, so what the string names wins over the defaults before it.
+        let keywords = ["application_name", "connect_timeout"] + defaults.map(\.keyword) + ["dbname"]
+        let values = ["aerie", "10"] + defaults.map(\.value) + [conninfo]
         let connection = CStringArray.with(keywords) { keywordPointers in
             CStringArray.with(values) { valuePointers in
                 PQconnectdbParams(keywordPointers, valuePointers, 1)
@@ -51,6 +54,18 @@ package final class PostgresConnection: @unchecked Sendable {
     }
 
     deinit { close() }
+
+    /// The value libpq uses for connection option `keyword` (after defaults and the string).
+    package func option(_ keyword: String) -> String? {
+        guard let handle, let options = PQconninfo(handle) else { return nil }
+        defer { PQconninfoFree(options) }
+        var entry = options
+        while let name = entry.pointee.keyword {
+            if String(cString: name) == keyword { return entry.pointee.val.map { String(cString: $0) } }
+            entry += 1
+        }
+        return nil
+    }
 
     /// How long a statement (or a pipeline) may go without its answer before the connection is
     /// abandoned as broken: libpq would otherwise wait forever on a server that accepted the

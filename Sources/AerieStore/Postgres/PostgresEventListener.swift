@@ -28,6 +28,14 @@ package final class PostgresEventListener: Sendable {
     /// How long one wait blocks when there is no wake pipe.
     static let pollMilliseconds: Int32 = 200
     static let reconnectDelay: TimeInterval = 1
+    /// TCP keepalive on the LISTEN connection (unless the connection string sets its own): it is
+    /// idle while nothing happens, and without probes a peer or path that died silently (a
+    /// failover, a dropped NAT entry) would leave it waiting for notifications that never come,
+    /// with every cache it keeps true trusted. Found within about a minute this way.
+    package static let connectionDefaults: [(keyword: String, value: String)] = [
+        ("keepalives", "1"), ("keepalives_idle", "30"), ("keepalives_interval", "10"), ("keepalives_count", "3"),
+        ("tcp_user_timeout", "60000"),
+    ]
 
     /// `listeningChanged` runs on the listening thread when the LISTEN is in place (true, before
     /// any notification of that connection is delivered) and when it is lost (false), so that
@@ -94,7 +102,7 @@ package final class PostgresEventListener: Sendable {
     private func loop() {
         while !stopped {
             do {
-                let connection = try PostgresConnection(conninfo: conninfo)
+                let connection = try PostgresConnection(conninfo: conninfo, defaults: Self.connectionDefaults)
                 defer { connection.close() }
                 try connection.script("LISTEN \(channel)")
                 listeningChanged(true)

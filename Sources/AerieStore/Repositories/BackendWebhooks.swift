@@ -91,14 +91,16 @@ public struct BackendWebhooks: Sendable {
     }
 
     /// Leases up to `limit` webhooks that are due and have events past their cursor, for
-    /// `leaseSeconds`, in the name of `instance` (which may take back its own leases at once).
-    public func claim(instance: String, leaseSeconds: Int, limit: Int) async throws -> [ClaimedWebhook] {
-        try await pool.read { session in
+    /// `leaseSeconds`, in the name of `instance` (which may take back its own leases at once,
+    /// except those of the backends in `running`: its deliveries still under way).
+    public func claim(instance: String, leaseSeconds: Int, limit: Int, running: Set<BackendID> = []) async throws -> [ClaimedWebhook] {
+        let runningArray = "{" + running.map(\.rawValue).sorted().joined(separator: ",") + "}"
+        return try await pool.read { session in
             let result = try session.query(
                 """
                 SELECT backend_id::text, url, secret_wrapped, generation::text, position, attempts
-                FROM aerie.claim_webhooks($1, $2::int4, $3::int4)
-                """, [.text(instance), .int(leaseSeconds), .int(limit)])
+                FROM aerie.claim_webhooks($1, $2::int4, $3::int4, $4::uuid[])
+                """, [.text(instance), .int(leaseSeconds), .int(limit), .text(runningArray)])
             return try (0..<result.rowCount).map { row in
                 guard let backend = result.string(row, 0).flatMap(BackendID.init), let url = result.string(row, 1),
                     let secret = result.bytes(row, 2), let generation = result.string(row, 3), let position = result.int(row, 4),

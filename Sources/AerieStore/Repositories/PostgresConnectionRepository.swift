@@ -3,9 +3,10 @@ import Foundation
 
 /// `aerie.connections`. Queries name the tenant too; row-level security guarantees isolation.
 /// Clear: id, state, invitation kind, handshake protocol, our DID and verkey (routing inbound
-/// mail, the mailbox join, NOTIFY), their DID (the pairwise `senderDID` the mailbox join shows);
-/// everything else is sealed (`RowSealing`, `sealed`: also the inviter role, multi-use and
-/// alias), and the three invitation match keys are keyed hashes.
+/// mail, the mailbox join, NOTIFY); everything else is sealed (`RowSealing`, `sealed`: also the
+/// inviter role, multi-use and alias), their DID on its own (`their_did_sealed`: the
+/// `senderDID` the mailbox join opens without the rest of the row), and the three invitation
+/// match keys are keyed hashes.
 struct PostgresConnectionRepository: ConnectionRepository {
     let tenantID: TenantID
     let session: DatabaseSession
@@ -15,18 +16,22 @@ struct PostgresConnectionRepository: ConnectionRepository {
     /// Records the connections it inserts (`RecentRecipients`).
     var made: MadeRecipients? = nil
 
-    /// Columns 0...24 as in the previous release (its rows are read from them), 25 `sealed`.
+    /// Columns 0...24 as in the previous release (its rows are read from them), 25 `sealed`,
+    /// 26 `their_did_sealed`.
     private static let columns = """
         id::text, state, invitation::text, invitation_kind, invitation_id, public_did, first_recipient_key,
         invitation_endpoint, invitation_routing_keys::text, my_did, my_verkey, thread_id, their_did, their_verkey,
         their_endpoint, their_routing_keys::text, label, logo_url, goal, goal_code, failure_reason,
         problem_report::text, (extract(epoch FROM created_at) * 1000000)::int8,
-        (extract(epoch FROM updated_at) * 1000000)::int8, handshake_protocol, sealed
+        (extract(epoch FROM updated_at) * 1000000)::int8, handshake_protocol, sealed, their_did_sealed
         """
+
+    /// How many columns `columns` has: `recipientsSQL` adds its own after them.
+    static let columnCount = 27
 
     /// The columns a sealed row leaves NULL (schema/0018's CHECK).
     private static let clearedColumns = """
-        invitation = NULL, invitation_id = NULL, public_did = NULL, first_recipient_key = NULL,
+        their_did = NULL, invitation = NULL, invitation_id = NULL, public_did = NULL, first_recipient_key = NULL,
         invitation_endpoint = NULL, invitation_routing_keys = NULL, thread_id = NULL, their_verkey = NULL,
         their_endpoint = NULL, their_routing_keys = NULL, label = NULL, logo_url = NULL, goal = NULL,
         goal_code = NULL, failure_reason = NULL, problem_report = NULL
@@ -37,7 +42,7 @@ struct PostgresConnectionRepository: ConnectionRepository {
         let values = try fields(r)
         try session.executeLater(
             """
-            INSERT INTO aerie.connections (tenant_id, id, state, invitation_kind, my_did, my_verkey, their_did,
+            INSERT INTO aerie.connections (tenant_id, id, state, invitation_kind, my_did, my_verkey, their_did_sealed,
                 handshake_protocol, sealed, invitation_id_hash, public_did_hash, first_recipient_key_hash,
                 invitation_routing_keys, their_routing_keys)
             VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, NULL, NULL)
@@ -84,7 +89,7 @@ struct PostgresConnectionRepository: ConnectionRepository {
 
     private static func updateSQL(touching: Bool) -> String {
         """
-        UPDATE aerie.connections SET state = $3, invitation_kind = $4, my_did = $5, my_verkey = $6, their_did = $7,
+        UPDATE aerie.connections SET state = $3, invitation_kind = $4, my_did = $5, my_verkey = $6, their_did_sealed = $7,
             handshake_protocol = $8, sealed = $9, invitation_id_hash = $10, public_did_hash = $11,
             first_recipient_key_hash = $12, \(clearedColumns)\(touching ? ", updated_at = now()" : "")
         WHERE tenant_id = $1::uuid AND id = $2::uuid
@@ -192,7 +197,7 @@ struct PostgresConnectionRepository: ConnectionRepository {
     }
 
     /// The keys and the connections of the recipients in one statement: the connection's columns
-    /// first (0...25, NULL for a key of no connection), then the key's verkey and sealed secret.
+    /// first (`columns`, NULL for a key of no connection), then the key's verkey and sealed secret.
     func inboundRecipient(verkeys: [String]) throws -> InboundRecipient? {
         guard !verkeys.isEmpty else { return nil }
         guard verkeys.count <= PostgresKeyRepository.maxLookup else {
@@ -205,8 +210,8 @@ struct PostgresConnectionRepository: ConnectionRepository {
     }
 
     /// The tenant's keys among `verkeys` with their connections: each row the connection's
-    /// columns (0...25, NULL for a key of no connection), then the verkey (26) and the sealed
-    /// secret (27). `tenant_keys.verkey` is `COLLATE "C"` and `connections.my_verkey` the
+    /// columns (`columns`, NULL for a key of no connection), then the verkey and the sealed
+    /// secret (`recipientColumnCount` columns in all). `tenant_keys.verkey` is `COLLATE "C"` and `connections.my_verkey` the
     /// default collation: compared as they are, the comparison matches no index on `my_verkey`
     /// and the join read every connection of the tenant; in the column's own collation it is
     /// one probe of `connections_my_verkey`.
@@ -221,11 +226,13 @@ struct PostgresConnectionRepository: ConnectionRepository {
         """
     }
 
+    static let recipientColumnCount = columnCount + 2
+
     /// The row of `recipientsSQL`'s answer whose verkey comes first in `verkeys`.
     static func firstRecipient(_ result: PostgresResult, in verkeys: [String], sealing: RowSealing) throws -> InboundRecipient? {
         var found: [String: InboundRecipient] = [:]
         for row in 0..<result.rowCount {
-            guard let verkey = result.string(row, 26), let sealed = result.bytes(row, 27) else { continue }
+            guard let verkey = result.string(row, columnCount), let sealed = result.bytes(row, columnCount + 1) else { continue }
             found[verkey] = InboundRecipient(
                 verkey: verkey, sealedSecret: sealed,
                 connection: result.string(row, 0) == nil ? nil : try record(result, row, sealing: sealing))
@@ -245,10 +252,12 @@ struct PostgresConnectionRepository: ConnectionRepository {
             [.text(tenantID.rawValue), .text(id.lowercasedString)]) == 1
     }
 
-    /// Rewrites up to `limit` rows of the previous (clear) form sealed; answers how many.
+    /// Rewrites up to `limit` rows of a previous form (all clear, or sealed but for their DID)
+    /// sealed; answers how many.
     func sealClearRows(limit: Int) throws -> Int {
         let rows = try many(
-            "WHERE tenant_id = $1::uuid AND sealed IS NULL LIMIT $2 FOR UPDATE SKIP LOCKED", [.int(max(0, limit))])
+            "WHERE tenant_id = $1::uuid AND (sealed IS NULL OR their_did IS NOT NULL) LIMIT $2 FOR UPDATE SKIP LOCKED",
+            [.int(max(0, limit))])
         for row in rows { _ = try write(row, touching: false) }
         return rows.count
     }
@@ -287,7 +296,8 @@ struct PostgresConnectionRepository: ConnectionRepository {
         ]
         return [
             .text(r.state.rawValue), .text(r.invitationKind), .optionalText(r.myDid), .optionalText(r.myVerkey),
-            .optionalText(r.theirDid), .optionalText(r.handshakeProtocol),
+            try sealing.seal(r.theirDid, column: "their_did", row: r.id.lowercasedString).map(SQLValue.bytes) ?? .null,
+            .optionalText(r.handshakeProtocol),
             .bytes(try sealing.seal(sealed, row: r.id.lowercasedString)),
             try hash(r.invitationId, "invitation_id"), try hash(r.publicDid, "public_did"),
             try hash(r.firstRecipientKey, "first_recipient_key"),
@@ -301,7 +311,8 @@ struct PostgresConnectionRepository: ConnectionRepository {
         else { throw AerieError.internalError(details: "malformed row in aerie.connections") }
         var record = ConnectionRecord(
             id: id, state: state, invitation: .null, invitationKind: r.string(row, 3) ?? "",
-            myDid: r.string(row, 9), myVerkey: r.string(row, 10), theirDid: r.string(row, 12),
+            myDid: r.string(row, 9), myVerkey: r.string(row, 10),
+            theirDid: try r.bytes(row, 26).map { try sealing.open($0, column: "their_did", row: idText) } ?? r.string(row, 12),
             handshakeProtocol: r.string(row, 24), createdAt: createdAt, updatedAt: updatedAt)
         if let sealed = r.bytes(row, 25) {
             let f = try sealing.open(sealed, row: idText)

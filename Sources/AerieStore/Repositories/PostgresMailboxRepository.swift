@@ -2,7 +2,8 @@ import AerieCore
 import Foundation
 
 /// `aerie.mailbox`: decrypted inbound messages, one row per (recipient verkey, `@id`).
-/// Sealed (`RowSealing`): payload, sender verkey, thread id. Clear: uid, connection, our own
+/// Sealed (`RowSealing`): payload, sender verkey, thread id, and on its own a sent message's
+/// delivery error (`delivery_error_sealed`: it names the peer's URL). Clear: uid, connection, our own
 /// recipient verkey (routes the row to its connection), the message `@id` (exactly-once:
 /// unique with the recipient verkey), `@type` (the NOTIFY and the type filter), status, times,
 /// handling state.
@@ -12,12 +13,24 @@ struct PostgresMailboxRepository: MailboxRepository {
     let sealing: RowSealing
 
     /// Columns 0...9 as in the previous release (its rows are read from them), 10 `sealed`,
-    /// 11 `direction`, 12 `delivery_error` (clear: written by the delivery's SQL, which holds no
-    /// tenant key; it is the transport's error text).
+    /// 11 `direction`, 12 `delivery_error` (a previous release's clear form), 13
+    /// `delivery_error_sealed`.
     private static let columns = """
         uid::text, connection_id::text, recipient_verkey, sender_verkey, message_id, type, thread_id, status,
-        payload::text, (extract(epoch FROM received_at) * 1000000)::int8, sealed, direction, delivery_error
+        payload::text, (extract(epoch FROM received_at) * 1000000)::int8, sealed, direction, delivery_error,
+        delivery_error_sealed
         """
+
+    /// A sent message's delivery error, sealed for its row (`uid`).
+    static func sealDeliveryError(_ error: String, uid: String, sealing: RowSealing) throws -> [UInt8]? {
+        try sealing.table("mailbox").seal(error, column: "delivery_error", row: uid)
+    }
+
+    /// The delivery error of row `uid`: its sealed form, else a previous release's clear one.
+    private func deliveryError(sealed: [UInt8]?, clear: String?, uid: String) throws -> String? {
+        guard let sealed else { return clear }
+        return try sealing.open(sealed, column: "delivery_error", row: uid)
+    }
 
     func insert(_ m: MailboxMessage) throws -> (uid: UUID, inserted: Bool) {
         let result = try session.query(
@@ -116,20 +129,28 @@ struct PostgresMailboxRepository: MailboxRepository {
         ["payload": m.payload, "senderVerkey": .optional(m.senderVerkey), "threadId": .optional(m.threadId)]
     }
 
-    /// Rewrites up to `limit` rows of the previous (clear) form sealed; answers how many.
+    /// Rewrites up to `limit` rows of a previous form (all clear, or sealed but for the delivery
+    /// error) sealed; answers how many.
     func sealClearRows(limit: Int) throws -> Int {
         let result = try session.query(
-            "SELECT \(Self.columns) FROM aerie.mailbox WHERE tenant_id = $1::uuid AND sealed IS NULL LIMIT $2 FOR UPDATE SKIP LOCKED",
+            """
+            SELECT \(Self.columns) FROM aerie.mailbox WHERE tenant_id = $1::uuid AND (sealed IS NULL OR delivery_error IS NOT NULL)
+            LIMIT $2 FOR UPDATE SKIP LOCKED
+            """,
             [.text(tenantID.rawValue), .int(max(0, limit))])
         for row in 0..<result.rowCount {
             let m = try message(result, row)
             let uid = m.uid.lowercasedString
             try session.execute(
                 """
-                UPDATE aerie.mailbox SET sealed = $3, payload = NULL, sender_verkey = NULL, thread_id = NULL
+                UPDATE aerie.mailbox SET sealed = $3, payload = NULL, sender_verkey = NULL, thread_id = NULL,
+                    delivery_error = NULL, delivery_error_sealed = $4
                 WHERE tenant_id = $1::uuid AND uid = $2::uuid
                 """,
-                [.text(tenantID.rawValue), .text(uid), .bytes(try sealing.seal(Self.sealedFields(m), row: uid))])
+                [
+                    .text(tenantID.rawValue), .text(uid), .bytes(try sealing.seal(Self.sealedFields(m), row: uid)),
+                    try m.deliveryError.flatMap { try Self.sealDeliveryError($0, uid: uid, sealing: sealing) }.map(SQLValue.bytes) ?? .null,
+                ])
         }
         return result.rowCount
     }
@@ -207,12 +228,14 @@ struct PostgresMailboxRepository: MailboxRepository {
 
     /// What `download` lists, read in binary format (`binaryResults`): 0 uid, 1 message_id, 2 type,
     /// 3 thread_id (clear rows), 4 status, 5 payload (clear rows), 6 received_at, 7 sealed,
-    /// 8 direction, 9 delivery_error, 10 our DID, 11 theirs. The server sends the sealed bytes,
+    /// 8 direction, 9 delivery_error (clear rows), 10 our DID, 11 theirs (clear rows), 12 theirs
+    /// sealed, 13 the connection's id (the row its DID is sealed for), 14 delivery_error sealed.
+    /// The server sends the sealed bytes,
     /// the uid and the time as they are, where as text it wrote them in hex, as a uuid's text
     /// and as a computed number, and this side parsed each back.
     private static let downloadColumns = """
         m.uid, m.message_id, m.type, m.thread_id, m.status, m.payload::text, m.received_at, m.sealed, m.direction,
-        m.delivery_error, c.my_did, c.their_did
+        m.delivery_error, c.my_did, c.their_did, c.their_did_sealed, c.id, m.delivery_error_sealed
         """
 
     /// A message belongs to the connection it was linked to, or, when stored before the link was
@@ -262,6 +285,9 @@ struct PostgresMailboxRepository: MailboxRepository {
         var type: String?
         var pairwiseDid: String?
         var theirDid: String?
+        /// The sealed DID `theirDid` was opened from: the next row of the same connection has the
+        /// same bytes, and is not opened again.
+        var theirDidSealed: [UInt8]?
     }
 
     /// A row of `downloadColumns`. A sealed row's payload is the sealed object's own text of it
@@ -301,8 +327,21 @@ struct PostgresMailboxRepository: MailboxRepository {
         return MailboxEntry(
             uid: uid, messageId: r.string(row, 1) ?? "", type: repeated(2, &repeats.type) ?? "", threadId: threadId,
             status: r.string(row, 4) ?? "", direction: r.string(row, 8).flatMap(MailboxMessage.Direction.init(rawValue:)) ?? .received,
-            deliveryError: r.string(row, 9), pairwiseDid: pairwiseDid, theirDid: repeated(11, &repeats.theirDid),
+            deliveryError: try deliveryError(sealed: r.bytes(row, 14), clear: r.string(row, 9), uid: uid.lowercasedString),
+            pairwiseDid: pairwiseDid, theirDid: try theirDid(r, row, repeats: &repeats),
             receivedAtMicros: micros, payloadJSON: payloadJSON)
+    }
+
+    /// The connection's DID of a `downloadColumns` row: opened (once per run of rows of the same
+    /// connection), or a previous release's clear one.
+    private func theirDid(_ r: PostgresResult, _ row: Int, repeats: inout Repeats) throws -> String? {
+        guard let sealed = r.bytes(row, 12) else { return r.string(row, 11) }
+        if sealed == repeats.theirDidSealed, let known = repeats.theirDid { return known }
+        guard let connection = r.uuid(row, 13) else { throw AerieError.internalError(details: "malformed row in aerie.mailbox") }
+        let did = try sealing.table("connections").open(sealed, column: "their_did", row: connection.lowercasedString)
+        repeats.theirDid = did
+        repeats.theirDidSealed = sealed
+        return did
     }
 
     func updateStatus(_ uids: [UUID], pairwiseDid: String, to status: String) throws -> [UUID] {
@@ -358,6 +397,6 @@ struct PostgresMailboxRepository: MailboxRepository {
             recipientVerkey: r.string(row, 2) ?? "", senderVerkey: nil, messageId: r.string(row, 4) ?? "",
             type: r.string(row, 5) ?? "", threadId: nil, status: r.string(row, 7) ?? "", payload: .null,
             receivedAt: receivedAt, direction: r.string(row, 11).flatMap(MailboxMessage.Direction.init(rawValue:)) ?? .received,
-            deliveryError: r.string(row, 12))
+            deliveryError: try deliveryError(sealed: r.bytes(row, 13), clear: r.string(row, 12), uid: r.string(row, 0) ?? ""))
     }
 }

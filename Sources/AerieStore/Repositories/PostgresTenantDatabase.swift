@@ -148,7 +148,8 @@ struct PostgresTenantTransaction: TenantTransaction {
     }
 
     var outbox: any OutboxRepository {
-        PostgresOutboxRepository(tenantID: tenantID, session: session, lease: outboxLease, enqueued: enqueued)
+        PostgresOutboxRepository(
+            tenantID: tenantID, session: session, sealing: rowSealing("outbox"), lease: outboxLease, enqueued: enqueued)
     }
 
     var sql: any TenantSQL { SessionSQL(session: session) }
@@ -160,7 +161,25 @@ struct PostgresTenantTransaction: TenantTransaction {
             + postgresConnections.sealClearRows(limit: limit)
             + PostgresMailboxRepository(tenantID: tenantID, session: session, sealing: rowSealing("mailbox"))
             .sealClearRows(limit: limit)
+            + PostgresOutboxRepository(tenantID: tenantID, session: session, sealing: rowSealing("outbox"))
+            .sealClearRows(limit: limit)
             + stores.sealClearRows(in: self, limit: limit)
+            + sealClearLabel()
+    }
+
+    /// Seals the tenant's label if a previous release stored it in clear (schema/0044); answers
+    /// 1 if it did.
+    private func sealClearLabel() throws -> Int {
+        let result = try session.query(
+            "SELECT label FROM aerie.tenants WHERE id = $1::uuid AND label IS NOT NULL FOR UPDATE SKIP LOCKED", [.text(tenantID.rawValue)])
+        guard let label = result.string(0, 0) else { return 0 }
+        guard let sealer else {
+            throw AerieError.internalError(details: "sealing tenant \(tenantID)'s label needs its data key")
+        }
+        try session.execute(
+            "UPDATE aerie.tenants SET label = NULL, label_sealed = $2 WHERE id = $1::uuid",
+            [.text(tenantID.rawValue), .bytes(StoredTenantLabel.seal(label, tenant: tenantID, sealer: sealer))])
+        return 1
     }
 }
 

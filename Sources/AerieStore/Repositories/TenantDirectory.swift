@@ -21,9 +21,10 @@ public struct TenantDirectory: Sendable {
     /// not create tenants under it. `rewrapDataKeys` locks the table against inserts, and an
     /// insert's snapshot is taken after its lock, so the check cannot miss a rotation.
     /// `backend`: the backend that owns the new tenant (it must exist; else `notFound`).
+    /// `sealer`: the new tenant's own (of the data key `wrappedDataKey` wraps), which seals its label.
     public func create(
-        id: TenantID, label: String, tokenHash: [UInt8], wrappedDataKey: [UInt8], masterKeyFingerprint: String,
-        backend: BackendID? = nil
+        id: TenantID, label: String, sealer: any ValueSealer, tokenHash: [UInt8], wrappedDataKey: [UInt8],
+        masterKeyFingerprint: String, backend: BackendID? = nil
     ) async throws -> TenantRecord {
         try await pool.transaction(tenant: nil) { session in
             if let backend,
@@ -33,13 +34,13 @@ public struct TenantDirectory: Sendable {
             }
             let result = try session.query(
                 """
-                INSERT INTO aerie.tenants (id, label, token_hash, data_key_wrapped, master_key_fingerprint, backend_id)
-                SELECT $1::uuid, $2::text, $3::bytea, $4::bytea, $5::text, $6::uuid
+                INSERT INTO aerie.tenants (id, label_sealed, token_hash, data_key_wrapped, master_key_fingerprint, backend_id)
+                SELECT $1::uuid, $2::bytea, $3::bytea, $4::bytea, $5::text, $6::uuid
                 WHERE NOT EXISTS (SELECT 1 FROM aerie.tenants WHERE master_key_fingerprint <> $5::text)
                 RETURNING \(TenantRecord.columns)
                 """,
                 [
-                    .text(id.rawValue), .text(label), .bytes(tokenHash), .bytes(wrappedDataKey), .text(masterKeyFingerprint),
+                    .text(id.rawValue), .bytes(StoredTenantLabel.seal(label, tenant: id, sealer: sealer)), .bytes(tokenHash), .bytes(wrappedDataKey), .text(masterKeyFingerprint),
                     .optionalText(backend?.rawValue),
                 ])
             guard result.rowCount == 1 else {
@@ -166,8 +167,9 @@ public struct TenantDirectory: Sendable {
             } catch let error as PostgresError {
                 throw error.aerieError
             }
-            guard result.rowCount > 0, let tenant = result.string(0, 28).flatMap(TenantID.init) else { return nil }
-            guard let wrapped = result.bytes(0, 29) else {
+            let tenantColumn = PostgresConnectionRepository.recipientColumnCount
+            guard result.rowCount > 0, let tenant = result.string(0, tenantColumn).flatMap(TenantID.init) else { return nil }
+            guard let wrapped = result.bytes(0, tenantColumn + 1) else {
                 return InboundOwner(tenant: tenant, activeWrappedDataKey: nil, recipient: nil)
             }
             let sealing = RowSealing(tenantID: tenant, sealer: try sealer(tenant, wrapped), table: "connections")
