@@ -220,7 +220,7 @@ public enum InvitationParser {
     private static func peerDID4Service(_ did: String, field: String) throws -> Invitation.Service {
         let peer: ConnectionMessages.PeerConnection
         do {
-            peer = try DIDExchangeMessages.resolve(did: did)
+            peer = try DIDExchangeMessages.resolve(did: did, in: "invitation")
         } catch let error as AerieError {
             throw AerieError(
                 .invalidInvitation, "\(field) is not a usable did:peer:4: \(error.message)", field: field,
