@@ -129,21 +129,7 @@ import Testing
             #expect(try await Self.get(bob, bobs)["theirDid"]?.stringValue == nil)
             // Cut the server's LISTEN connection; then change alice's row with no NOTIFY at all
             // (as if it were sent during the outage and lost).
-            let listening = "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN aerie_events'"
-            let cut = try await WalletFixture.asSuperuser(server.database) { session in
-                let result = try session.query("SELECT pg_terminate_backend(pid), pid FROM (\(listening)) AS listener")
-                return (0..<result.rowCount).compactMap { result.int($0, 1) }
-            }
-            #expect(cut.count == 1)
-            // A new LISTEN in place means the server saw the old one drop (which clears the cache).
-            let back = try await InboundHandlingTests.eventually {
-                let pids = try await WalletFixture.asSuperuser(server.database) { session in
-                    let result = try session.query(listening)
-                    return (0..<result.rowCount).compactMap { result.int($0, 0) }
-                }
-                return pids.count == 1 && !cut.contains(pids[0])
-            }
-            #expect(back, "the server never listened again")
+            #expect(try await WalletFixture.cutEventListener(server.database), "the server never listened again")
             try await Self.unannounced(server, theirDid: "did:sov:unannounced", of: id)
             #expect(try await Self.get(alice, id)["theirDid"] == "did:sov:unannounced")
             #expect(try await Self.get(bob, bobs)["theirDid"]?.stringValue == nil)
