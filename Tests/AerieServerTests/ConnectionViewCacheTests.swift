@@ -129,13 +129,7 @@ import Testing
             #expect(try await Self.get(bob, bobs)["theirDid"]?.stringValue == nil)
             // Cut the server's LISTEN connection; then change alice's row with no NOTIFY at all
             // (as if it were sent during the outage and lost).
-            let cut = try await WalletFixture.asSuperuser(server.database) { session in
-                try session.query(
-                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN aerie_events'"
-                ).rowCount
-            }
-            #expect(cut == 1)
-            try await Task.sleep(for: .milliseconds(300))
+            #expect(try await WalletFixture.cutEventListener(server.database), "the server never listened again")
             try await Self.unannounced(server, theirDid: "did:sov:unannounced", of: id)
             #expect(try await Self.get(alice, id)["theirDid"] == "did:sov:unannounced")
             #expect(try await Self.get(bob, bobs)["theirDid"]?.stringValue == nil)

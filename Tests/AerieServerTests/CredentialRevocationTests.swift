@@ -204,13 +204,7 @@ import Testing
             do {
                 // Cut the server's LISTEN connection; then suspend alice with no NOTIFY at all (as
                 // if it were sent during the outage and lost).
-                let cut = try await superuser.withSession { session in
-                    try session.query(
-                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN aerie_events'"
-                    ).rowCount
-                }
-                #expect(cut == 1)
-                try await Task.sleep(for: .milliseconds(300))
+                #expect(try await WalletFixture.cutEventListener(server.database), "the server never listened again")
                 try await superuser.withSession { session in
                     try session.execute("ALTER TABLE aerie.tenants DISABLE TRIGGER tenants_notify_credential")
                     try session.execute("UPDATE aerie.tenants SET status = 'suspended' WHERE id = $1::uuid", [.text(aliceID.rawValue)])

@@ -325,13 +325,21 @@ import Testing
 
             // Beta's token is rotated: its stream ends with session.revoked, and nothing more of
             // its tenant's reaches the old session.
-            _ = try await admin.call("admin.backends.rotateToken", params: ["backendId": .string(beta.id)])
+            let rotated = try await admin.call("admin.backends.rotateToken", params: ["backendId": .string(beta.id)])
             for _ in 0..<250 where !betaSeen.all.contains(where: { $0.method == "session.revoked" }) {
                 try await Task.sleep(for: .milliseconds(20))
             }
             #expect(betaSeen.all.contains { $0.method == "session.revoked" })
-            try await Self.newConnection(database, tenant: beta.tenants[0])
-            try await Task.sleep(for: .milliseconds(1500))
+            // The marker: a session with the new token streams from where the old one stopped;
+            // once the next event reached it, it would have reached the old one too.
+            let renewed = try await BackendSessionTests.session(server, token: try #require(rotated["token"]?.stringValue))
+            defer { Task { await renewed.close() } }
+            let renewedSeen = Events(renewed)
+            let last = try #require(Self.positions(betaEvents).last)
+            _ = try await renewed.call("events.subscribe", params: ["after": .int(last)])
+            let next = try await Self.newConnection(database, tenant: beta.tenants[0])
+            for _ in 0..<3000 where renewedSeen.events.isEmpty { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(Self.connectionIds(renewedSeen.events) == [next])
             #expect(betaSeen.events.count == 5)
             #expect(await BackendSessionTests.code { try await beta.session.call("events.subscribe") }.code == "unauthenticated")
         }

@@ -18,7 +18,7 @@ import Testing
     /// A session whose queue turns out full at the `refuseAt`-th notification: that send is
     /// refused and the room reads 0 for `emptyReads` looks more, then there is room again.
     final class FillingSession: SessionHandle {
-        let id: UInt64 = 7_000_001
+        let id: UInt64
         private struct State {
             var sends = 0
             var emptyReadsLeft = 0
@@ -30,7 +30,8 @@ import Testing
         private let refuseAt: Int
         private let emptyReads: Int
 
-        init(refuseAt: Int, emptyReads: Int) {
+        init(id: UInt64 = 7_000_001, refuseAt: Int, emptyReads: Int) {
+            self.id = id
             self.refuseAt = refuseAt
             self.emptyReads = emptyReads
         }
@@ -86,7 +87,9 @@ import Testing
             try streams.subscribe(
                 session: session, backend: try #require(BackendID(backend.id)), tokenHash: TokenHasher.hash(backend.token), after: 0)
             for _ in 0..<3000 where session.received.count < written.count { try await Task.sleep(for: .milliseconds(20)) }
-            try await Task.sleep(for: .milliseconds(300))
+            // A marker event after them: once it is in, anything sent twice before it is too.
+            written.append(try await EventLogTests.newConnection(database, tenant: backend.tenants[1]))
+            for _ in 0..<3000 where session.received.count < written.count { try await Task.sleep(for: .milliseconds(20)) }
 
             let events = session.received
             let logged = try await database.events.read(
@@ -97,10 +100,17 @@ import Testing
             // Every event once, in position order: the refused one was sent again, nothing twice.
             #expect(EventLogTests.positions(events) == expected.map(\.position))
 
-            // A session that closes ends its stream: nothing is sent to it afterwards.
+            // A session that closes ends its stream: nothing is sent to it afterwards, while
+            // another session of the backend, the marker, gets the next event.
             session.close()
+            #expect(streams.unsubscribe(sessionID: session.id) == false, "the closed session still has a stream")
+            let marker = FillingSession(id: session.id + 1, refuseAt: 0, emptyReads: 0)
+            try streams.subscribe(
+                session: marker, backend: try #require(BackendID(backend.id)), tokenHash: TokenHasher.hash(backend.token),
+                after: try #require(expected.last?.position))
             written.append(try await EventLogTests.newConnection(database, tenant: backend.tenants[0]))
-            try await Task.sleep(for: .milliseconds(500))
+            for _ in 0..<3000 where marker.received.isEmpty { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(marker.received.count == 1)
             #expect(session.received.count == events.count)
 
             running.cancel()

@@ -262,7 +262,12 @@ import Testing
             let legacy: JSONValue = ["@type": "did:sov:BzCbsNYhMrjHiqZDTUASHg;spec/trust_ping/1.0/ping", "@id": "ping-4"]
             #expect(try await DIDCommEndpointTests.post(try peer.pack(legacy), to: port) == 202)
             _ = try #require(try await inbox.wait { $0["~thread"]?["thid"] == "ping-4" })
-            try await Task.sleep(for: .milliseconds(1500))
+            // Every ping was handled before its 202, so any answer is already an outbox row: once
+            // the outbox is empty, every answer there was has reached the inbox.
+            let drained = try await InboundHandlingTests.eventually {
+                try await WalletFixture.asSuperuser(server.database) { try $0.query("SELECT 1 FROM aerie.outbox").rowCount } == 0
+            }
+            #expect(drained, "the outbox never emptied")
             let answered = inbox.received.filter { $0.message["@type"] == "https://didcomm.org/trust_ping/1.0/ping_response" }
                 .compactMap { $0.message["~thread"]?["thid"]?.stringValue }.sorted()
             #expect(answered == ["ping-1", "ping-4"], "\(answered)")

@@ -74,6 +74,25 @@ struct WalletFixture {
         }
     }
 
+    /// Terminates the one server's `aerie_events` LISTEN backend, then waits (20 s at most) until
+    /// a new one is in place: the server saw the old one drop, which clears its caches. Returns
+    /// whether exactly one was cut and a new one came.
+    static func cutEventListener(_ database: TestDatabase) async throws -> Bool {
+        let listening = "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN aerie_events'"
+        let cut = try await asSuperuser(database) { session in
+            let result = try session.query("SELECT pg_terminate_backend(pid), pid FROM (\(listening)) AS listener")
+            return (0..<result.rowCount).compactMap { result.int($0, 1) }
+        }
+        guard cut.count == 1 else { return false }
+        return try await InboundHandlingTests.eventually {
+            let pids = try await asSuperuser(database) { session in
+                let result = try session.query(listening)
+                return (0..<result.rowCount).compactMap { result.int($0, 0) }
+            }
+            return pids.count == 1 && !cut.contains(pids[0])
+        }
+    }
+
     /// Runs `body` with the context of a live server's tenant: its data key unwrapped with the
     /// server's master key file, on a pool of its own (shut down afterwards). For tests that
     /// change sealed rows behind the server's back.
