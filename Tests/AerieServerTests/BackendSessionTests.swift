@@ -129,6 +129,86 @@ import Testing
         }
     }
 
+    /// Two backends on one server, each with its own session, create their tenants and drive
+    /// pipelined calls for them at the same time: every call succeeds, neither can act for or
+    /// list the other's tenants, and each event stream carries exactly its own tenants' events.
+    @Test func twoBackendsActConcurrentlyWithTheirOwnIsolation() async throws {
+        try await LiveServer.with { server in
+            let admin = try await server.adminClient()
+            let alpha = try await Self.createBackend(admin, "alpha concurrent")
+            let beta = try await Self.createBackend(admin, "beta concurrent")
+            let sessions = [try await Self.session(server, token: alpha.token), try await Self.session(server, token: beta.token)]
+            let seen = sessions.map { EventLogTests.Events($0) }
+            for session in sessions { _ = try await session.call("events.subscribe") }
+
+            /// One backend's run: creates 3 tenants, then 60 pipelined calls (settings and
+            /// invitations) for them; returns its tenants and the invitations' connection ids.
+            @Sendable func drive(_ session: AerieClient, _ label: String) async throws -> (tenants: [TenantID], connections: Set<String>) {
+                var tenants: [TenantID] = []
+                for n in 0..<3 {
+                    let created = try await session.call("admin.tenants.create", params: ["label": .string("\(label) \(n)")])
+                    tenants.append(try #require(TenantID(created["tenantId"]?.stringValue ?? "")))
+                }
+                let fixed = tenants
+                let connections = try await withThrowingTaskGroup(of: String?.self) { group in
+                    for n in 0..<60 {
+                        let tenant = fixed[n % 3]
+                        group.addTask {
+                            if n % 4 == 0 {
+                                let created = try await session.call("connections.createInvitation", params: ["label": .string(label)], tenant: tenant)
+                                return try #require(created["connectionId"]?.stringValue)
+                            }
+                            _ = try await session.call("settings.set", params: ["key": .string("k\(n)"), "value": .string(label)], tenant: tenant)
+                            return nil
+                        }
+                    }
+                    var ids = Set<String>()
+                    for try await id in group { if let id { ids.insert(id) } }
+                    return ids
+                }
+                return (fixed, connections)
+            }
+            async let alphaRun = drive(sessions[0], "alpha")
+            async let betaRun = drive(sessions[1], "beta")
+            let runs = try await [alphaRun, betaRun]
+            #expect(runs.allSatisfy { $0.connections.count == 15 })
+
+            for (own, other) in [(0, 1), (1, 0)] {
+                let session = sessions[own]
+                let label = own == 0 ? "alpha" : "beta"
+                // Each tenant holds exactly the settings its backend wrote for it.
+                for (index, tenant) in runs[own].tenants.enumerated() {
+                    let listed = try await session.call("settings.list", params: ["limit": 100], tenant: tenant)
+                    let items = listed["items"]?.arrayValue ?? []
+                    let expected = Set((0..<60).filter { $0 % 3 == index && $0 % 4 != 0 }.map { "k\($0)" })
+                    #expect(Set(items.compactMap { $0["key"]?.stringValue }) == expected, "\(label) \(tenant)")
+                    #expect(items.allSatisfy { $0["value"] == .string(label) })
+                }
+                // It lists its own tenants only, and cannot act for the other's.
+                let page = try await session.call("admin.tenants.list")
+                let listed = Set((page["items"]?.arrayValue ?? []).compactMap { $0["tenantId"]?.stringValue })
+                #expect(listed == Set(runs[own].tenants.map(\.rawValue)))
+                for tenant in runs[other].tenants {
+                    #expect(await Self.code { try await session.call("settings.list", tenant: tenant) }.code == "forbidden")
+                    #expect(
+                        await Self.code { try await session.call("connections.createInvitation", params: [:], tenant: tenant) }.code
+                            == "forbidden")
+                    #expect(
+                        await Self.code { try await session.call("admin.tenants.get", params: ["tenantId": .string(tenant.rawValue)]) }
+                            .code == "not_found")
+                }
+                // Its event stream carries its own tenants' new connections, all of them, and nothing else.
+                for _ in 0..<3000 where !runs[own].connections.isSubset(of: EventLogTests.connectionIds(seen[own].events)) {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                let events = seen[own].events
+                #expect(Set(EventLogTests.connectionIds(events)) == runs[own].connections, "\(label): \(events)")
+                #expect(events.allSatisfy { event in runs[own].tenants.contains { event["tenantId"] == .string($0.rawValue) } })
+            }
+            for client in [admin] + sessions { await client.close() }
+        }
+    }
+
     /// A backend session acting for a tenant connects it to a real ACA-Py 1.2.7; the tenant's own
     /// session sees the connection, its sibling tenant does not.
     @Test func actingForATenantAgainstARealPeer() async throws {

@@ -10,6 +10,9 @@ import Testing
 #if canImport(Glibc)
     import Glibc
 #endif
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// Issue 14 item 4: backend webhooks. A real HTTP receiver (Python's http.server on loopback, an
 /// implementation independent of Aerie's) checks each POST's `Aerie-Signature` with the secret
@@ -128,6 +131,78 @@ import Testing
                 let year = Calendar(identifier: .gregorian).component(.year, from: try Date(text, strategy: .iso8601))
                 #expect(abs(year - Calendar(identifier: .gregorian).component(.year, from: Date())) <= 1)
             }
+        }
+    }
+
+    /// A receiver that verifies signatures as a backend should (HMAC over "<t>." + body, `t`
+    /// within its window) answers 401 to a batch it cannot verify: the server sends the same batch
+    /// again from the same position until the receiver holds the right secret, after a wrong one and
+    /// after `admin.backends.setWebhook` rotated it. A captured request replayed once the receiver's
+    /// window has passed is refused.
+    @Test func aReceiverRefusesBadOrStaleSignaturesAndTheBatchIsSentAgain() async throws {
+        let receiver = try WebhookReceiver.start()
+        defer { receiver.stop() }
+        try await LiveServer.with(server: Self.configure) { server in
+            let database = server.database.runtime()
+            defer { Task { await database.shutdown() } }
+            let admin = try await server.adminClient()
+            defer { Task { await admin.close() } }
+            let backend = try await EventLogTests.backend(server, "verifying", tenants: 2)
+            defer { Task { await backend.session.close() } }
+            let secret = try await Self.setWebhook(admin, backend: backend.id, url: receiver.url("/v"))
+
+            /// Waits (bounded) until the receiver refused `count` POSTs after the first `skip` requests.
+            func refusals(after skip: Int, count: Int) async throws -> [WebhookReceiver.Request] {
+                for _ in 0..<1200 where try receiver.requests().dropFirst(skip).filter({ $0.status == 401 }).count < count {
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                return try receiver.requests().dropFirst(skip).filter { $0.status == 401 }
+            }
+
+            // The receiver holds a wrong secret: every POST is refused and sent again from the same position.
+            try receiver.configure(secrets: ["/v": secret + "x"], rejectUnverified: true)
+            var written: [String] = []
+            for n in 0..<5 { written.append(try await EventLogTests.newConnection(database, tenant: backend.tenants[n % 2])) }
+            var refused = try await refusals(after: 0, count: 3)
+            #expect(refused.count >= 3)
+            #expect(refused.allSatisfy { !$0.signed && $0.fresh }, "refused for the signature, not the time")
+            #expect(Set(refused.map { $0.body["fromPosition"] }).count == 1, "a refused batch is sent again from the same position")
+            let state = try await admin.call("admin.backends.getWebhook", params: ["backendId": .string(backend.id)])
+            #expect(state["lastError"]?.stringValue?.contains("401") == true, "\(state)")
+            #expect(Self.delivered(try receiver.requests(), path: "/v").isEmpty)
+
+            // The right secret: the same events arrive, nothing skipped.
+            try receiver.configure(secrets: ["/v": secret], rejectUnverified: true)
+            var events = try await Self.waitFor(receiver, path: "/v", events: 5)
+            #expect(EventLogTests.connectionIds(events) == written)
+            #expect(events.first?["position"] == refused.first?.body["fromPosition"], "delivery starts where it was refused")
+            #expect(try receiver.requests().filter { $0.status == 200 }.allSatisfy { $0.verified })
+
+            // The secret rotates; the receiver still holds the old one: refused until it has the new one.
+            let rotated = try await Self.setWebhook(admin, backend: backend.id, url: receiver.url("/v"))
+            #expect(rotated != secret)
+            let before = try receiver.requests().count
+            for n in 0..<4 { written.append(try await EventLogTests.newConnection(database, tenant: backend.tenants[n % 2])) }
+            refused = try await refusals(after: before, count: 2)
+            #expect(refused.count >= 2)
+            #expect(refused.allSatisfy { !$0.signed })
+            #expect(Set(refused.map { $0.body["fromPosition"] }).count == 1)
+            try receiver.configure(secrets: ["/v": rotated], rejectUnverified: true)
+            events = try await Self.waitFor(receiver, path: "/v", events: 9)
+            #expect(EventLogTests.connectionIds(events) == written)
+            #expect(events.dropFirst(5).first?["position"] == refused.first?.body["fromPosition"])
+            var accepted: [WebhookReceiver.Request] = []
+            for request in try receiver.requests() where request.status == 200 { accepted.append(request) }
+            #expect(accepted.count >= 2 && accepted.allSatisfy { $0.verified }, "\(accepted.map { ($0.status, $0.verified) })")
+
+            // A captured request replayed: within the window it verifies (the signature alone cannot
+            // tell a replay); once the receiver's clock is past the window it is refused as stale.
+            let captured = try #require(accepted.last)
+            #expect(try await receiver.replay(captured) == 200)
+            try receiver.configure(secrets: ["/v": rotated], rejectUnverified: true, window: 300, clockOffset: 301)
+            #expect(try await receiver.replay(captured) == 401)
+            let replayed = try #require(try receiver.requests().last)
+            #expect(replayed.signed && !replayed.fresh && replayed.status == 401)
         }
     }
 
@@ -368,7 +443,14 @@ final class WebhookReceiver: @unchecked Sendable {
     struct Request {
         var path: String
         var verified: Bool
+        /// The HMAC matched, whatever the timestamp's age.
+        var signed: Bool
+        /// The timestamp was within the receiver's window.
+        var fresh: Bool
         var status: Int
+        /// The `Aerie-Signature` header and the body's exact bytes, to replay the request.
+        var signature: String
+        var raw: [UInt8]
         var body: JSONValue
         /// When the POST arrived (seconds since 1970, the receiver's clock: this machine's).
         var received: Double
@@ -376,7 +458,7 @@ final class WebhookReceiver: @unchecked Sendable {
     }
 
     static let script = #"""
-        import hashlib, hmac, json, os, sys, threading, time
+        import base64, hashlib, hmac, json, os, sys, threading, time
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
         directory, port = sys.argv[1], int(sys.argv[2])
         lock = threading.Lock()
@@ -388,12 +470,18 @@ final class WebhookReceiver: @unchecked Sendable {
                     control = json.load(f)
                 fields = dict(p.split("=", 1) for p in self.headers.get("Aerie-Signature", "").split(",") if "=" in p)
                 secret = control["secrets"].get(self.path)
-                verified = False
+                signed = fresh = False
                 if secret is not None and fields.get("t", "").isdigit():
                     expected = hmac.new(secret.encode(), fields["t"].encode() + b"." + body, hashlib.sha256).hexdigest()
-                    verified = hmac.compare_digest(expected, fields.get("v1", "")) and abs(time.time() - int(fields["t"])) < 300
+                    signed = hmac.compare_digest(expected, fields.get("v1", ""))
+                    now = time.time() + control.get("clockOffset", 0)
+                    fresh = abs(now - int(fields["t"])) < control.get("window", 300)
+                verified = signed and fresh
                 status = 500 if control.get("failing") else 200
-                record = {"path": self.path, "verified": verified, "status": status,
+                if control.get("rejectUnverified") and not verified:
+                    status = 401
+                record = {"path": self.path, "verified": verified, "signed": signed, "fresh": fresh, "status": status,
+                          "signature": self.headers.get("Aerie-Signature"), "raw": base64.b64encode(body).decode(),
                           "contentType": self.headers.get("Content-Type"), "body": json.loads(body), "received": received}
                 with lock:
                     with open(os.path.join(directory, "log.jsonl"), "a") as f:
@@ -455,10 +543,16 @@ final class WebhookReceiver: @unchecked Sendable {
     func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
 
     /// `delays`: seconds the receiver waits before answering a POST to a path.
-    func configure(secrets: [String: String], failing: Bool = false, delays: [String: Double] = [:]) throws {
+    /// `rejectUnverified`: answer 401 to a POST whose signature does not verify or is older than
+    /// `window` seconds, as a backend should; `clockOffset` moves the receiver's clock forward.
+    func configure(
+        secrets: [String: String], failing: Bool = false, delays: [String: Double] = [:], rejectUnverified: Bool = false,
+        window: Int = 300, clockOffset: Int = 0
+    ) throws {
         let control = JSONValue.object([
             "secrets": .object(secrets.mapValues(JSONValue.string)), "failing": .bool(failing),
-            "delays": .object(delays.mapValues(JSONValue.double)),
+            "delays": .object(delays.mapValues(JSONValue.double)), "rejectUnverified": .bool(rejectUnverified),
+            "window": .int(Int64(window)), "clockOffset": .int(Int64(clockOffset)),
         ])
         let temporary = directory.appendingPathComponent("control.tmp")
         try Data(control.serialized()).write(to: temporary)
@@ -474,7 +568,10 @@ final class WebhookReceiver: @unchecked Sendable {
         return text.split(separator: "\n").compactMap { line in
             guard let value = try? JSONValue(parsing: Array(line.utf8)) else { return nil }
             return Request(
-                path: value["path"]?.stringValue ?? "", verified: value["verified"] == true, status: Int(value["status"]?.intValue ?? 0),
+                path: value["path"]?.stringValue ?? "", verified: value["verified"] == true, signed: value["signed"] == true,
+                fresh: value["fresh"] == true, status: Int(value["status"]?.intValue ?? 0),
+                signature: value["signature"]?.stringValue ?? "",
+                raw: Data(base64Encoded: value["raw"]?.stringValue ?? "").map(Array.init) ?? [],
                 body: value["body"] ?? .null, received: Self.seconds(value["received"]))
         }
     }
@@ -485,6 +582,17 @@ final class WebhookReceiver: @unchecked Sendable {
         case .int(let seconds)?: Double(seconds)
         default: 0
         }
+    }
+
+    /// POSTs a captured request again, byte for byte with its signature header; returns the status.
+    func replay(_ request: Request) async throws -> Int {
+        var post = URLRequest(url: try #require(URL(string: url(request.path))), timeoutInterval: 10)
+        post.httpMethod = "POST"
+        post.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        post.setValue(request.signature, forHTTPHeaderField: "Aerie-Signature")
+        post.httpBody = Data(request.raw)
+        let (_, response) = try await URLSession.shared.data(for: post)
+        return try #require(response as? HTTPURLResponse).statusCode
     }
 
     /// SIGKILL: a child of the test process may have SIGTERM blocked.
