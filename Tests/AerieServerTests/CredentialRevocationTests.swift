@@ -64,20 +64,25 @@ import Testing
             scope: tenant.rawValue, ourVerkey: try Base58.decode(connection.pwVerkey), theirPublicKey: theirs) != nil
     }
 
+    /// A session of `token` with a connection of its own, subscribed to push, and what it is pushed.
+    static func subscribed(_ server: LiveServer, token: String) async throws
+        -> (client: AerieClient, connection: MessagesMailboxTests.Connection, seen: Collector)
+    {
+        let client = try await MessagesPushTests.client(server, token: token)
+        let connection = try await MessagesMailboxTests.connect(client)
+        let seen = Collector(client)
+        _ = try await client.call("messages.subscribe")
+        return (client, connection, seen)
+    }
+
     @Test(arguments: ["admin.tenants.rotateToken", "admin.tenants.suspend"])
     func aChangedCredentialEndsPushAndTheNextCall(_ method: String) async throws {
         try await LiveServer.with(server: { $0.allowPrivateURLs = true; $0.deliveryEnabled = false }) { server in
             let (aliceID, aliceToken) = try await Self.tenant(server, label: "alice")
             let (bobID, bobToken) = try await Self.tenant(server, label: "bob")
-            let alice = try await MessagesPushTests.client(server, token: aliceToken)
-            let bob = try await MessagesPushTests.client(server, token: bobToken)
+            let (alice, aliceConnection, aliceSeen) = try await Self.subscribed(server, token: aliceToken)
+            let (bob, bobConnection, bobSeen) = try await Self.subscribed(server, token: bobToken)
             defer { Task { await alice.close(); await bob.close() } }
-            let aliceConnection = try await MessagesMailboxTests.connect(alice)
-            let bobConnection = try await MessagesMailboxTests.connect(bob)
-            let aliceSeen = Collector(alice)
-            let bobSeen = Collector(bob)
-            _ = try await alice.call("messages.subscribe")
-            _ = try await bob.call("messages.subscribe")
             // Pushes flow to both before the change (and alice's credential is cached now).
             try await Self.sendThenMarker(
                 to: aliceConnection, marker: bobConnection, markerSeen: bobSeen, port: server.didcommPort, id: "before")

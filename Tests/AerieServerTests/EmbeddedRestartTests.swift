@@ -92,6 +92,21 @@ import Glibc
         }
     }
 
+    /// A tenant made with the admin token the server wrote to `home`, with setting `k` set to
+    /// `value`; answers the tenant's token.
+    static func tenantWithSetting(home: URL, port: Int, label: String, value: String) async throws -> String {
+        let adminToken = try String(contentsOf: home.appendingPathComponent("admin-token"), encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let admin = try await tenantClient(port: port, token: adminToken)
+        let created = try await admin.call("admin.tenants.create", params: ["label": .string(label)])
+        await admin.close()
+        let token = try #require(created["token"]?.stringValue)
+        let client = try await tenantClient(port: port, token: token)
+        _ = try await client.call("settings.set", params: ["key": "k", "value": .string(value)])
+        await client.close()
+        return token
+    }
+
     static func tenantClient(port: Int, token: String) async throws -> AerieClient {
         let client = try await AerieClient.connect(host: "127.0.0.1", port: port)
         try await client.authenticate(token: token)
@@ -119,15 +134,7 @@ import Glibc
             for setting in ["fsync = on", "synchronous_commit = on", "full_page_writes = on"] {
                 #expect(conf.contains(setting))
             }
-            let adminToken = try String(contentsOf: home.appendingPathComponent("admin-token"), encoding: .utf8)
-                .trimmingCharacters(in: .whitespacesAndNewlines)
-            let admin = try await Self.tenantClient(port: port, token: adminToken)
-            let created = try await admin.call("admin.tenants.create", params: ["label": "survivor"])
-            await admin.close()
-            let token = try #require(created["token"]?.stringValue)
-            let client = try await Self.tenantClient(port: port, token: token)
-            _ = try await client.call("settings.set", params: ["key": "k", "value": "before the crash"])
-            await client.close()
+            let token = try await Self.tenantWithSetting(home: home, port: port, label: "survivor", value: "before the crash")
 
             // 1. kill -9 of the server alone: its PostgreSQL keeps running and is reused.
             try await server.signal(SIGKILL)
@@ -225,15 +232,7 @@ import Glibc
             #expect(stat(home.appendingPathComponent("admin-token").path, &info) == 0 && info.st_mode & 0o777 == 0o600)
             #expect(stat(cluster.path, &info) == 0 && info.st_mode & 0o777 == 0o700 && info.st_uid == getpwnam("postgres").pointee.pw_uid)
 
-            let adminToken = try String(contentsOf: home.appendingPathComponent("admin-token"), encoding: .utf8)
-                .trimmingCharacters(in: .whitespacesAndNewlines)
-            let admin = try await Self.tenantClient(port: port, token: adminToken)
-            let created = try await admin.call("admin.tenants.create", params: ["label": "private-home"])
-            await admin.close()
-            let token = try #require(created["token"]?.stringValue)
-            let client = try await Self.tenantClient(port: port, token: token)
-            _ = try await client.call("settings.set", params: ["key": "k", "value": "kept"])
-            await client.close()
+            let token = try await Self.tenantWithSetting(home: home, port: port, label: "private-home", value: "kept")
 
             try await server.signal(SIGTERM)
             #expect(Self.clusterProcesses(data).isEmpty, "a graceful stop stops the cluster")

@@ -16,15 +16,9 @@ import Testing
         try await LiveServer.with(server: { $0.allowPrivateURLs = true; $0.deliveryEnabled = false }) { server in
             let (aliceID, aliceToken) = try await CredentialRevocationTests.tenant(server, label: "alice")
             let (_, bobToken) = try await CredentialRevocationTests.tenant(server, label: "bob")
-            let alice = try await MessagesPushTests.client(server, token: aliceToken)
-            let bob = try await MessagesPushTests.client(server, token: bobToken)
+            let (alice, aliceConnection, aliceSeen) = try await CredentialRevocationTests.subscribed(server, token: aliceToken)
+            let (bob, bobConnection, bobSeen) = try await CredentialRevocationTests.subscribed(server, token: bobToken)
             defer { Task { await alice.close(); await bob.close() } }
-            let aliceConnection = try await MessagesMailboxTests.connect(alice)
-            let bobConnection = try await MessagesMailboxTests.connect(bob)
-            let aliceSeen = Collector(alice)
-            let bobSeen = Collector(bob)
-            _ = try await alice.call("messages.subscribe")
-            _ = try await bob.call("messages.subscribe")
             try await CredentialRevocationTests.sendThenMarker(
                 to: aliceConnection, marker: bobConnection, markerSeen: bobSeen, port: server.didcommPort, id: "before")
             try await aliceSeen.wait(for: "messages.received")
