@@ -557,21 +557,32 @@ public struct ConnectionService: Sendable {
 
     /// `connections.get`: the connection's view as text, from the server's cache when it holds it
     /// (`TenantDatabase.connectionView`: this server's writes show at once, other servers'
-    /// within their NOTIFY's latency). For answers only; decisions read the row in their
-    /// transaction.
-    /// `connections.get`: the connection's view; an open invitation of ours adds its limits,
-    /// uses and refusals (`InvitationUses`).
-    func view(_ id: UUID, tenant: TenantContext) async throws -> JSONValue {
+    /// within their NOTIFY's latency); an open invitation of ours adds its limits, uses and
+    /// refusals (`InvitationUses`). For answers only; decisions read the row in their transaction.
+    func view(_ id: UUID, tenant: TenantContext) async throws -> JSONText {
         guard let view = try await tenant.database.connectionView(id) else { throw Self.notFound(id) }
+        // Any other connection is answered as the ready text, unparsed (the hot read): only a
+        // text naming an open invitation's role and state is parsed to be sure, and extended.
+        guard Self.mayBeOpenInvitation(view) else { return view }
         let value = try view.value
         guard value["role"]?.stringValue == ConnectionRecord.Role.inviter.rawValue,
             value["stateName"]?.stringValue == ConnectionRecord.State.initialized.rawValue,
             case .object(var fields) = value
-        else { return value }
+        else { return view }
         let uses = try await tenant.database.read { try InvitationUseStore($0).get(id).limits } ?? InvitationUses()
         if case .object(let added) = uses.json { fields.merge(added) { _, new in new } }
-        return .object(fields)
+        return JSONText { $0.value(.object(fields)) }
     }
+
+    /// Whether a view's text holds the members of an open invitation (`"role":"inviter"` and
+    /// `"stateName":"initialized"`, as the view writes them; inside a string their quotes would be
+    /// escaped). A cheap filter: a match is checked on the parsed value.
+    static func mayBeOpenInvitation(_ view: JSONText) -> Bool {
+        view.bytes.contains(Self.inviterRole) && view.bytes.contains(Self.initializedState)
+    }
+
+    private static let inviterRole = Array(#""role":"inviter""#.utf8)
+    private static let initializedState = Array(#""stateName":"initialized""#.utf8)
 
     private static func notFound(_ id: UUID) -> AerieError {
         AerieError.notFound("no connection \(id.lowercasedString)")
