@@ -66,7 +66,6 @@ let package = Package(
                 "AerieCore", "AerieListener",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOExtras", package: "swift-nio-extras"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -78,7 +77,6 @@ let package = Package(
                 "AerieCore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOExtras", package: "swift-nio-extras"),
             ]
         ),
         // Wiring shared by the executables and the tests: configuration, admin methods, services.
@@ -91,7 +89,6 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
@@ -126,14 +123,15 @@ let package = Package(
         .executableTarget(
             name: "aerie-admin",
             dependencies: [
-                "AerieClient", "AerieServer",
+                "AerieClient", "AerieCore", "AerieCrypto", "AerieServer", "AerieStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
             name: "aerie-bench",
             dependencies: [
-                "AerieTesting", "AerieClient", "AerieCrypto", "AerieServer", "AerieStore", "CSodium",
+                "AerieTesting", "AerieClient", "AerieCore", "AerieCrypto", "AerieServer", "AerieStore", "CSodium",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
@@ -141,8 +139,8 @@ let package = Package(
             ]
         ),
 
-        .testTarget(name: "AerieCoreTests", dependencies: ["AerieCore"]),
-        .testTarget(name: "AerieCryptoTests", dependencies: ["AerieCrypto"]),
+        .testTarget(name: "AerieCoreTests", dependencies: ["AerieCore", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "AerieCryptoTests", dependencies: ["AerieCrypto", "AerieCore"]),
         .testTarget(
             name: "AerieStoreTests",
             dependencies: ["AerieStore", "AerieCrypto", "AerieTesting", .product(name: "Logging", package: "swift-log")]
@@ -161,9 +159,14 @@ let package = Package(
                 "AerieTransport", "AerieCore", "AerieTesting",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
-        .testTarget(name: "ConnectionsPluginTests", dependencies: ["ConnectionsPlugin", "AerieCore", "AerieCrypto"]),
+        .testTarget(
+            name: "ConnectionsPluginTests",
+            dependencies: ["ConnectionsPlugin", "AerieCore", "AerieCrypto", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "DeletePluginTests", dependencies: ["DeletePlugin", "AerieCore", "AerieCrypto"]),
         .testTarget(name: "MessagesPluginTests", dependencies: ["MessagesPlugin", "AerieCore"]),
         .testTarget(name: "DiscoverFeaturesPluginTests", dependencies: ["DiscoverFeaturesPlugin", "AerieCore"]),
@@ -171,8 +174,10 @@ let package = Package(
         .testTarget(
             name: "AerieServerTests",
             dependencies: [
-                "AerieTesting", "AerieClient", "AerieServer", "AerieCrypto", "AerieStore", "AerieCore", "AerieTransport", "DeletePlugin",
-                "OutOfBandPlugin",
+                "AerieTesting", "AerieClient", "AerieServer", "AerieCrypto", "AerieStore", "AerieCore", "AerieTransport",
+                "ConnectionsPlugin", "DeletePlugin", "OutOfBandPlugin",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
     ]
