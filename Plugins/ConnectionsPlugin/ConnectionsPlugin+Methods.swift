@@ -125,7 +125,7 @@ extension ConnectionsPlugin {
                 message, tenant in
                 try await service.apply(
                     message.body, recipientVerkey: message.recipientVerkey, connectionId: nil,
-                    mailboxUid: UUID(text: message.uid), receipt: message.receipt,
+                    mailboxUid: message.uid, receipt: message.receipt,
                     inbound: message.connection.flatMap { connection in
                         message.sender.map { (connection, $0, message.recipientSealedSecret) }
                     }, tenant: tenant)
@@ -152,12 +152,9 @@ extension ConnectionsPlugin {
             }
         }
         // didexchange `complete` from the requester: stored by the pipeline; being the invitee's
-        // first message after our Response, it accepts the connection (`onPeerConfirmation`).
+        // first message after our Response, it accepts the connection (`register(hooks:)`).
         for type in DIDExchangeMessages.completeTypes {
             try router.registerInbound(type) { _, _ in }
-        }
-        router.onPeerConfirmation { connection, tenant in
-            try await service.confirmPeer(connection, tenant: tenant)
         }
         try router.register(
             "connections.ping",

@@ -32,7 +32,6 @@ public struct ConnectionsPlugin: AeriePlugin {
 
     public func register(with router: inout MethodRouter) throws {
         let plugin = self
-        try router.presentEvents(ofKind: "connection", with: Self.stateChanged)
         try router.register(
             "connections.parseInvitation",
             summary: "Reads an invitation (JSON, invitation URL or short URL) and tells what it is and whether a connection for it exists."
@@ -59,11 +58,24 @@ public struct ConnectionsPlugin: AeriePlugin {
             else { return }
             waits.heard(id, state: state.rawValue, tenant: tenant)
         }
-        router.onConnectionFailure { connectionId, reason, tenant in
+    }
+
+    public func register(hooks: inout ConnectionHooks) {
+        let service = self.service
+        hooks.onConnectionFailure { connectionId, reason, tenant in
             // Only a connection still being set up fails (`conflict` otherwise: nothing to do).
             _ = try? await service.fail(
                 connectionId, event: .deliveryFailed(reason: reason), report: nil, mailboxUid: nil, tenant: tenant)
         }
+        // didexchange `complete`, or any first message of the invitee after our Response, accepts
+        // an inviter-side connection.
+        hooks.onPeerConfirmation { connection, tenant in
+            try await service.confirmPeer(connection, tenant: tenant)
+        }
+    }
+
+    public func register(presenters: inout EventPresenterRegistry) throws {
+        try presenters.presentEvents(ofKind: "connection", with: Self.stateChanged)
     }
 
     func read(_ params: ParseInvitationParams) async throws -> Invitation {

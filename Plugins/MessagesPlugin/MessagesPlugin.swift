@@ -16,10 +16,13 @@ public struct MessagesPlugin: AeriePlugin {
         self.events = events
     }
 
+    public func register(presenters: inout EventPresenterRegistry) throws {
+        try presenters.presentEvents(ofKind: "message", with: MessageEvents.received)
+        try presenters.presentEvents(ofKind: "delivery", with: MessageEvents.delivery)
+    }
+
     public func register(with router: inout MethodRouter) throws {
         let mailbox = self.mailbox
-        try router.presentEvents(ofKind: "message", with: MessageEvents.received)
-        try router.presentEvents(ofKind: "delivery", with: MessageEvents.delivery)
         try router.register(
             "messages.download",
             summary: "The seed's download: [{pairwiseDID, msgs: [{statusCode, payload, senderDID, uid, type, refMsgId, deliveryDetails, "

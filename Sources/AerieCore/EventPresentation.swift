@@ -2,7 +2,8 @@ import Synchronization
 
 /// How clients are shown one event (a NOTIFY payload or a row of the durable event log, which
 /// carry the same fields): registered by the plugin that owns the event's kind
-/// (`MethodRouter.presentEvents`), so the server's push and event stream know no plugin's kinds.
+/// (`EventPresenterRegistry.presentEvents`), so the server's push and event stream know no
+/// plugin's kinds.
 public struct EventPresentation: Sendable, Equatable {
     /// The push to tenant sessions (`messages.received`, ...); nil: this event is not pushed.
     public var pushMethod: String?
@@ -21,15 +22,42 @@ public struct EventPresentation: Sendable, Equatable {
 /// The fields of an event of its kind, or nil when `data` is not one it presents.
 public typealias EventPresenter = @Sendable (_ data: JSONValue) -> EventPresentation?
 
-/// The presenters of the plugins a server runs, filled once the router is built: the server's
+/// How each event kind is presented, as the plugins register it (`AeriePlugin.register(presenters:)`);
+/// one plugin owns each kind.
+public struct EventPresenterRegistry: Sendable {
+    /// Event kind (`message`, `connection`, ...) -> how clients are shown it.
+    public private(set) var presenters: [String: EventPresenter] = [:]
+    /// The plugin currently registering; set by `install(_:)` so errors name it.
+    private var currentPlugin = "core"
+
+    public init() {}
+
+    /// Lets `plugin` register the kinds it presents.
+    public mutating func install(_ plugin: some AeriePlugin) throws {
+        let previous = currentPlugin
+        currentPlugin = type(of: plugin).name
+        defer { currentPlugin = previous }
+        try plugin.register(presenters: &self)
+    }
+
+    /// Registers how clients are shown events of `kind` (the `kind` the schema's triggers write).
+    public mutating func presentEvents(ofKind kind: String, with presenter: @escaping EventPresenter) throws {
+        guard presenters[kind] == nil else {
+            throw RouterError(message: "event kind '\(kind)' is presented twice (the second by '\(currentPlugin)')")
+        }
+        presenters[kind] = presenter
+    }
+}
+
+/// The presenters of the plugins a server runs, filled once they are registered: the server's
 /// push and event stream are made before the plugins (a plugin may subscribe through them).
 public final class EventPresenters: Sendable {
     private let presenters = Mutex<[String: EventPresenter]>([:])
 
     public init() {}
 
-    public func install(_ router: MethodRouter) {
-        presenters.withLock { $0 = router.eventPresenters }
+    public func install(_ registry: EventPresenterRegistry) {
+        presenters.withLock { $0 = registry.presenters }
     }
 
     /// How an event of `kind` is shown; nil when no plugin presents it.

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A decrypted inbound DIDComm message, as handed to the plugin that registered its type.
 public struct InboundMessage: Sendable {
     public static let didcommPrefix = "https://didcomm.org/"
@@ -12,7 +14,7 @@ public struct InboundMessage: Sendable {
     /// Base58 verkey of ours that the message was packed to.
     public var recipientVerkey: String
     /// The mailbox uid it is stored under.
-    public var uid: String
+    public var uid: UUID
     /// How it is stored: by the handler's own transaction (`claim(in:)`), else by the pipeline.
     public var receipt: InboundReceipt?
     /// The connection its recipient key belongs to, resolved once by the inbound pipeline with
@@ -25,7 +27,7 @@ public struct InboundMessage: Sendable {
     public var recipientSealedSecret: [UInt8]?
 
     public init(
-        type: String, id: String?, body: JSONValue, senderVerkey: String?, recipientVerkey: String, uid: String,
+        type: String, id: String?, body: JSONValue, senderVerkey: String?, recipientVerkey: String, uid: UUID,
         receipt: InboundReceipt? = nil, connection: ConnectionRecord? = nil, sender: InboundSender? = nil,
         recipientSealedSecret: [UInt8]? = nil
     ) {

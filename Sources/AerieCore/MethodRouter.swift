@@ -1,6 +1,7 @@
 import Foundation
 
-/// Maps JSON-RPC method names and inbound DIDComm message types to handlers.
+/// Maps JSON-RPC method names and inbound DIDComm message types to handlers; nothing else
+/// (hooks: `ConnectionHooks`; event presentation: `EventPresenterRegistry`).
 ///
 /// Plugins register into it before the server starts; the server then holds it as an immutable
 /// value. A name registered twice is a start-up error, never a silent override.
@@ -40,22 +41,8 @@ public struct MethodRouter: Sendable {
         public let handler: InboundHandler
     }
 
-    /// Told when the server gives up on something a connection needed (an outbound message it
-    /// could not deliver, an inbound message it could not handle), so the plugin that owns
-    /// connection state can fail the connection with `reason`.
-    public typealias ConnectionFailureHook = @Sendable (_ connectionId: UUID, _ reason: String, TenantContext) async -> Void
-
     public private(set) var methods: [String: Method] = [:]
     public private(set) var inbound: [String: InboundRoute] = [:]
-    public private(set) var connectionFailureHooks: [ConnectionFailureHook] = []
-    /// Event kind (`message`, `connection`, ...) -> how clients are shown it.
-    public private(set) var eventPresenters: [String: EventPresenter] = [:]
-    /// Told when an authenticated message of the peer reaches a connection that waits for one
-    /// (`ConnectionRecord.awaitsPeerConfirmation`), before its handler runs; answers the
-    /// connection after the state change it made (RFC 0160: the inviter's side is `accepted` on
-    /// the invitee's first message).
-    public typealias PeerConfirmationHook = @Sendable (ConnectionRecord, TenantContext) async throws -> ConnectionRecord
-    public private(set) var peerConfirmationHooks: [PeerConfirmationHook] = []
     /// The plugin currently registering; set by `install(_:)` so errors and docs name it.
     private var currentPlugin = "core"
 
@@ -128,38 +115,6 @@ public struct MethodRouter: Sendable {
                 message: "message type '\(key)' is registered twice (by '\(existing.plugin)' and '\(currentPlugin)')")
         }
         inbound[key] = InboundRoute(type: key, plugin: currentPlugin, senders: senders, handler: handler)
-    }
-
-    /// Registers a hook the server calls when it gives up on something a connection needed.
-    public mutating func onConnectionFailure(_ hook: @escaping ConnectionFailureHook) {
-        connectionFailureHooks.append(hook)
-    }
-
-    /// Registers how clients are shown events of `kind` (the `kind` the schema's triggers write);
-    /// one plugin owns each kind.
-    public mutating func presentEvents(ofKind kind: String, with presenter: @escaping EventPresenter) throws {
-        guard eventPresenters[kind] == nil else {
-            throw RouterError(message: "event kind '\(kind)' is presented twice (the second by '\(currentPlugin)')")
-        }
-        eventPresenters[kind] = presenter
-    }
-
-    /// Runs every connection-failure hook.
-    public func connectionFailed(_ connectionId: UUID, reason: String, tenant: TenantContext) async {
-        for hook in connectionFailureHooks { await hook(connectionId, reason, tenant) }
-    }
-
-    /// Registers a hook the inbound pipeline calls on a peer's message to a connection that waits
-    /// for one.
-    public mutating func onPeerConfirmation(_ hook: @escaping PeerConfirmationHook) {
-        peerConfirmationHooks.append(hook)
-    }
-
-    /// Runs every peer-confirmation hook in turn; answers the connection as the last one left it.
-    public func peerConfirmed(_ connection: ConnectionRecord, tenant: TenantContext) async throws -> ConnectionRecord {
-        var current = connection
-        for hook in peerConfirmationHooks { current = try await hook(current, tenant) }
-        return current
     }
 
     public func method(named name: String) -> Method? { methods[name] }

@@ -48,20 +48,24 @@ struct NullSession: SessionHandle {
     @Test func eachEventKindHasOnePresenter() throws {
         struct Presenter: AeriePlugin {
             static let name = "presenter"
-            func register(with router: inout MethodRouter) throws {
-                try router.presentEvents(ofKind: "thing") { data in
+            func register(with router: inout MethodRouter) throws {}
+            func register(presenters: inout EventPresenterRegistry) throws {
+                try presenters.presentEvents(ofKind: "thing") { data in
                     data["id"].map { EventPresentation(pushMethod: "things.changed", fields: ["id": $0]) }
                 }
             }
         }
+        var registry = EventPresenterRegistry()
+        try registry.install(Presenter())
+        let error = #expect(throws: RouterError.self) { try registry.install(Presenter()) }
+        #expect(error?.message == "event kind 'thing' is presented twice (the second by 'presenter')")
         var router = MethodRouter()
         try router.install(Presenter())
-        let error = #expect(throws: RouterError.self) { try router.install(Presenter()) }
-        #expect(error?.message == "event kind 'thing' is presented twice (the second by 'presenter')")
+        #expect(router.methods.isEmpty && router.inbound.isEmpty, "presenting is not routing")
 
         let presenters = EventPresenters()
-        #expect(presenters.present(kind: "thing", data: ["id": "a"]) == nil, "nothing is presented before the router is installed")
-        presenters.install(router)
+        #expect(presenters.present(kind: "thing", data: ["id": "a"]) == nil, "nothing is presented before the registry is installed")
+        presenters.install(registry)
         #expect(presenters.present(kind: "thing", data: ["id": "a"]) == EventPresentation(pushMethod: "things.changed", fields: ["id": "a"]))
         #expect(presenters.present(kind: "thing", data: ["other": "a"]) == nil)
         #expect(presenters.present(kind: "unknown", data: ["id": "a"]) == nil)

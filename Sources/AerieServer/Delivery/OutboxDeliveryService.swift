@@ -26,7 +26,10 @@ struct OutboxDeliveryService: Service {
     let contexts: TenantContexts
     let delivery: HTTPDelivery
     let limits: DeliveryLimits
+    /// Reads return-routed replies.
     let inbound: InboundProcessor
+    /// Told of a connection whose message failed for good.
+    let hooks: ConnectionHooks
     let wakeup: OutboxWakeup
     /// This server in its leases: a restart takes back its previous run's leases at once.
     let instance: String
@@ -230,7 +233,7 @@ struct OutboxDeliveryService: Service {
             tenant.logger.info(
                 "delivery failed", metadata: ["outbox": "\(id)", "attempts": "\(attempts)", "error": "\(failure)", "final": "\(giveUp)"])
             if giveUp, let connectionId = item.connectionId {
-                await inbound.router.connectionFailed(
+                await hooks.connectionFailed(
                     connectionId,
                     reason: permanent
                         ? "delivery refused: \(failure)"

@@ -16,9 +16,8 @@ import Synchronization
 /// subscriptions of the tenant's sessions whose token is no longer the current one (they are told
 /// with `session.revoked` and answer `unauthenticated` from then on). Connection events (insert
 /// and state change, schema/0004; any other change and delete, schema/0028) and credential events
-/// clear what they name in the `ConnectionViewCache` and in `RecentRecipients` (there a state event
-/// keeps the entry its own insert made: `RecentRecipients.connectionChanged`). The listener's state
-/// drives the three: they serve nothing while the LISTEN is down. A credential change during an
+/// clear what they name in the caches (`ChannelCaches`, each invalidation in one place). Each
+/// payload is decoded once (`ChannelEvent`) and dispatched by its case. A credential change during an
 /// outage sent its NOTIFY to nobody, so when the LISTEN is back every push subscription's
 /// credential is checked against the database again and the stale ones end as above.
 final class EventHub: EventSubscriptions, Service, Sendable {
@@ -37,15 +36,7 @@ final class EventHub: EventSubscriptions, Service, Sendable {
     /// How long `subscribe` waits for the LISTEN to be in place.
     static let listenWait: Duration = .seconds(10)
     static let revokedMethod = "session.revoked"
-    let credentials: CredentialCache
-    let connectionViews: ConnectionViewCache
-    let recentRecipients: RecentRecipients
-    /// schema/0028's event: a connection row changed other than in its state, or was deleted
-    /// (no `connectionId`: several rows of the tenant). Only the caches hear it.
-    static let connectionChangedKind = "connectionChanged"
-    /// schema/0038's event: keys of the tenant deleted (`verkey` when one). Only `RecentRecipients`
-    /// hears it.
-    static let keysDeletedKind = "keysDeleted"
+    let caches: ChannelCaches
     /// Whether a tenant is active and `tokenHash` is still its token (a database read).
     private let credentialIsCurrent: @Sendable (TenantID, [UInt8]) async throws -> Bool
 
@@ -63,26 +54,21 @@ final class EventHub: EventSubscriptions, Service, Sendable {
     static let recheckRetry: Duration = .seconds(1)
 
     init(
-        conninfo: String, logger: Logger, credentials: CredentialCache = .off, connectionViews: ConnectionViewCache = .off,
-        recentRecipients: RecentRecipients = .off,
+        conninfo: String, logger: Logger, caches: ChannelCaches = ChannelCaches(),
         credentialIsCurrent: @escaping @Sendable (TenantID, [UInt8]) async throws -> Bool = { _, _ in true },
         eventLog: EventStreams? = nil, presenters: EventPresenters
     ) {
         self.presenters = presenters
         self.logger = logger
-        self.credentials = credentials
-        self.connectionViews = connectionViews
-        self.recentRecipients = recentRecipients
+        self.caches = caches
         self.credentialIsCurrent = credentialIsCurrent
         self.eventLog = eventLog
         let (listening, listeningAgain) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         self.listening = listening
         let listener = PostgresEventListener(
             conninfo: conninfo, channel: Self.channel, logger: logger,
-            listeningChanged: { [credentials, connectionViews, recentRecipients, eventLog] listening in
-                credentials.listenerChanged(listening: listening)
-                connectionViews.listenerChanged(listening: listening)
-                recentRecipients.listenerChanged(listening: listening)
+            listeningChanged: { [caches, eventLog] listening in
+                caches.listenerChanged(listening: listening)
                 if listening {
                     eventLog?.eventsCommitted()
                     listeningAgain.yield()
@@ -194,10 +180,7 @@ final class EventHub: EventSubscriptions, Service, Sendable {
     /// (`TokenHasher.fingerprint`), nil when the tenant is suspended or deleted. Runs for every
     /// NOTIFY, and in the process that made the change as soon as it committed.
     func credentialChanged(tenant: TenantID, current: String?) {
-        credentials.invalidate(tenant: tenant)
-        connectionViews.invalidate(tenant: tenant)
-        recentRecipients.forget(tenant: tenant)
-        BoxSharedKeys.shared.invalidate(scope: tenant.rawValue)
+        caches.credentialChanged(tenant: tenant)
         let targets = subscriptions.withLock { all in all[tenant].map { Array($0.values) } ?? [] }
         for target in targets {
             let session = target.session
@@ -222,50 +205,34 @@ final class EventHub: EventSubscriptions, Service, Sendable {
         return true
     }
 
-    /// One NOTIFY payload: `{tenant, kind: "message", uid, type, pairwiseDID}`,
-    /// `{tenant, kind: "delivery", uid, status, type, pairwiseDID, reason}` (a sent message's
-    /// outcome, schema/0016), `{tenant, kind: "connection", connectionId, state, pairwiseDID}`,
-    /// `{tenant, kind: "delivery", outboxId, connectionId, status, messageUid}` (the event log's
-    /// only, schema/0017: not pushed; sent with a logged row, so for a backend's tenant, 0033), `{tenant, kind: "credential", active, credential}`,
-    /// `{tenant, kind: "connectionChanged", connectionId?}` (the caches' only, schema/0028),
-    /// `{tenant, kind: "keysDeleted", verkey?}` (`RecentRecipients`' only, schema/0038) or
-    /// `{kind: "positions", upTo}`.
+    /// One NOTIFY payload (`ChannelEvent` lists them), dispatched by what it is.
     func deliver(_ payload: String) {
-        let event = try? JSONValue(parsing: payload)
-        if event?["kind"] == .string("positions") {
-            eventLog?.positionsAdvanced()
-            return
-        }
-        guard let event, let tenant = event["tenant"]?.stringValue.flatMap(TenantID.init), let kind = event["kind"]?.stringValue
-        else {
+        guard let event = ChannelEvent(payload: payload) else {
             logger.warning("unreadable event payload", metadata: ["payload": "\(payload.prefix(200))"])
             return
         }
-        if kind == "connection" || kind == Self.connectionChangedKind {
-            let id = event["connectionId"]?.stringValue.flatMap({ UUID(text: $0) })
-            if let id {
-                connectionViews.invalidate(tenant: tenant, keys: CollectionOfOne(id))
-            } else {
-                connectionViews.invalidate(tenant: tenant)
-            }
-            recentRecipients.connectionChanged(
-                tenant: tenant, connectionId: id, state: kind == "connection" ? event["state"]?.stringValue : nil)
-            if kind == Self.connectionChangedKind { return }
+        switch event {
+        case .positions:
+            eventLog?.positionsAdvanced()
+        case .credentialChanged(let tenant, let current):
+            credentialChanged(tenant: tenant, current: current)
+        case .connectionChanged(let tenant, let connectionId):
+            caches.connectionChanged(tenant: tenant, connectionId: connectionId, state: nil)
+        case .keysDeleted(let tenant, let verkey):
+            caches.keysDeleted(tenant: tenant, verkey: verkey)
+        case .connectionState(let tenant, let connectionId, let state, let data):
+            caches.connectionChanged(tenant: tenant, connectionId: connectionId, state: state)
+            published(tenant: tenant, kind: ChannelEvent.connectionStateKind, data: data)
+        case .tenantEvent(let tenant, let kind, let data):
+            published(tenant: tenant, kind: kind, data: data)
         }
-        if kind == Self.keysDeletedKind {
-            if let verkey = event["verkey"]?.stringValue {
-                recentRecipients.forget(tenant: tenant, verkeys: CollectionOfOne(verkey))
-            } else {
-                recentRecipients.forget(tenant: tenant)
-            }
-            return
-        }
-        if kind != "credential" { eventLog?.eventsCommitted() }
-        if kind == "credential" {
-            let active = event["active"] == .bool(true)
-            credentialChanged(tenant: tenant, current: active ? (event["credential"]?.stringValue ?? "") : nil)
-            return
-        }
+    }
+
+    /// An event of the tenant's: the log numbers it, the plugins' observers hear it and the
+    /// tenant's subscribed sessions are pushed it as its kind's presenter shows it, through each
+    /// session's filter.
+    private func published(tenant: TenantID, kind: String, data event: JSONValue) {
+        eventLog?.eventsCommitted()
         for observer in observers.withLock({ $0[kind] ?? [] }) { observer(tenant, event) }
         let targets = subscriptions.withLock { all in all[tenant].map { Array($0.values) } ?? [] }
         guard !targets.isEmpty else { return }

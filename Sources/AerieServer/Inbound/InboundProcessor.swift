@@ -17,6 +17,9 @@ struct InboundProcessor: Sendable {
     let database: AerieDatabase
     let contexts: TenantContexts
     let router: MethodRouter
+    /// Told of a peer's first message to a connection waiting for it, and of a connection whose
+    /// inbound message could not be handled in the end.
+    let hooks: ConnectionHooks
     var logger: Logger
     /// Handling attempts of one inbound message before its connection fails.
     let maxHandlingAttempts: Int
@@ -37,12 +40,14 @@ struct InboundProcessor: Sendable {
     }
 
     init(
-        database: AerieDatabase, contexts: TenantContexts, router: MethodRouter, logger: Logger, maxHandlingAttempts: Int,
+        database: AerieDatabase, contexts: TenantContexts, router: MethodRouter, hooks: ConnectionHooks, logger: Logger,
+        maxHandlingAttempts: Int,
         handlingBackoff: Duration, parsing: InboundParsing, requestRates: RequestRateLimits
     ) {
         self.database = database
         self.contexts = contexts
         self.router = router
+        self.hooks = hooks
         self.logger = logger
         self.maxHandlingAttempts = maxHandlingAttempts
         self.handlingBackoff = handlingBackoff
@@ -177,7 +182,7 @@ struct InboundProcessor: Sendable {
                 senderVerkey: unpacked.senderVerkey, messageId: messageId, type: type, threadId: threadId, payload: message))
         let inbound = InboundMessage(
             type: type, id: messageId, body: message, senderVerkey: unpacked.senderVerkey,
-            recipientVerkey: unpacked.recipientVerkey, uid: uid.lowercasedString, receipt: receipt,
+            recipientVerkey: unpacked.recipientVerkey, uid: uid, receipt: receipt,
             connection: connection, sender: sender, recipientSealedSecret: recipient.sealedSecret)
         return await handle(inbound, route: route, tenant: tenant)
     }
@@ -236,7 +241,7 @@ struct InboundProcessor: Sendable {
     /// (`InboundSender.authenticate`). Nil (the message is refused, nothing stored) for
     /// anoncrypt, a stranger's key, or a key with no connection; the answer is the same as for an
     /// unknown recipient, so it reveals nothing about which keys are hosted. A peer's message to a
-    /// connection waiting for it is first passed to `MethodRouter.peerConfirmed`.
+    /// connection waiting for it is first passed to `ConnectionHooks.peerConfirmed`.
     func authenticate(
         sender: String?, connection: ConnectionRecord?, route: MethodRouter.InboundRoute, tenant: TenantContext
     ) async throws -> (ConnectionRecord, InboundSender)? {
@@ -246,7 +251,7 @@ struct InboundProcessor: Sendable {
         // The peer's first message to an inviter-side connection accepts it, whatever the message
         // (handshake reports excepted: they are about the handshake, not on the connection).
         if authenticated == .peer, route.senders == .peer, connection.awaitsPeerConfirmation {
-            connection = try await router.peerConfirmed(connection, tenant: tenant)
+            connection = try await hooks.peerConfirmed(connection, tenant: tenant)
         }
         return (connection, authenticated)
     }
@@ -301,7 +306,7 @@ struct InboundProcessor: Sendable {
                         receipt.message, error: reason, maxAttempts: maxAttempts, backoffSeconds: max(1, backoff))
                 }
                 if transient, let recorded, recorded.attempts >= maxAttempts, let connectionId = recorded.connectionId {
-                    await router.connectionFailed(
+                    await hooks.connectionFailed(
                         connectionId, reason: "\(reason) (after \(recorded.attempts) attempts)", tenant: tenant)
                 }
             } catch let error as AerieError where error.code == .quotaExceeded {

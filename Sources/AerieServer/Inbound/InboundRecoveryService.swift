@@ -59,7 +59,7 @@ struct InboundRecoveryService: Service {
             linked.connectionId = connection.id
             let inbound = InboundMessage(
                 type: stored.type, id: stored.messageId, body: stored.payload, senderVerkey: stored.senderVerkey,
-                recipientVerkey: stored.recipientVerkey, uid: uid.lowercasedString,
+                recipientVerkey: stored.recipientVerkey, uid: uid,
                 receipt: InboundReceipt(message: linked), connection: connection, sender: sender,
                 recipientSealedSecret: recipient?.sealedSecret)
             _ = await processor.handle(inbound, route: route, tenant: tenant)

@@ -125,8 +125,10 @@ public enum AerieApplication {
                 positionsAwaited: { [webhookDelivery] in webhookDelivery.hasWebhooks }, logger: logger,
                 presenters: presenters)
             let events = EventHub(
-                conninfo: runtimeURL, logger: logger, credentials: credentials, connectionViews: database.connectionViews,
-                recentRecipients: database.recentRecipients, credentialIsCurrent: { id, tokenHash in try await tenantDirectory.isActive(id, tokenHash: tokenHash) },
+                conninfo: runtimeURL, logger: logger,
+                caches: ChannelCaches(
+                    credentials: credentials, connectionViews: database.connectionViews, recentRecipients: database.recentRecipients),
+                credentialIsCurrent: { id, tokenHash in try await tenantDirectory.isActive(id, tokenHash: tokenHash) },
                 eventLog: eventStreams, presenters: presenters)
             var authenticator = TenantAuthenticator(database: database, contexts: contexts)
             authenticator.credentials = credentials
@@ -158,12 +160,15 @@ public enum AerieApplication {
                     fetcher: resolver, endpoint: { endpoint.value }, events: events,
                     outOfBandTimeout: configuration.outOfBandTimeout, protocols: servedProtocols,
                     pendingConnectionsMax: configuration.pendingConnectionsMax))
-            for plugin in plugins {
+            var hooks = ConnectionHooks()
+            var presentations = EventPresenterRegistry()
+            for plugin in plugins + extraPlugins {
                 try router.install(plugin)
-                logger.info("plugin enabled", metadata: ["plugin": "\(type(of: plugin).name)"])
+                hooks.install(plugin)
+                try presentations.install(plugin)
             }
-            for plugin in extraPlugins { try router.install(plugin) }
-            presenters.install(router)
+            for plugin in plugins { logger.info("plugin enabled", metadata: ["plugin": "\(type(of: plugin).name)"]) }
+            presenters.install(presentations)
             servedProtocols.install(router)
 
             let rpcServer = RPCServer(
@@ -173,7 +178,7 @@ public enum AerieApplication {
             let transportService = TransportService(resolvers: [resolver, webhookDestinations])
             let parsing = InboundParsing()
             let inbound = InboundProcessor(
-                database: database, contexts: contexts, router: router, logger: logger,
+                database: database, contexts: contexts, router: router, hooks: hooks, logger: logger,
                 maxHandlingAttempts: configuration.inboundHandlingMaxAttempts, handlingBackoff: configuration.inboundHandlingBackoff,
                 parsing: parsing, requestRates: RequestRateLimits(
                     .init(perInvitation: configuration.invitationRequestsPerMinute, perSender: configuration.senderRequestsPerMinute)))
@@ -193,7 +198,7 @@ public enum AerieApplication {
                         threads: configuration.deliveryConcurrency)),
                 limits: DeliveryLimits(
                     concurrency: configuration.deliveryConcurrency, perDestination: configuration.deliveryPerDestination),
-                inbound: inbound, wakeup: wakeup, instance: configuration.instanceName,
+                inbound: inbound, hooks: hooks, wakeup: wakeup, instance: configuration.instanceName,
                 leaseSeconds: configuration.deliveryLeaseSeconds,
                 ready: { _ = try await didcommServer.listeningPort() },
                 retry: DeliveryRetry(

@@ -28,6 +28,14 @@ package final class PostgresResult {
         return String(cString: text)
     }
 
+    /// The position of the column named `name` (its `AS` name, compared case-sensitively when
+    /// quoted as libpq reads it), nil when the result has none: for a statement whose columns
+    /// come from more than one repository, each reads its own by name.
+    package func column(named name: String) -> Int? {
+        let index = Int(PQfnumber(handle, name))
+        return index >= 0 ? index : nil
+    }
+
     package func isNull(_ row: Int, _ column: Int) -> Bool {
         PQgetisnull(handle, Int32(row), Int32(column)) != 0
     }

@@ -26,7 +26,7 @@ struct PostgresConnectionRepository: ConnectionRepository {
         (extract(epoch FROM updated_at) * 1000000)::int8, handshake_protocol, sealed, their_did_sealed
         """
 
-    /// How many columns `columns` has: `recipientsSQL` adds its own after them.
+    /// How many columns `columns` has: `recipientsSQL` adds the key's after them.
     static let columnCount = 27
 
     /// The columns a sealed row leaves NULL (schema/0018's CHECK).
@@ -211,7 +211,7 @@ struct PostgresConnectionRepository: ConnectionRepository {
 
     /// The tenant's keys among `verkeys` with their connections: each row the connection's
     /// columns (`columns`, NULL for a key of no connection), then the verkey and the sealed
-    /// secret (`recipientColumnCount` columns in all). `tenant_keys.verkey` is `COLLATE "C"` and `connections.my_verkey` the
+    /// secret. `tenant_keys.verkey` is `COLLATE "C"` and `connections.my_verkey` the
     /// default collation: compared as they are, the comparison matches no index on `my_verkey`
     /// and the join read every connection of the tenant; in the column's own collation it is
     /// one probe of `connections_my_verkey`.
@@ -225,8 +225,6 @@ struct PostgresConnectionRepository: ConnectionRepository {
         WHERE k.tenant_id = \(tenant) AND k.verkey = ANY(\(verkeys))
         """
     }
-
-    static let recipientColumnCount = columnCount + 2
 
     /// The row of `recipientsSQL`'s answer whose verkey comes first in `verkeys`.
     static func firstRecipient(_ result: PostgresResult, in verkeys: [String], sealing: RowSealing) throws -> InboundRecipient? {

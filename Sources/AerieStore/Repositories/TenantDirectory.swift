@@ -155,7 +155,8 @@ public struct TenantDirectory: Sendable {
                 set_config('transaction_read_only', 'on', true), set_config('plan_cache_mode', 'force_generic_plan', true)
             """
         let read = """
-            SELECT r.*, t.id::text, CASE WHEN t.status = 'active' THEN t.data_key_wrapped END FROM aerie.tenants t
+            SELECT r.*, t.id::text AS owner_tenant, CASE WHEN t.status = 'active' THEN t.data_key_wrapped END AS owner_data_key
+            FROM aerie.tenants t
             LEFT JOIN LATERAL (\(PostgresConnectionRepository.recipientsSQL(tenant: "t.id", verkeys: "$1::text[]"))) r
                 ON t.status = 'active'
             WHERE t.id = NULLIF(current_setting('aerie.tenant_id', true), '')::uuid
@@ -167,9 +168,12 @@ public struct TenantDirectory: Sendable {
             } catch let error as PostgresError {
                 throw error.aerieError
             }
-            let tenantColumn = PostgresConnectionRepository.recipientColumnCount
+            // The tenant's columns by name: the recipients' columns before them are the connection
+            // repository's to read.
+            guard let tenantColumn = result.column(named: "owner_tenant"), let dataKeyColumn = result.column(named: "owner_data_key")
+            else { throw AerieError.internalError(details: "the inbound recipient read lacks its tenant columns") }
             guard result.rowCount > 0, let tenant = result.string(0, tenantColumn).flatMap(TenantID.init) else { return nil }
-            guard let wrapped = result.bytes(0, tenantColumn + 1) else {
+            guard let wrapped = result.bytes(0, dataKeyColumn) else {
                 return InboundOwner(tenant: tenant, activeWrappedDataKey: nil, recipient: nil)
             }
             let sealing = RowSealing(tenantID: tenant, sealer: try sealer(tenant, wrapped), table: "connections")
