@@ -118,7 +118,7 @@ public struct OutOfBandService: Sendable {
                 connection = try await handshakes.connect(pending.id, label: nil, tenant: tenant)
             }
             // A handshake that finished after the first call stopped waiting.
-            if record.state == .connecting, let connection {
+            if let connection {
                 record = try await settle(record, connection: connection, tenant: tenant)
             }
             return .sameInvitation(
@@ -150,7 +150,7 @@ public struct OutOfBandService: Sendable {
         try handshakes.checkConnectable(invitation)
         let created = handshakes.newRecord(for: invitation)
         let start = OutOfBandRecord(
-            invitationId: invitation.id, connectionId: created.id, decisionRow: row.number, state: .connecting,
+            invitationId: invitation.id, connectionId: created.id, decisionRow: row.number, state: Self.initialState(row),
             attachedMessage: attached, invitation: invitation.json)
         // The connection, the Request, this record and the attached request (kept for the backend
         // to act on once the connection is accepted) commit together: no half-done accept remains.
@@ -181,16 +181,14 @@ public struct OutOfBandService: Sendable {
     private func settle(_ record: OutOfBandRecord, connection: ConnectionRecord, tenant: TenantContext) async throws
         -> OutOfBandRecord
     {
-        var updated = record
-        switch connection.state {
-        case .accepted, .reused: updated.state = .done
-        case .failed:
-            updated.state = .failed
-            updated.failureReason = connection.failureReason
-        default: return record
+        guard let transition = OutOfBandStateMachine.apply(
+            .connectionSettled(connection.state, failureReason: connection.failureReason), to: record)
+        else { return record }
+        let updated = record.taking(transition)
+        // A record deleted meanwhile (`delete`) stays deleted: its update finds no row.
+        _ = try await tenant.database.transaction { tx in
+            try run(transition.actions, record: updated, connection: connection, message: nil, in: tx)
         }
-        // False when the record was deleted meanwhile (`delete`): it stays deleted.
-        _ = try await tenant.database.transaction { [updated] tx in try tx.outOfBand.update(updated) }
         return updated
     }
 
@@ -213,7 +211,7 @@ public struct OutOfBandService: Sendable {
         connection.theirEndpoint = endpoint
         connection.theirRoutingKeys = invitation.routingKeys
         var record = OutOfBandRecord(
-            invitationId: invitation.id, connectionId: connection.id, decisionRow: row.number, state: .done,
+            invitationId: invitation.id, connectionId: connection.id, decisionRow: row.number, state: Self.initialState(row),
             attachedMessage: attached, invitation: invitation.json)
         let message = attached.map { Self.mailboxEntry($0, on: connection) }
         let handshakes = self.handshakes
@@ -238,7 +236,7 @@ public struct OutOfBandService: Sendable {
         tenant: TenantContext
     ) async throws -> (ConnectionRecord, OutOfBandRecord) {
         var record = OutOfBandRecord(
-            invitationId: invitation.id, connectionId: connection.id, decisionRow: row.number, state: .done,
+            invitationId: invitation.id, connectionId: connection.id, decisionRow: row.number, state: Self.initialState(row),
             attachedMessage: attached, invitation: invitation.json)
         let message = Self.mailboxEntry(attached, on: connection)
         record.attachedMessageUid = try await tenant.database.transaction { [record] tx -> UUID in
@@ -282,7 +280,7 @@ public struct OutOfBandService: Sendable {
         let message = OutOfBandMessages.reuse(invitationId: invitation.id, version: version)
         let outbound = try await Outbound.pack(message, from: .stored(verkey: myVerkey), to: route, tenant: tenant)
         var record = OutOfBandRecord(
-            invitationId: invitation.id, connectionId: connection.id, decisionRow: row.number, state: .reuseSent,
+            invitationId: invitation.id, connectionId: connection.id, decisionRow: row.number, state: Self.initialState(row),
             reuseMessageId: message["@id"]?.stringValue, attachedMessage: attached, invitation: invitation.json)
         let entry = attached.map { Self.mailboxEntry($0, on: connection) }
         record.attachedMessageUid = try await tenant.database.transaction { [record] tx -> UUID? in
@@ -315,11 +313,8 @@ public struct OutOfBandService: Sendable {
             guard let record, let connection else {
                 throw AerieError.notFound("the connection was deleted while waiting for the reuse to be accepted")
             }
-            switch record.state {
             // A refusal (problem report) is answered as state `failed` with the inviter's reason.
-            case .reused, .done, .failed: return (record, connection)
-            case .reuseSent, .connecting: return nil
-            }
+            return OutOfBandStateMachine.awaitsInviter(record.state) ? nil : (record, connection)
         }
         if let answered { return answered }
         let connection = try await handshakes.load(connectionId, tenant: tenant)
@@ -343,20 +338,15 @@ public struct OutOfBandService: Sendable {
             return
         }
         let thid = message.body["~thread"]?["thid"]?.stringValue
-        let handshakes = self.handshakes
         let reused = try await tenant.database.transaction { tx -> ConnectionRecord? in
             // Stored and applied together; a copy handled before changes nothing.
             guard try message.claim(in: tx) else { return nil }
-            guard var record = try tx.outOfBand.find(invitationId: pthid, forUpdate: true),
-                record.state == .reuseSent || record.state == .reused,
-                thid == nil || thid == record.reuseMessageId,
-                let connectionId = record.connectionId, let connection = try tx.connections.getForUpdate(connectionId),
-                connection.myVerkey == message.recipientVerkey, Self.isEstablished(connection)
+            guard let record = try tx.outOfBand.find(invitationId: pthid, forUpdate: true) else { return nil }
+            let connection = try record.connectionId.flatMap { try tx.connections.getForUpdate($0) }
+            guard let transition = OutOfBandStateMachine.apply(
+                .reuseAccepted(threadId: thid, connection: connection, recipientVerkey: message.recipientVerkey), to: record)
             else { return nil }
-            record.state = .reused
-            try tx.outOfBand.update(record)
-            return try handshakes.move(
-                .reuseAccepted, connection, reviewed: message.receipt?.claimed?.uid ?? UUID(text: message.uid), in: tx)
+            return try run(transition.actions, record: record.taking(transition), connection: connection, message: message, in: tx)
         }
         if let reused {
             handshakes.committed(reused, tenant: tenant)
@@ -373,18 +363,12 @@ public struct OutOfBandService: Sendable {
         let reason = Self.problemReason(message.body)
         let refused = try await tenant.database.transaction { tx -> ConnectionRecord? in
             guard try message.claim(in: tx) else { return nil }
-            guard var record = try tx.outOfBand.find(invitationId: pthid, forUpdate: true),
-                record.state == .reuseSent || record.state == .connecting,
-                let connectionId = record.connectionId, let connection = try tx.connections.get(connectionId),
-                connection.myVerkey == message.recipientVerkey
+            guard let record = try tx.outOfBand.find(invitationId: pthid, forUpdate: true) else { return nil }
+            let connection = try record.connectionId.flatMap { try tx.connections.get($0) }
+            guard let transition = OutOfBandStateMachine.apply(
+                .problemReported(reason: reason, connection: connection, recipientVerkey: message.recipientVerkey), to: record)
             else { return nil }
-            record.state = .failed
-            record.failureReason = reason
-            try tx.outOfBand.update(record)
-            if let uid = message.receipt?.claimed?.uid ?? UUID(text: message.uid) {
-                try tx.mailbox.updateStatus(uid, to: MailboxMessage.reviewed)
-            }
-            return connection
+            return try run(transition.actions, record: record.taking(transition), connection: connection, message: message, in: tx)
         }
         // The connection is unchanged, but a reuse wait reads the record this changed.
         if let refused { handshakes.committed(refused, tenant: tenant) }
@@ -395,6 +379,39 @@ public struct OutOfBandService: Sendable {
         if let code = message["description"]?["code"]?.stringValue { return String(code.prefix(200)) }
         if let text = message["explain"]?.stringValue { return String(text.prefix(500)) }
         return "the inviter sent a problem report"
+    }
+
+    // MARK: - The state machine's driver
+
+    /// Runs `OutOfBandStateMachine`'s actions in `tx`, `record` already in its new state; answers
+    /// the connection as they left it.
+    private func run(
+        _ actions: [OutOfBandStateMachine.Action], record: OutOfBandRecord, connection: ConnectionRecord?,
+        message: InboundMessage?, in tx: any TenantTransaction
+    ) throws -> ConnectionRecord? {
+        var connection = connection
+        let reviewed = message.map { $0.receipt?.claimed?.uid ?? $0.uid }
+        for action in actions {
+            switch action {
+            case .storeRecord:
+                // False when the record was deleted meanwhile: it stays deleted.
+                _ = try tx.outOfBand.update(record)
+            case .reuseConnection:
+                guard let current = connection else { preconditionFailure("a reuse is accepted over its connection") }
+                connection = try handshakes.move(.reuseAccepted, current, reviewed: reviewed, in: tx)
+            case .reviewMessage:
+                if let reviewed { try tx.mailbox.updateStatus(reviewed, to: MailboxMessage.reviewed) }
+            }
+        }
+        return connection
+    }
+
+    /// The state a record of `row` is stored in (never an invalid row's: it stores nothing).
+    static func initialState(_ row: OutOfBandDecision.Row) -> OutOfBandRecord.State {
+        guard let state = OutOfBandStateMachine.initialState(for: row.decision) else {
+            preconditionFailure("an invalid invitation (row \(row.number)) stores no record")
+        }
+        return state
     }
 
     // MARK: - Helpers
