@@ -334,7 +334,7 @@ public struct OutOfBandService: Sendable {
     /// connection it was sent over by the key it was packed to; the connection becomes `reused`.
     func reuseAccepted(_ message: InboundMessage, tenant: TenantContext) async throws {
         guard let pthid = OutOfBandMessages.parentThreadId(message.body) else {
-            tenant.logger.info("handshake-reuse-accepted without ~thread.pthid ignored", metadata: ["uid": "\(message.uid)"])
+            tenant.logger.info("handshake-reuse-accepted without ~thread.pthid ignored", metadata: ["uid": "\(message.uid.lowercasedString)"])
             return
         }
         let thid = message.body["~thread"]?["thid"]?.stringValue
@@ -352,7 +352,7 @@ public struct OutOfBandService: Sendable {
             handshakes.committed(reused, tenant: tenant)
         } else {
             tenant.logger.info(
-                "handshake-reuse-accepted matches no reuse sent over that connection", metadata: ["uid": "\(message.uid)"])
+                "handshake-reuse-accepted matches no reuse sent over that connection", metadata: ["uid": "\(message.uid.lowercasedString)"])
         }
     }
 

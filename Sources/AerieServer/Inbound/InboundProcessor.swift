@@ -293,7 +293,7 @@ struct InboundProcessor: Sendable {
             let reason = "\(inbound.type.split(separator: "/").suffix(2).joined(separator: "/")) could not be handled: \(Self.describe(error))"
             tenant.logger.warning(
                 "inbound message handler failed",
-                metadata: ["type": "\(inbound.type)", "uid": "\(inbound.uid)", "error": "\(String(reflecting: error))"])
+                metadata: ["type": "\(inbound.type)", "uid": "\(inbound.uid.lowercasedString)", "error": "\(String(reflecting: error))"])
             // A message the handler refuses (wrong thread, wrong state, bad signature) is kept but
             // not retried: only failures that can pass (database, internal) are, and only those
             // fail the connection in the end, so a stranger's message cannot fail a connection.

@@ -6,8 +6,6 @@ import AerieTransport
 import Foundation
 import Logging
 import ServiceLifecycle
-import Synchronization
-import SystemPlugin
 
 /// Wires a running Aerie: database (embedded or external), migrations, secrets, plugins, router
 /// and the JSON-RPC server. `aerie-server` and the tests both start Aerie through it.
@@ -32,212 +30,23 @@ public enum AerieApplication {
     public static func prepare(
         configuration: AerieConfiguration, logger: Logger, extraPlugins: [any AeriePlugin] = []
     ) async throws -> Prepared {
-        try FileManager.default.createDirectory(
-            at: configuration.home, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        // Metrics are bound to their backend when created: bootstrap before anything records.
-        if configuration.metricsListen != nil { _ = AerieMetrics.registry }
-
-        var embedded: EmbeddedPostgres? = nil
-        let runtimeURL: String
-        let ownerURL: String
-        if let databaseURL = configuration.databaseURL {
-            runtimeURL = databaseURL
-            ownerURL = configuration.ownerDatabaseURL ?? databaseURL
-        } else {
-            let cluster = EmbeddedPostgres(home: configuration.home, logger: logger)
-            let urls = try await cluster.start()
-            embedded = cluster
-            runtimeURL = urls.runtimeConninfo
-            ownerURL = urls.ownerConninfo
-        }
-
+        try makeHome(configuration)
+        let cluster = try await startCluster(configuration, logger: logger)
         do {
-            let registry = PluginRegistry.standard
-            let selected = try registry.select(configuration.plugins)
-            let schema = configuration.schemaDirectory ?? SchemaLocator.defaultDirectory()
-            let applied = try await Migrator(
-                ownerConninfo: ownerURL, schemaDirectory: schema,
-                pluginMigrations: registry.migrations
-                    + extraPlugins.flatMap { plugin in type(of: plugin).storage.migrations.map { Migration($0, plugin: type(of: plugin).name) } },
-                logger: logger
-            ).migrate()
-            if !applied.isEmpty { logger.info("migrations applied", metadata: ["versions": "\(applied)"]) }
-
-            var databaseConfiguration = DatabaseConfiguration(
-                conninfo: runtimeURL, maxConnections: configuration.databasePoolSize, tenantShare: configuration.databaseTenantShare)
-            databaseConfiguration.quotas = configuration.quotas
-            databaseConfiguration.connectionViewCacheSize = configuration.connectionCacheSize
-            databaseConfiguration.connectionViewCacheMaxAge = configuration.connectionCacheMaxAge
-            databaseConfiguration.recentRecipientsSize = configuration.recentRecipientsSize
-            databaseConfiguration.recentRecipientsMaxAge = configuration.recentRecipientsMaxAge
-            let database = AerieDatabase(
-                configuration: databaseConfiguration, logger: logger,
-                stores: try registry.stores(selected: selected, extra: extraPlugins))
-            try await database.verifyRuntimeRole()
-            let unsafe = try await database.durabilitySettingsOff()
-            if !unsafe.isEmpty {
-                logger.notice(
-                    "PostgreSQL runs with durability settings off: a crash can lose acknowledged writes",
-                    metadata: ["off": "\(unsafe)"])
-            }
-
-            let masterKeys = try MasterKeyring.load(configuration, logger: logger)
-            do {
-                try await checkMasterKeys(masterKeys, database: database, logger: logger)
-            } catch {
-                await database.shutdown()
-                throw error
-            }
+            let selected = try PluginRegistry.standard.select(configuration.plugins)
+            let database = try await openDatabase(
+                configuration, cluster: cluster, selected: selected, extraPlugins: extraPlugins, logger: logger)
+            let masterKeys = try await loadMasterKeys(configuration, database: database, logger: logger)
             let adminTokenFile = configuration.home.appendingPathComponent("admin-token")
             try await initializeAdminToken(database: database, file: adminTokenFile, logger: logger)
-
-            let wakeup = OutboxWakeup(
-                lease: configuration.deliveryEnabled
-                    ? OutboxLease(instance: configuration.instanceName, seconds: configuration.deliveryLeaseSeconds) : nil)
-            var contexts = TenantContexts(database: database, masterKeys: masterKeys)
-            contexts.outboxSignal = wakeup
-            let endpoint = PublicEndpoint(configuration.publicEndpoint)
-            // The LISTEN on aerie_events (its own connection) always runs: it keeps the credential
-            // and connection caches true; push subscriptions ride on it when the messages plugin
-            // offers them.
-            let credentials = CredentialCache(
-                capacity: configuration.credentialCacheSize, maxAge: configuration.credentialCacheMaxAge)
-            let tenantDirectory = database.tenants
-            // Filled from the router once the plugins that present the event kinds are installed.
-            let presenters = EventPresenters()
-            // Likewise: what discover-features discloses.
-            let servedProtocols = ServedProtocols()
-            let webhookSettings = WebhookDelivery.Settings(
-                batchSize: configuration.webhookBatchSize, backoff: configuration.webhookBackoff,
-                maxBackoff: configuration.webhookMaxBackoff)
-            let webhookDelivery = WebhookDelivery(
-                webhooks: database.webhooks,
-                http: HTTPDelivery(
-                    configuration: HTTPDelivery.Configuration(
-                        allowPrivateAddresses: configuration.allowPrivateURLs, allowedNetworks: configuration.webhookAllowedNetworks,
-                        allowedNetworksSetting: "AERIE_WEBHOOK_ALLOWED_NETWORKS",
-                        totalTimeout: configuration.webhookTimeout, maxResponseBytes: 64 * 1024, threads: webhookSettings.concurrency)),
-                masterKeys: masterKeys, instance: configuration.instanceName, settings: webhookSettings,
-                logger: logger, presenters: presenters)
-            let eventStreams = EventStreams(
-                log: database.events, retention: configuration.eventRetention, pruneInterval: configuration.eventPruneInterval,
-                onPositionsAdvanced: { [webhookDelivery] in webhookDelivery.positionsAdvanced() },
-                positionsAwaited: { [webhookDelivery] in webhookDelivery.hasWebhooks }, logger: logger,
-                presenters: presenters)
-            let events = EventHub(
-                conninfo: runtimeURL, logger: logger,
-                caches: ChannelCaches(
-                    credentials: credentials, connectionViews: database.connectionViews, recentRecipients: database.recentRecipients),
-                credentialIsCurrent: { id, tokenHash in try await tenantDirectory.isActive(id, tokenHash: tokenHash) },
-                eventLog: eventStreams, presenters: presenters)
-            var authenticator = TenantAuthenticator(database: database, contexts: contexts)
-            authenticator.credentials = credentials
-            var router = MethodRouter()
-            try router.install(SystemPlugin(version: version))
-            try router.install(SessionMethods(authenticator: authenticator))
-            var admin = AdminMethods(database: database, masterKeys: masterKeys)
-            admin.credentialChanged = { [events] id, current in events.credentialChanged(tenant: id, current: current) }
-            try router.install(admin)
-            let resolver = URLResolver(
-                configuration: URLResolver.Configuration(
-                    allowPrivateAddresses: configuration.allowPrivateURLs, allowedNetworks: configuration.allowedNetworks),
-                logger: logger)
-            // Webhook receivers are judged by their own networks, never by the peers'.
-            let webhookDestinations = URLResolver(
-                configuration: URLResolver.Configuration(
-                    allowPrivateAddresses: configuration.allowPrivateURLs, allowedNetworks: configuration.webhookAllowedNetworks,
-                    allowedNetworksSetting: "AERIE_WEBHOOK_ALLOWED_NETWORKS", threads: 1),
-                logger: logger)
-            try router.install(BackendMethods(
-                database: database,
-                webhooks: WebhookAdministration(
-                    masterKeys: masterKeys, destinations: webhookDestinations, allowHTTP: configuration.webhookAllowHTTP,
-                    delivery: webhookDelivery)))
-            try router.install(EventMethods(streams: eventStreams))
-            let plugins = try registry.build(
-                selected,
-                services: PluginRegistry.Services(
-                    fetcher: resolver, endpoint: { endpoint.value }, events: events,
-                    outOfBandTimeout: configuration.outOfBandTimeout, protocols: servedProtocols,
-                    pendingConnectionsMax: configuration.pendingConnectionsMax))
-            var hooks = ConnectionHooks()
-            var presentations = EventPresenterRegistry()
-            for plugin in plugins + extraPlugins {
-                try router.install(plugin)
-                hooks.install(plugin)
-                try presentations.install(plugin)
-            }
-            for plugin in plugins { logger.info("plugin enabled", metadata: ["plugin": "\(type(of: plugin).name)"]) }
-            presenters.install(presentations)
-            servedProtocols.install(router)
-
-            let rpcServer = RPCServer(
-                configuration: configuration.rpc, router: router, authenticator: authenticator,
-                serverVersion: version, logger: logger)
-            let databaseService = DatabaseService(database: database, embedded: embedded, logger: logger)
-            let transportService = TransportService(resolvers: [resolver, webhookDestinations])
-            let parsing = InboundParsing()
-            let inbound = InboundProcessor(
-                database: database, contexts: contexts, router: router, hooks: hooks, logger: logger,
-                maxHandlingAttempts: configuration.inboundHandlingMaxAttempts, handlingBackoff: configuration.inboundHandlingBackoff,
-                parsing: parsing, requestRates: RequestRateLimits(
-                    .init(perInvitation: configuration.invitationRequestsPerMinute, perSender: configuration.senderRequestsPerMinute)))
-            let didcommServer = HTTPListener(
-                configuration: HTTPListener.Configuration(
-                    host: configuration.didcommHost, port: configuration.didcommPort, limits: configuration.didcommLimits),
-                logger: logger,
-                onBound: { port in endpoint.bound(host: configuration.didcommHost, port: port) },
-                didcomm: { body in (await inbound.answer(body), nil) })
-            var services: [any Service] = [databaseService, parsing, transportService, events, eventStreams, webhookDelivery]
-            if configuration.deliveryEnabled {
-                services.append(OutboxDeliveryService(
-                database: database, contexts: contexts,
-                delivery: HTTPDelivery(
-                    configuration: HTTPDelivery.Configuration(
-                        allowPrivateAddresses: configuration.allowPrivateURLs, allowedNetworks: configuration.allowedNetworks,
-                        threads: configuration.deliveryConcurrency)),
-                limits: DeliveryLimits(
-                    concurrency: configuration.deliveryConcurrency, perDestination: configuration.deliveryPerDestination),
-                inbound: inbound, hooks: hooks, wakeup: wakeup, instance: configuration.instanceName,
-                leaseSeconds: configuration.deliveryLeaseSeconds,
-                ready: { _ = try await didcommServer.listeningPort() },
-                retry: DeliveryRetry(
-                    backoff: configuration.deliveryBackoff, maxBackoff: configuration.deliveryMaxBackoff,
-                    horizon: configuration.deliveryHorizon, protocolHorizon: configuration.deliveryProtocolHorizon),
-                pollInterval: configuration.deliveryPollInterval, logger: logger))
-            }
-            services.append(InboundRecoveryService(
-                database: database, contexts: contexts, processor: inbound, interval: configuration.inboundRecoveryInterval,
-                logger: logger))
-            if let interval = configuration.sealingSweepInterval {
-                services.append(SealingMigrationService(database: database, contexts: contexts, interval: interval, logger: logger))
-            }
-            if let days = configuration.messageRetentionDays {
-                services.append(MailboxRetentionService(
-                    database: database, retention: .seconds(days * 86_400), interval: configuration.retentionSweepInterval,
-                    logger: logger))
-            }
-            services += [didcommServer, rpcServer]
-            var operatorServer: HTTPListener? = nil
-            if let listen = configuration.metricsListen {
-                let readiness = Readiness()
-                let endpoint = OperatorEndpoint(
-                    sampler: MetricsSampler(rpcServer: rpcServer, database: database, events: events),
-                    database: database, events: events, readiness: readiness)
-                let server = HTTPListener(
-                    configuration: HTTPListener.Configuration(host: listen.host, port: listen.port, limits: .operator),
-                    name: "operator HTTP (metrics, health)", logger: logger, handler: endpoint.answer)
-                // First to start and last to stop, so probes see the whole drain; the drain signal
-                // is last, so shutdown reaches it first.
-                services.insert(server, at: 0)
-                services.append(DrainSignalService(readiness: readiness))
-                operatorServer = server
-            }
+            let order = try wireServices(
+                configuration, cluster: cluster, database: database, masterKeys: masterKeys, selected: selected,
+                extraPlugins: extraPlugins, logger: logger)
             return Prepared(
-                rpcServer: rpcServer, didcommServer: didcommServer, operatorServer: operatorServer, services: services,
-                database: database, adminTokenFile: adminTokenFile)
+                rpcServer: order.rpc, didcommServer: order.didcomm, operatorServer: order.operatorEndpoint,
+                services: order.services, database: database, adminTokenFile: adminTokenFile)
         } catch {
-            if let embedded { try? await embedded.stop() }
+            if let embedded = cluster.embedded { try? await embedded.stop() }
             throw error
         }
     }
