@@ -18,6 +18,12 @@ public enum InboundSenders: Sendable, Hashable {
     /// answers it 4xx, or 5xx for a failure that can pass, and stores nothing), so strangers
     /// cannot fill a tenant's mailbox with messages nobody will handle.
     public var areStrangers: Bool { self == .invitationRequest }
+
+    /// Whether a message from these senders may be opened with a recipient key this process has
+    /// just made, its connection as inserted (`RecentRecipients`): a handshake Response only, whose
+    /// transaction checks that the row is still as inserted. Anything else is decided on the row
+    /// as stored, which another server may have changed since.
+    public var openWithRecentRecipient: Bool { self == .handshakeResponse }
 }
 
 /// Who sent an inbound message, as the connection its recipient key belongs to sees it. Decided

@@ -158,10 +158,8 @@ struct InboundProcessor: Sendable {
         case .handle(let body, let t, let id, let thread, let r):
             (message, type, messageId, threadId, route) = (body, t, id, thread, r)
         }
-        if owner.fromRecentRecipients, route.senders != .handshakeResponse {
-            // A key kept as this process made it answers for a Response only, whose transaction
-            // checks that the row is still as inserted (`lockAsRead`). Anything else is decided
-            // on the row as stored, which another server may have changed since.
+        if owner.fromRecentRecipients, !route.senders.openWithRecentRecipient {
+            // Read again from the database (`InboundSenders.openWithRecentRecipient`).
             guard let read = try await self.recipient(kids, recent: false), let readKey = read.activeWrappedDataKey,
                 let readRecipient = read.recipient, readRecipient.verkey == recipient.verkey
             else { return .rejected(status: 400, reason: "no recipient of this message is known here") }
