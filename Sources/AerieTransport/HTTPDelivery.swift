@@ -21,11 +21,14 @@ public final class HTTPDelivery: Sendable {
         public var maxResponseBytes: Int
         public var threads: Int
         public var userAgent: String
+        /// A PEM file of the certificate authorities HTTPS endpoints are verified against
+        /// (`AERIE_TLS_CA_FILE`), instead of the system's; nil: the system's.
+        public var trustedCertificates: String?
 
         public init(
             allowPrivateAddresses: Bool = false, allowedNetworks: [IPNetwork] = [],
             allowedNetworksSetting: String = "AERIE_ALLOWED_NETWORKS", connectTimeout: Duration = .seconds(5), totalTimeout: Duration = .seconds(15),
-            maxResponseBytes: Int = 1 << 20, threads: Int = 2, userAgent: String = "aerie"
+            maxResponseBytes: Int = 1 << 20, threads: Int = 2, userAgent: String = "aerie", trustedCertificates: String? = nil
         ) {
             self.allowPrivateAddresses = allowPrivateAddresses
             self.allowedNetworks = allowedNetworks
@@ -35,6 +38,7 @@ public final class HTTPDelivery: Sendable {
             self.maxResponseBytes = maxResponseBytes
             self.threads = threads
             self.userAgent = userAgent
+            self.trustedCertificates = trustedCertificates
         }
     }
 
@@ -137,6 +141,7 @@ public final class HTTPDelivery: Sendable {
         try easy.set(CURLOPT_PROXY, "")
         try easy.set(CURLOPT_URL, endpoint)
         try easy.set(CURLOPT_USERAGENT, configuration.userAgent)
+        if let trusted = configuration.trustedCertificates { try easy.set(CURLOPT_CAINFO, trusted) }
         try easy.set(CURLOPT_TIMEOUT_MS, milliseconds(configuration.totalTimeout))
         try easy.set(CURLOPT_CONNECTTIMEOUT_MS, milliseconds(configuration.connectTimeout))
         try easy.set(CURLOPT_MAXFILESIZE_LARGE, largeValue: Int64(configuration.maxResponseBytes))

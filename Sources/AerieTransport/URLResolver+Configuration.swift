@@ -28,6 +28,9 @@ extension URLResolver {
         /// Longest URL fetched (short URLs are short).
         public var maxURLBytes: Int
         public var userAgent: String
+        /// A PEM file of the certificate authorities HTTPS URLs are verified against
+        /// (`AERIE_TLS_CA_FILE`), instead of the system's; nil: the system's.
+        public var trustedCertificates: String?
 
         public init(
             allowPrivateAddresses: Bool = false,
@@ -42,7 +45,8 @@ extension URLResolver {
             strangerCheckThreads: Int = 2,
             maxPendingStrangerChecks: Int = 32,
             maxURLBytes: Int = 8 * 1024,
-            userAgent: String = "aerie"
+            userAgent: String = "aerie",
+            trustedCertificates: String? = nil
         ) {
             self.allowPrivateAddresses = allowPrivateAddresses
             self.allowedNetworks = allowedNetworks
@@ -57,6 +61,7 @@ extension URLResolver {
             self.maxPendingStrangerChecks = maxPendingStrangerChecks
             self.maxURLBytes = maxURLBytes
             self.userAgent = userAgent
+            self.trustedCertificates = trustedCertificates
         }
     }
 }

@@ -228,6 +228,7 @@ public final class URLResolver: URLFetcher {
         try easy.set(CURLOPT_MAXFILESIZE_LARGE, largeValue: Int64(configuration.maxBodyBytes))
         try easy.set(CURLOPT_HTTPGET, true)
         try easy.set(CURLOPT_USERAGENT, configuration.userAgent)
+        if let trusted = configuration.trustedCertificates { try easy.set(CURLOPT_CAINFO, trusted) }
         try easy.setHeaders(["Accept: \(sanitizedHeaderValue(request.accept))"])
         try transfer.install(on: easy)
 

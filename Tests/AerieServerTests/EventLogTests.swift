@@ -53,6 +53,9 @@ import Testing
     final class Events: Sendable {
         private let task: Task<Void, Never>
         private let box = MessagesPushTests.ReceivedBox()
+        /// Every marker `settled` wrote, in any test (ids are random, so sharing is harmless): a
+        /// later session that resumes before a marker's position sees it too.
+        private static let markers = Mutex<Set<String>>([])
 
         init(_ client: AerieClient) {
             let box = self.box
@@ -60,16 +63,25 @@ import Testing
         }
 
         var all: [AerieClient.ServerNotification] { box.items }
-        var events: [JSONValue] { all.filter { $0.method == "events.event" }.map(\.params) }
+        private var streamed: [JSONValue] { all.filter { $0.method == "events.event" }.map(\.params) }
+        /// The events pushed, without the markers `settled` wrote.
+        var events: [JSONValue] {
+            let markers = Self.markers.withLock { $0 }
+            return streamed.filter { !markers.contains($0["connectionId"]?.stringValue ?? "") }
+        }
 
-        /// Waits until `count` events arrived (at most `seconds`), then a little more, so any
-        /// extra (a duplicate) would be seen too.
-        func wait(for count: Int, seconds: Int = 60) async throws -> [JSONValue] {
+        /// The events once every event committed before the call has arrived: `marker` commits
+        /// one more (a new connection, answering its id), and the stream is in commit order, so
+        /// once the marker's event is here everything before it is too, an extra or a duplicate
+        /// included. No fixed wait for "nothing more came". Markers are left out of `events`.
+        func settled(seconds: Int = 60, marker: () async throws -> String) async throws -> [JSONValue] {
+            let id = try await marker()
+            Self.markers.withLock { _ = $0.insert(id) }
             for _ in 0..<(seconds * 50) {
-                if events.count >= count { break }
+                if streamed.contains(where: { $0["connectionId"]?.stringValue == id }) { return events }
                 try await Task.sleep(for: .milliseconds(20))
             }
-            try await Task.sleep(for: .milliseconds(300))
+            Issue.record("the marker event did not arrive within \(seconds) s")
             return events
         }
 
@@ -121,7 +133,7 @@ import Testing
             let seen = Events(backend.session)
             let answer = try await backend.session.call("events.subscribe", params: ["after": 0])
             #expect(answer["after"] == .int(0))
-            let events = try await seen.wait(for: 1)
+            let events = try await seen.settled { try await Self.newConnection(database, tenant: tenant) }
             #expect(events.count == 1)
             let event = try #require(events.first)
             #expect(event["tenantId"] == .string(tenant.rawValue))
@@ -159,7 +171,7 @@ import Testing
                 return all
             }
             let total = backend.tenants.count * perWriter
-            let events = try await seen.wait(for: total, seconds: 120)
+            let events = try await seen.settled(seconds: 120) { try await Self.newConnection(database, tenant: backend.tenants[0]) }
             #expect(events.count == total)
             #expect(Self.isStrictlyIncreasing(Self.positions(events)))
             #expect(Set(Self.connectionIds(events)) == Set(written))
@@ -183,7 +195,7 @@ import Testing
             _ = try await session.call("events.subscribe")
             var written: [String] = []
             for n in 0..<10 { written.append(try await Self.newConnection(database, tenant: backend.tenants[n % 2])) }
-            var received = try await seen.wait(for: 10)
+            var received = try await seen.settled { try await Self.newConnection(database, tenant: backend.tenants[0]) }
             #expect(Self.connectionIds(received) == written)
             var last = try #require(Self.positions(received).last)
 
@@ -194,7 +206,7 @@ import Testing
             session = try await BackendSessionTests.session(server, token: backend.token)
             seen = Events(session)
             _ = try await session.call("events.subscribe", params: ["after": .int(last)])
-            received = try await seen.wait(for: 10)
+            received = try await seen.settled { try await Self.newConnection(database, tenant: backend.tenants[0]) }
             #expect(Self.connectionIds(received) == missed)
             last = try #require(Self.positions(received).last)
             // Acknowledged: a subscribe without `after` starts there.
@@ -209,13 +221,13 @@ import Testing
             session = try await BackendSessionTests.session(server, token: backend.token)
             seen = Events(session)
             #expect(try await session.call("events.subscribe")["after"] == .int(last))
-            received = try await seen.wait(for: 10)
+            received = try await seen.settled { try await Self.newConnection(database, tenant: backend.tenants[0]) }
             #expect(Self.connectionIds(received) == duringRestart)
             #expect(Self.positions(received).allSatisfy { $0 > last })
             #expect(Self.isStrictlyIncreasing(Self.positions(received)))
             // Live again after the catch-up.
             let live = try await Self.newConnection(database, tenant: backend.tenants[0])
-            received = try await seen.wait(for: 11)
+            received = try await seen.settled { try await Self.newConnection(database, tenant: backend.tenants[0]) }
             #expect(Self.connectionIds(received) == duringRestart + [live])
             await session.close()
             await database.shutdown()
@@ -260,7 +272,7 @@ import Testing
             session = try await server.tenantClient(token: token)
             seen = Events(session)
             _ = try await session.call("events.subscribe", params: ["after": .int(last)])
-            let after = try await seen.wait(for: total - before.count)
+            let after = try await seen.settled { try await Self.newConnection(runtime, tenant: tenant) }
             #expect(Self.connectionIds(before) + Self.connectionIds(after) == written)
             #expect(Self.isStrictlyIncreasing(Self.positions(before + after)))
             await session.close()
@@ -286,8 +298,8 @@ import Testing
                 betaIds.append(try await Self.newConnection(database, tenant: beta.tenants[0]))
                 try await Self.newConnection(database, tenant: lone)
             }
-            let alphaEvents = try await alphaSeen.wait(for: 5)
-            let betaEvents = try await betaSeen.wait(for: 5)
+            let alphaEvents = try await alphaSeen.settled { try await Self.newConnection(database, tenant: alpha.tenants[0]) }
+            let betaEvents = try await betaSeen.settled { try await Self.newConnection(database, tenant: beta.tenants[0]) }
             #expect(Self.connectionIds(alphaEvents) == alphaIds)
             #expect(Self.connectionIds(betaEvents) == betaIds)
             #expect(alphaEvents.allSatisfy { $0["tenantId"] == .string(alpha.tenants[0].rawValue) })
@@ -554,17 +566,19 @@ import Testing
             // The consumer falls 5 behind every few events, and each time the client connects
             // again: about 60 sessions for 300 events, slow on a loaded machine. Wait as long as
             // events keep coming; fail on a stall (nothing new for 60 s), not on slowness.
+            // A marker committed last: once it is here, everything before it is (an extra or a
+            // duplicate included), with no fixed wait for "nothing more came".
+            let marker = try await Self.newConnection(database, tenant: backend.tenants[0])
             var seen = 0
             var idle = 0
-            while received.items.count < written.count, idle < 3000 {
+            while !Self.connectionIds(received.items).contains(marker), idle < 3000 {
                 try await Task.sleep(for: .milliseconds(20))
                 let count = received.items.count
                 idle = count > seen ? 0 : idle + 1
                 seen = count
             }
-            try await Task.sleep(for: .milliseconds(300))
             follower.cancel()
-            let events = received.items
+            let events = received.items.filter { $0["connectionId"]?.stringValue != marker }
             #expect(events.count == written.count)
             #expect(Self.connectionIds(events) == written)
             #expect(Self.isStrictlyIncreasing(Self.positions(events)))

@@ -91,14 +91,32 @@ import Testing
             $0.didcommLimits.bodyTimeout = .seconds(10)
             $0.didcommLimits.requestTimeout = .seconds(1)
         }) { server in
+            // Three connections, each admitted (one request answered) and then idle, kept alive.
+            let request = "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc"
             var idle: [RawLineClient] = []
-            for _ in 0..<3 { idle.append(try await RawLineClient.connect(port: server.didcommPort)) }
-            try await Task.sleep(for: .milliseconds(200))
+            for _ in 0..<3 {
+                let client = try await RawLineClient.connect(port: server.didcommPort)
+                try await client.send(request)
+                let answer = try await Self.within(30) { try await Self.readResponse(client) }
+                #expect(answer.headers.contains("connection: keep-alive"), "\(answer)")
+                idle.append(client)
+            }
+            // A fourth is over the cap: closed with its request unanswered.
             let extra = try await RawLineClient.connect(port: server.didcommPort)
-            #expect(try await Self.within(30) { await extra.waitForClose(timeout: .seconds(29)) })
+            try? await extra.send(request)
+            #expect(try await Self.within(30) { try await extra.readLine() } == nil)
             await extra.close()
             for client in idle { await client.close() }
-            try await Task.sleep(for: .milliseconds(200))
+            // The server frees their places once it sees them closed: a request is answered again.
+            var admitted = false
+            for _ in 0..<1500 where !admitted {
+                let probe = try await RawLineClient.connect(port: server.didcommPort)
+                try? await probe.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc")
+                admitted = try await Self.within(30) { try? await probe.readLine() } != nil
+                await probe.close()
+                if !admitted { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            try #require(admitted, "the closed connections' places were never freed")
 
             // A body slower than the request deadline: 503 (retry later), then closed.
             let slowBody = try await RawLineClient.connect(port: server.didcommPort)
