@@ -24,6 +24,7 @@ import Testing
 
         for (variable, value) in [
             ("AERIE_METRICS_LISTEN", "7402"), ("AERIE_LOG_FORMAT", "xml"), ("AERIE_DELIVERY_LEASE_SECONDS", "1"),
+            ("AERIE_TLS_CA_FILE", "/nonexistent/ca.pem"),
         ] {
             #expect {
                 _ = try AerieConfiguration.fromEnvironment([variable: value])

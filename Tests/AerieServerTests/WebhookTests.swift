@@ -377,6 +377,35 @@ import Testing
         }
     }
 
+    /// Over HTTPS to a real TLS receiver (Python's `ssl`) whose certificate a private CA signed:
+    /// delivered once the server trusts that CA (`AERIE_TLS_CA_FILE`). Refusal without it is
+    /// `OutboundTLSTests`'.
+    @Test func webhooksOverHTTPSReachAReceiverTheConfiguredCAVouchesFor() async throws {
+        let receiver = try await LoopbackTLSServer.start()
+        do {
+            try await LiveServer.with(server: {
+                Self.configure(&$0)
+                $0.webhookAllowHTTP = false
+                $0.tlsCAFile = receiver.caFile
+            }) { server in
+                let database = server.database.runtime()
+                defer { Task { await database.shutdown() } }
+                let admin = try await server.adminClient()
+                defer { Task { await admin.close() } }
+                let backend = try await EventLogTests.backend(server, "tls", tenants: 1)
+                defer { Task { await backend.session.close() } }
+                _ = try await Self.setWebhook(admin, backend: backend.id, url: receiver.url + "hook")
+                _ = try await EventLogTests.newConnection(database, tenant: backend.tenants[0])
+                for _ in 0..<3000 where receiver.posts == 0 { try await Task.sleep(for: .milliseconds(20)) }
+                #expect(receiver.posts >= 1, "no batch reached the HTTPS receiver")
+            }
+        } catch {
+            await receiver.stop()
+            throw error
+        }
+        await receiver.stop()
+    }
+
     @Test func urlsOutsideTheAddressPolicyOrNotHTTPSAreRefused() async throws {
         let receiver = try WebhookReceiver.start()
         defer { receiver.stop() }

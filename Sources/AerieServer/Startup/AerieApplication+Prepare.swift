@@ -105,7 +105,7 @@ extension AerieApplication {
             webhooks: database.webhooks,
             http: HTTPDelivery(
                 configuration: HTTPDelivery.Configuration(
-                    addresses: configuration.webhookAddresses, totalTimeout: configuration.webhookTimeout,
+                    addresses: configuration.webhookAddresses, trustedCertificates: configuration.tlsCAFile, totalTimeout: configuration.webhookTimeout,
                     maxResponseBytes: 64 * 1024, threads: settings.concurrency)),
             masterKeys: masterKeys, instance: configuration.instanceName, settings: settings, logger: logger,
             presenters: presenters)
@@ -157,10 +157,10 @@ extension AerieApplication {
         let events = wireEvents(configuration, database: database, masterKeys: masterKeys, runtimeURL: cluster.runtimeURL, logger: logger)
         var authenticator = TenantAuthenticator(database: database, contexts: contexts)
         authenticator.credentials = events.credentials
-        let resolver = URLResolver(configuration: URLResolver.Configuration(addresses: configuration.peerAddresses), logger: logger)
+        let resolver = URLResolver(configuration: URLResolver.Configuration(addresses: configuration.peerAddresses, trustedCertificates: configuration.tlsCAFile), logger: logger)
         // Webhook receivers are judged by their own networks, never by the peers'.
         let webhookDestinations = URLResolver(
-            configuration: URLResolver.Configuration(addresses: configuration.webhookAddresses, threads: 1), logger: logger)
+            configuration: URLResolver.Configuration(addresses: configuration.webhookAddresses, trustedCertificates: configuration.tlsCAFile, threads: 1), logger: logger)
         var admin = AdminMethods(database: database, masterKeys: masterKeys)
         admin.credentialChanged = { [hub = events.hub] id, current in hub.credentialChanged(tenant: id, current: current) }
         let core: [any AeriePlugin] = [
@@ -212,7 +212,7 @@ extension AerieApplication {
                 database: database, contexts: contexts,
                 delivery: HTTPDelivery(
                     configuration: HTTPDelivery.Configuration(
-                        addresses: configuration.peerAddresses, threads: configuration.deliveryConcurrency)),
+                        addresses: configuration.peerAddresses, trustedCertificates: configuration.tlsCAFile, threads: configuration.deliveryConcurrency)),
                 limits: DeliveryLimits(concurrency: configuration.deliveryConcurrency, perDestination: configuration.deliveryPerDestination),
                 inbound: inbound, hooks: hooks, wakeup: wakeup, instance: configuration.instanceName,
                 leaseSeconds: configuration.deliveryLeaseSeconds,

@@ -18,19 +18,22 @@ extension AerieConfiguration {
 
 extension URLResolver.Configuration {
     /// The defaults, reaching what `addresses` allows.
-    init(addresses: AddressPolicy, threads: Int = 2) {
+    init(addresses: AddressPolicy, trustedCertificates: String?, threads: Int = 2) {
         self.init(
             allowPrivateAddresses: addresses.allowPrivateAddresses, allowedNetworks: addresses.allowedNetworks,
-            allowedNetworksSetting: addresses.allowedNetworksSetting, threads: threads)
+            allowedNetworksSetting: addresses.allowedNetworksSetting, threads: threads, trustedCertificates: trustedCertificates)
     }
 }
 
 extension HTTPDelivery.Configuration {
     /// The defaults, reaching what `addresses` allows.
-    init(addresses: AddressPolicy, totalTimeout: Duration = .seconds(15), maxResponseBytes: Int = 1 << 20, threads: Int) {
+    init(
+        addresses: AddressPolicy, trustedCertificates: String?, totalTimeout: Duration = .seconds(15),
+        maxResponseBytes: Int = 1 << 20, threads: Int
+    ) {
         self.init(
             allowPrivateAddresses: addresses.allowPrivateAddresses, allowedNetworks: addresses.allowedNetworks,
             allowedNetworksSetting: addresses.allowedNetworksSetting, totalTimeout: totalTimeout,
-            maxResponseBytes: maxResponseBytes, threads: threads)
+            maxResponseBytes: maxResponseBytes, threads: threads, trustedCertificates: trustedCertificates)
     }
 }

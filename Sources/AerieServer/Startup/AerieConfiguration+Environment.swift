@@ -135,6 +135,14 @@ extension AerieConfiguration {
                     throw Invalid(description: "AERIE_ALLOWED_NETWORKS: \(error)")
                 }
             },
+            V("AERIE_TLS_CA_FILE", "PEM file of the certificate authorities outbound HTTPS (peers, invitation URLs, webhooks) trusts, instead of the system's",
+              shown: "the system's") {
+                text, config in
+                guard FileManager.default.isReadableFile(atPath: text) else {
+                    throw Invalid(description: "AERIE_TLS_CA_FILE: \(text) is not a readable file")
+                }
+                config.tlsCAFile = text
+            },
             V("AERIE_WEBHOOK_ALLOWED_NETWORKS", "non-public networks backend webhook receivers may use, CIDR, comma-separated; not peers",
               shown: "none") {
                 text, config in

@@ -59,6 +59,9 @@ public struct AerieConfiguration: Sendable {
     /// Apart from `allowedNetworks`, so that an internal receivers' network is never open to
     /// the endpoints strangers name.
     public var webhookAllowedNetworks: [IPNetwork] = []
+    /// `AERIE_TLS_CA_FILE`: a PEM file of the certificate authorities outbound HTTPS (peers'
+    /// endpoints, invitation URLs, webhooks) is verified against, instead of the system's.
+    public var tlsCAFile: String?
     /// `AERIE_DIDCOMM_LISTEN`: inbound DIDComm HTTP `HOST:PORT`.
     public var didcommHost = "127.0.0.1"
     public var didcommPort = 7401
