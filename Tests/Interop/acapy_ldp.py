@@ -49,6 +49,7 @@ from acapy_agent.vc.tests.contexts import CITIZENSHIP_V1, EXAMPLES_V1, ODRL  # n
 from acapy_agent.wallet.base import BaseWallet  # noqa: E402
 from acapy_agent.wallet.key_type import ED25519  # noqa: E402
 
+ED25519_2020_URL = "https://w3id.org/security/suites/ed25519-2020/v1"
 SUITES = {"Ed25519Signature2018": Ed25519Signature2018, "Ed25519Signature2020": Ed25519Signature2020}
 EXTRA_CONTEXTS = {
     "https://w3id.org/citizenship/v1": CITIZENSHIP_V1,
@@ -110,7 +111,11 @@ async def main():
             key_pair=WalletKeyPair(profile=profile, key_type=ED25519, public_key_base58=verkey),
             date=datetime.fromisoformat(op["created"].replace("Z", "+00:00")) if op.get("created") else None,
         )
-        document = await sign(document=json.loads(json.dumps(op["document"])), suite=suite,
+        document = json.loads(json.dumps(op["document"]))
+        # As ACA-Py's VcLdpManager does before signing with the 2020 suite.
+        if op["suite"] == "Ed25519Signature2020" and ED25519_2020_URL not in document.get("@context", []):
+            document["@context"] = list(document.get("@context", [])) + [ED25519_2020_URL]
+        document = await sign(document=document, suite=suite,
                               purpose=purpose_of(op), document_loader=loader)
         return document, method
 

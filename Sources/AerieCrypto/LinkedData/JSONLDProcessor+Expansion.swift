@@ -134,7 +134,10 @@ extension JSONLDProcessor {
             let value = element[key]!
             guard let property = try expandIRI(active, key, vocab: true),
                 property.contains(":") || JSONLDKeyword.isKeyword(property)
-            else { continue }
+            else {
+                if droppedProperties.count < 20 { droppedProperties.append(key) }
+                continue
+            }
             if JSONLDKeyword.isKeyword(property) {
                 if activeProperty == "@reverse" { throw invalid("invalid reverse property map: keyword \(key)") }
                 if result[property] != nil && property != "@included" && property != "@type" {

@@ -15,7 +15,10 @@ extension JSONLDProcessor {
     static let xsdDouble = "http://www.w3.org/2001/XMLSchema#double"
 
     func toRDF(_ document: JSONValue) throws -> RDFDataset {
-        let expanded = try expandDocument(document)
+        try toRDF(expanded: try expandDocument(document))
+    }
+
+    func toRDF(expanded: [JSONValue]) throws -> RDFDataset {
         var map = NodeMap(maxNodes: limits.maxNodes)
         try map.add(.array(expanded), graph: "@default", subject: nil, property: nil, list: nil, processor: self)
         var quads: [RDFQuad] = []

@@ -7,6 +7,8 @@ final class JSONLDProcessor {
     let contexts: JSONLDContexts
     let limits: LinkedDataLimits
     private(set) var contextLoads = 0
+    /// Keys that expanded to nothing (no term, no IRI): data a signature would not cover.
+    var droppedProperties: [String] = []
     /// Contexts made during this run, by (the context they were applied to, what was applied),
     /// kept alive so their identities stay unique.
     private var localCache: [ContextCacheKey: JSONLDActiveContext] = [:]
