@@ -93,6 +93,17 @@ struct JSONLDTests {
         #expect(tooManyContexts?.code == .limitExceeded)
     }
 
+    /// Many values of one property (each kept once) cost linear time, not quadratic.
+    @Test func manyValuesOfOnePropertyStayLinear() throws {
+        let values: [JSONValue] = (0..<50_000).map { .string("v\($0 % 40_000)") }
+        let document: JSONValue = ["@context": ["@vocab": "https://example.org/"], "@id": "urn:x", "many": .array(values)]
+        let clock = ContinuousClock()
+        var dataset = RDFDataset()
+        let elapsed = try clock.measure { dataset = try JSONLD.toRDF(document) }
+        #expect(dataset.quads.count == 40_000)
+        #expect(elapsed < .seconds(20))
+    }
+
     @Test func garbageIsAnErrorNotACrash() throws {
         let garbage: [JSONValue] = [
             ["@context": 5],

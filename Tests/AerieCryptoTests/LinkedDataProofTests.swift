@@ -195,6 +195,25 @@ struct LinkedDataProofTests {
         _ = Self.expectFailure(.proofPurposeMismatch, signed, .authentication(challenge: "c-2", domain: nil))
     }
 
+    /// Many verifications at once on a set whose processed-context cache starts empty: the cache
+    /// is shared safely and every result is right.
+    @Test func concurrentVerificationsShareTheContextCache() async throws {
+        let contexts = JSONLDContexts(documents: JSONLDContexts.bundled.documents)
+        let documents = try Self.credentials.map { try Self.signed($0) }
+        try await withThrowingTaskGroup(of: String.self) { group in
+            for index in 0..<24 {
+                let document = documents[index % documents.count]
+                group.addTask { try LinkedDataProofs.verify(document, purpose: .assertionMethod, contexts: contexts).controller }
+            }
+            var count = 0
+            for try await controller in group {
+                #expect(controller == Self.issuerDID)
+                count += 1
+            }
+            #expect(count == 24)
+        }
+    }
+
     @Test func signingRefusesAMethodOfAnotherKey() throws {
         let error = #expect(throws: CryptoError.self) {
             try LinkedDataProofs.sign(
