@@ -101,7 +101,7 @@ struct JSONLDTests {
         var dataset = RDFDataset()
         let elapsed = try clock.measure { dataset = try JSONLD.toRDF(document) }
         #expect(dataset.quads.count == 40_000)
-        #expect(elapsed < .seconds(20))
+        #expect(elapsed < .seconds(60))
     }
 
     @Test func garbageIsAnErrorNotACrash() throws {
