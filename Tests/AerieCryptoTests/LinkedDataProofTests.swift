@@ -153,6 +153,20 @@ struct LinkedDataProofTests {
         _ = Self.expectFailure(.invalidProof, "just a string")
     }
 
+    /// A credential past the default bounds is refused before canonicalization, with its code;
+    /// a megabyte claim within them only fails its signature.
+    @Test func oversizedCredentialsAreRefusedClearly() throws {
+        let document = try Self.signed("credential-degree-2018")
+        let tooMany = document.replacing(["credentialSubject", "degree", "name"]) { _ in
+            .array((0..<150_000).map { .int(Int64($0)) })
+        }
+        #expect(Self.expectFailure(.limitExceeded, tooMany)?.message.contains("values") == true)
+        let megabyte = document.replacing(["credentialSubject", "degree", "name"]) { _ in
+            .string(String(repeating: "\u{1}garbage\"", count: 110_000))
+        }
+        _ = Self.expectFailure(.invalidSignature, megabyte)
+    }
+
     @Test(arguments: ProofSuite.allCases)
     func signsAndVerifiesItsOwnCredentials(suite: ProofSuite) throws {
         var unsigned = try LinkedDataFixtures.json("linked-data/canonical/02-citizenship.json")
