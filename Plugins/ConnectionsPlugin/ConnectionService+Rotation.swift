@@ -27,6 +27,11 @@ extension ConnectionService {
         /// Our `rotate` message among the connection's sent messages.
         public var uid: String
         public var messageId: String
+
+        enum CodingKeys: String, CodingKey {
+            case connectionId, state, did, previousDid, uid
+            case messageId = "@id"
+        }
     }
 
     /// The DID methods `rotateDID` makes.

@@ -135,7 +135,10 @@ import Testing
             ]
             for (index, (did, code)) in cases.enumerated() {
                 let rotate: JSONValue = ["@type": "https://didcomm.org/did-rotate/1.0/rotate", "@id": .string("r-bad-\(index)"), "to_did": .string(did)]
-                #expect(try await DIDCommEndpointTests.post(try peer.pack(rotate), to: port) == 202)
+                let envelope = try peer.pack(rotate)
+                #expect(try await DIDCommEndpointTests.post(envelope, to: port) == 202)
+                // Redelivered: stored once, answered once.
+                if index == 0 { #expect(try await DIDCommEndpointTests.post(envelope, to: port) == 202) }
                 let report = try #require(try await oldInbox.wait { $0["~thread"]?["thid"] == .string("r-bad-\(index)") }, "\(did)")
                 #expect(report.message["@type"] == "https://didcomm.org/did-rotate/1.0/problem-report")
                 #expect(report.message["description"]?["code"] == .string(code), "\(did): \(report.message)")
@@ -146,11 +149,12 @@ import Testing
                 #expect(unchanged[field] == before[field], "\(field)")
             }
 
-            // The real rotation, delivered twice: acked once, to the old key and endpoint.
+            // The real rotation: acked once, to the old key and endpoint. Delivered again, it comes
+            // from a key that is no longer the peer's, and is refused.
             let rotate: JSONValue = ["@type": "https://didcomm.org/did-rotate/1.0/rotate", "@id": "r-good", "to_did": .string(newDid)]
             let envelope = try peer.pack(rotate)
             #expect(try await DIDCommEndpointTests.post(envelope, to: port) == 202)
-            #expect(try await DIDCommEndpointTests.post(envelope, to: port) == 202)
+            #expect(try await DIDCommEndpointTests.post(envelope, to: port) == 400)
             let ack = try #require(try await oldInbox.wait { $0["~thread"]?["thid"] == "r-good" }, "no ack")
             #expect(ack.message["@type"] == "https://didcomm.org/did-rotate/1.0/ack")
             #expect(ack.senderVerkey == peer.pwVerkey)
@@ -160,7 +164,8 @@ import Testing
             #expect(after["theirEndpoint"] == .string(newInbox.url))
             #expect(after["pwDid"] == before["pwDid"])
             try await Task.sleep(for: .milliseconds(300))
-            #expect(oldInbox.received.filter { $0.message["~thread"]?["thid"] == "r-good" }.count == 1, "a replayed rotate is acked once")
+            #expect(oldInbox.received.filter { $0.message["~thread"]?["thid"] == "r-good" }.count == 1)
+            #expect(oldInbox.received.filter { $0.message["~thread"]?["thid"] == "r-bad-0" }.count == 1, "a redelivered rotate is answered once")
 
             // What Aerie sends now reaches the new key and endpoint.
             _ = try await alice.call("messages.sendText", params: ["connectionId": .string(peer.connectionId), "content": "to the new DID"])
