@@ -225,7 +225,9 @@ import Testing
                 _ = try await alice.call("connections.rotateDid", params: ["connectionId": .string(peer.connectionId), "timeoutSeconds": 1])
             }
             #expect(again?.data?["code"] == "conflict")
-            #expect(try await Self.get(alice, peer.connectionId)["pwDid"] == before["pwDid"])
+            let pending = try await Self.get(alice, peer.connectionId)
+            #expect(pending["pwDid"] == before["pwDid"])
+            #expect(pending["rotatingToDid"] == .string(newDid))
 
             // The peer refuses (RFC: pthid): the rotation ends, the old DID stays, a new one may start.
             let report: JSONValue = [
@@ -239,6 +241,18 @@ import Testing
             let after = try await Self.get(alice, peer.connectionId)
             #expect(after["pwDid"] == before["pwDid"])
             #expect(after["pwVerkey"] == before["pwVerkey"])
+            #expect(after["rotatingToDid"] == waiting["did"])
+
+            // Deleted while a rotation is pending: both keys go, neither takes anything more.
+            let pendingVerkey = try PeerDID2(try #require(waiting["did"]?.stringValue)).keys.compactMap(\.verkeyBase58).first ?? ""
+            let hello: JSONValue = ["@type": "https://didcomm.org/basicmessage/1.0/message", "@id": "m-1", "content": "hi"]
+            let toPending = try DIDCommEnvelope.pack(hello.serialized(), to: [pendingVerkey], from: inbox.key)
+            #expect(try await DIDCommEndpointTests.post(toPending, to: server.didcommPort) == 202)
+            _ = try await alice.call("connections.delete", params: ["connectionId": .string(peer.connectionId)])
+            let again2: JSONValue = ["@type": "https://didcomm.org/basicmessage/1.0/message", "@id": "m-2", "content": "hi"]
+            let toPendingAfter = try DIDCommEnvelope.pack(again2.serialized(), to: [pendingVerkey], from: inbox.key)
+            #expect(try await DIDCommEndpointTests.post(toPendingAfter, to: server.didcommPort) == 400)
+            #expect(try await DIDCommEndpointTests.post(try peer.pack(again2), to: server.didcommPort) == 400)
         }
     }
 
