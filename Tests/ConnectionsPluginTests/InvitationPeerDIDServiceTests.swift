@@ -23,8 +23,8 @@ import Testing
         #expect(invitation.serviceEndpoint == "http://peer.example:8020")
         #expect(invitation.services.first?.did == Self.peer4)
         #expect(invitation.services.first?.isUsable == true)
-        // Pairwise, not a public DID.
-        #expect(invitation.publicDid == nil)
+        // The DID that names the inviter in matching, in either form: its short form.
+        #expect(invitation.publicDid == PeerDID4.shortForm(Self.peer4))
     }
 
     /// A short form names the DID its long form named: both match by it. Connecting to one
