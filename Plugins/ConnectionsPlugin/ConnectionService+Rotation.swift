@@ -4,7 +4,7 @@ import Foundation
 
 /// DID Rotate 1.0 (RFC 0794) both ways, on established connections.
 ///
-/// Ours (`rotateDID`): a new key and did:peer:2 (with the tenant's current endpoint) are stored
+/// Ours (`rotateDID`): a new key and peer DID (with the tenant's current endpoint) are stored
 /// with the connection's pending rotation in the transaction that queues the `rotate`, sent from
 /// the old key as every message. Until the peer answers, the old key still sends and both keys
 /// receive (the inbound lookup finds the connection by either). The peer's `ack` makes the new
@@ -22,6 +22,7 @@ extension ConnectionService {
         public var connectionId: String
         /// `completed` (the peer acknowledged) or `pending` (no answer yet when `wait` was false).
         public var state: String
+        /// The new DID as the connection records it (`pwDid`; a did:peer:4 in its short form).
         public var did: String
         public var previousDid: String?
         /// Our `rotate` message among the connection's sent messages.
@@ -34,27 +35,22 @@ extension ConnectionService {
         }
     }
 
-    /// The DID methods `rotateDID` makes.
-    public static let rotationMethods = ["did:peer:2"]
-
     /// Rotates our DID on the tenant's established connection `id` (a service may call this to
     /// tell the peer a new endpoint). Sends `rotate` and, with `wait`, waits at most `timeout` for
     /// the peer's answer: `completed`, or `conflict` with the peer's problem (the old DID stays),
     /// or `timeout` (the rotation stays pending; a later `ack` completes it). A rotation already
     /// pending on the connection is a `conflict`, so of two concurrent calls one wins.
-    public func rotateDID(_ id: UUID, method: String?, wait: Bool = true, timeout: Duration, tenant: TenantContext)
-        async throws -> Rotation
-    {
-        let method = method ?? Self.rotationMethods[0]
-        guard Self.rotationMethods.contains(method) else {
-            throw AerieError.invalidParams(
-                "didMethod must be one of \(Self.rotationMethods.joined(separator: ", "))", field: "didMethod")
-        }
+    /// The new DID is in `method` (did:peer:4 by default, as AIP 2.0 prefers): the `rotate`
+    /// carries it whole (a did:peer:4 in its long form), the connection records its short form.
+    public func rotateDID(
+        _ id: UUID, method: PeerDIDMethod = .peer4, wait: Bool = true, timeout: Duration, tenant: TenantContext
+    ) async throws -> Rotation {
         let record = try await load(id, tenant: tenant)
         try Self.requireRotatable(record)
         let key = try await AerieError.mappingCrypto { try await tenant.keys.makeKey() }
-        let did = try AerieError.mappingCrypto { try PeerDID2.make(verkey: try Base58.decode(key.verkey), serviceEndpoint: endpoint()) }
-        let message = DIDRotateMessages.rotate(to: did)
+        let own = try AerieError.mappingCrypto { try method.make(verkey: try Base58.decode(key.verkey), serviceEndpoint: endpoint()) }
+        let did = own.shortForm
+        let message = DIDRotateMessages.rotate(to: own.did)
         let messageId = message["@id"]?.stringValue ?? ""
         let rotation = PendingRotation(did: did, verkey: key.verkey, messageId: messageId)
         guard

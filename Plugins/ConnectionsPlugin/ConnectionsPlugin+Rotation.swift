@@ -10,8 +10,8 @@ extension ConnectionsPlugin {
         try router.presentEvents(ofKind: "rotation", with: Self.rotation)
         try router.register(
             "connections.rotateDid",
-            summary: "Rotates our DID on an established connection (DID Rotate 1.0, RFC 0794): a new key and DID with the "
-                + "server's current endpoint, announced to the peer by a rotate message. The old key keeps receiving until the "
+            summary: "Rotates our DID on an established connection (DID Rotate 1.0, RFC 0794): a new key and DID (didMethod, "
+                + "did:peer:4 by default) with the server's current endpoint, announced to the peer by a rotate message. The old key keeps receiving until the "
                 + "peer's ack, which makes the new DID the connection's and retires the old key: {connectionId, state: completed, "
                 + "did, previousDid, uid, @id}. A problem report from the peer leaves the old DID (conflict, with problemCode); "
                 + "no answer within timeoutSeconds (1...60, default 20) answers timeout and the rotation stays pending until the "
@@ -19,7 +19,7 @@ extension ConnectionsPlugin {
         ) { (params: RotateDIDParams, tenant: TenantContext) in
             let checked = try params.validated()
             return try await service.rotateDID(
-                checked.id, method: params.didMethod, wait: params.wait ?? true, timeout: checked.timeout, tenant: tenant)
+                checked.id, method: checked.method, wait: params.wait ?? true, timeout: checked.timeout, tenant: tenant)
         }
         try router.registerInbound(DIDRotateMessages.rotateType) { message, tenant in
             try await service.receiveRotate(message, tenant: tenant)
@@ -62,17 +62,18 @@ struct RotateDIDParams: Decodable, Sendable, DocumentedParams {
 
     static let documentation = [
         ParamDoc("connectionId", "string", "an established connection (state 4 accepted or 5 reused)"),
-        ParamDoc("didMethod", "string", required: false, "the method of the new DID: `did:peer:2` (the default)"),
+        ParamDoc("didMethod", "string", required: false, "the new DID's method: \"did:peer:4\" (the default) or \"did:peer:2\""),
         ParamDoc("wait", "boolean", required: false, "wait for the peer's answer (true, the default) or answer state pending at once"),
         ParamDoc("timeoutSeconds", "integer", required: false, "how long to wait for the peer's answer, 1...60 (20); then timeout"),
     ]
 
-    func validated() throws -> (id: UUID, timeout: Duration) {
+    func validated() throws -> (id: UUID, method: PeerDIDMethod, timeout: Duration) {
         let id = try ConnectionIdParams(connectionId: connectionId).id()
+        let method = try PeerDIDMethod.parameter(didMethod) ?? .peer4
         let seconds = timeoutSeconds ?? Self.defaultTimeout
         guard (1...Self.maxTimeout).contains(seconds) else {
             throw AerieError.invalidParams("timeoutSeconds must be between 1 and \(Self.maxTimeout)", field: "timeoutSeconds")
         }
-        return (id, .seconds(seconds))
+        return (id, method, .seconds(seconds))
     }
 }

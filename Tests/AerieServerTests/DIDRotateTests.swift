@@ -56,13 +56,13 @@ import Testing
             let rotated = try await bob.call("connections.rotateDid", params: ["connectionId": .string(ids.bob)])
             #expect(rotated["state"] == "completed", "\(rotated)")
             let newDid = try #require(rotated["did"]?.stringValue)
-            #expect(newDid.hasPrefix("did:peer:2."))
+            #expect(newDid.hasPrefix("did:peer:4"), "did:peer:4 by default, recorded in its short form")
             #expect(rotated["previousDid"] == before["pwDid"])
             let after = try await Self.get(bob, ids.bob)
             #expect(after["pwDid"] == .string(newDid))
             #expect(after["pwVerkey"] != before["pwVerkey"])
             #expect(after["state"] == 4)
-            #expect(try await Self.get(alice, ids.alice)["theirDid"] == .string(newDid))
+            #expect(try await Self.get(alice, ids.alice)["theirDid"]?.stringValue.map(PeerDID4.shortForm) == newDid)
             #expect(try await Self.get(alice, ids.alice)["theirVerkey"] == after["pwVerkey"])
             let rotations = try await pushes.wait(for: "connections.rotation", count: 2)
             #expect(rotations.map { $0.params["state"] } == ["sent", "completed"])
@@ -71,8 +71,10 @@ import Testing
             try await Self.deliver("to Bob after his rotation", from: alice, ids.alice, to: bob)
             try await Self.deliver("to Alice after Bob's rotation", from: bob, ids.bob, to: alice)
 
-            let aliceRotated = try await alice.call("connections.rotateDid", params: ["connectionId": .string(ids.alice)])
+            let aliceRotated = try await alice.call(
+                "connections.rotateDid", params: ["connectionId": .string(ids.alice), "didMethod": "did:peer:2"])
             #expect(aliceRotated["state"] == "completed", "\(aliceRotated)")
+            #expect(aliceRotated["did"]?.stringValue?.hasPrefix("did:peer:2.") == true)
             #expect(try await Self.get(bob, ids.bob)["theirDid"] == aliceRotated["did"])
             try await Self.deliver("to Bob after both rotations", from: alice, ids.alice, to: bob)
             try await Self.deliver("to Alice after both rotations", from: bob, ids.bob, to: alice)
@@ -215,7 +217,10 @@ import Testing
             let rotateId = try #require(won.first?["@id"]?.stringValue)
             let newDid = try #require(won.first?["did"]?.stringValue)
             let sent = try #require(try await inbox.wait { $0["@type"] == "https://didcomm.org/did-rotate/1.0/rotate" })
-            #expect(sent.message["to_did"] == .string(newDid))
+            // The rotate carries the did:peer:4 in its long form; the connection records the short one.
+            let sentDid = try #require(sent.message["to_did"]?.stringValue)
+            #expect(PeerDID4.isLongForm(sentDid))
+            #expect(PeerDID4.shortForm(sentDid) == newDid)
             #expect(sent.message["@id"] == .string(rotateId))
             #expect(sent.senderVerkey == before["pwVerkey"]?.stringValue, "the rotate goes from the old key")
             #expect(inbox.received.filter { $0.message["@type"] == "https://didcomm.org/did-rotate/1.0/rotate" }.count == 1)
@@ -236,7 +241,7 @@ import Testing
             ]
             #expect(try await DIDCommEndpointTests.post(try peer.pack(report), to: server.didcommPort) == 202)
             let waiting = try await alice.call(
-                "connections.rotateDid", params: ["connectionId": .string(peer.connectionId), "wait": false])
+                "connections.rotateDid", params: ["connectionId": .string(peer.connectionId), "wait": false, "didMethod": "did:peer:2"])
             #expect(waiting["state"] == "pending", "a refused rotation leaves room for a new one")
             let after = try await Self.get(alice, peer.connectionId)
             #expect(after["pwDid"] == before["pwDid"])
@@ -273,7 +278,7 @@ import Testing
             let peer = try await TestPeer.connect(alice, endpoint: inbox.url, key: inbox.key)
             let before = try await Self.get(alice, peer.connectionId)
             let rotated = try await alice.call(
-                "connections.rotateDid", params: ["connectionId": .string(peer.connectionId), "wait": false])
+                "connections.rotateDid", params: ["connectionId": .string(peer.connectionId), "wait": false, "didMethod": "did:peer:2"])
             let rotateId = try #require(rotated["@id"]?.stringValue)
             let newDid = try #require(rotated["did"]?.stringValue)
             let newVerkey = try PeerDID2(newDid).keys.compactMap(\.verkeyBase58).first ?? ""
@@ -379,15 +384,19 @@ import Testing
             try await exchange()
         }
 
-        // Aerie rotates; ACA-Py resolves our new did:peer:2, acks, and sends to it.
-        let before = try await Self.get(alice, connectionId)
-        let rotated = try await alice.call(
-            "connections.rotateDid", params: ["connectionId": .string(connectionId), "timeoutSeconds": 30])
-        #expect(rotated["state"] == "completed", "\(rotated)")
-        let newDid = try #require(rotated["did"]?.stringValue)
-        #expect(rotated["previousDid"] == before["pwDid"])
-        let theirView = try await agent.admin("GET", "/connections/\(acapyConnection)")
-        #expect(theirView["their_did"] == .string(newDid), "\(theirView)")
-        try await exchange()
+        // Aerie rotates; ACA-Py resolves our new DID, acks, and sends to it.
+        for method in ["did:peer:4", "did:peer:2"] {
+            let before = try await Self.get(alice, connectionId)
+            let rotated = try await alice.call(
+                "connections.rotateDid",
+                params: ["connectionId": .string(connectionId), "didMethod": .string(method), "timeoutSeconds": 30])
+            #expect(rotated["state"] == "completed", "\(method): \(rotated)")
+            let newDid = try #require(rotated["did"]?.stringValue)
+            #expect(newDid.hasPrefix(method))
+            #expect(rotated["previousDid"] == before["pwDid"])
+            let theirView = try await agent.admin("GET", "/connections/\(acapyConnection)")
+            #expect(theirView["their_did"]?.stringValue.map(PeerDID4.shortForm) == newDid, "\(method): \(theirView)")
+            try await exchange()
+        }
     }
 }
