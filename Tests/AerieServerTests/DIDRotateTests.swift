@@ -322,6 +322,62 @@ import Testing
         try await server.stop()
     }
 
+    /// A backend follows its tenant's rotation in its durable event stream, as `rotation`
+    /// events: ours `sent` then `completed`, and the peer's `completed` (observing).
+    @Test func aBackendStreamsRotationEvents() async throws {
+        let inbox = try await PeerInbox()
+        defer { Task { await inbox.stop() } }
+        try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+            let admin = try await server.adminClient()
+            let backend = try await BackendSessionTests.createBackend(admin, "rotations")
+            await admin.close()
+            let session = try await BackendSessionTests.session(server, token: backend.token)
+            let created = try await session.call("admin.tenants.create", params: ["label": "alice"])
+            let alice = try await server.client()
+            try await alice.authenticate(token: try #require(created["token"]?.stringValue))
+            defer { Task { await alice.close(); await session.close() } }
+            let events = MessagesPushTests.Collector(session)
+            _ = try await session.call("events.subscribe", params: ["after": 0])
+
+            let peer = try await TestPeer.connect(alice, endpoint: inbox.url, key: inbox.key)
+            let rotated = try await alice.call(
+                "connections.rotateDid", params: ["connectionId": .string(peer.connectionId), "wait": false])
+            let rotateId = try #require(rotated["@id"]?.stringValue)
+            let ack: JSONValue = ["@type": "https://didcomm.org/did-rotate/1.0/ack", "@id": "a-1", "~thread": ["thid": .string(rotateId)]]
+            #expect(try await DIDCommEndpointTests.post(try peer.pack(ack), to: server.didcommPort) == 202)
+            let newKey = Ed25519KeyPair.generate()
+            let theirs: JSONValue = [
+                "@type": "https://didcomm.org/did-rotate/1.0/rotate", "@id": "r-peer",
+                "to_did": .string(try PeerDID2.make(verkey: newKey.verkey, serviceEndpoint: inbox.url)),
+            ]
+            let newPwVerkey = try #require(try await Self.waitForPwDid(alice, peer.connectionId, not: peer.pwDid)["pwVerkey"]?.stringValue)
+            let envelope = try DIDCommEnvelope.pack(theirs.serialized(), to: [newPwVerkey], from: inbox.key)
+            #expect(try await DIDCommEndpointTests.post(envelope, to: server.didcommPort) == 202)
+
+            var rotations: [JSONValue] = []
+            for _ in 0..<250 {
+                rotations = events.all("events.event").map(\.params).filter { $0["kind"] == "rotation" }
+                if rotations.count >= 3 { break }
+                try await Task.sleep(for: .milliseconds(40))
+            }
+            #expect(rotations.map { [$0["role"], $0["state"]] } == [["rotating", "sent"], ["rotating", "completed"], ["observing", "completed"]], "\(rotations)")
+            #expect(rotations.allSatisfy { $0["connectionId"] == .string(peer.connectionId) && $0["tenantId"] == created["tenantId"] })
+            #expect(rotations.last?["pairwiseDID"] == rotated["did"])
+        }
+    }
+
+    /// The connection once its `pwDid` is no longer `old` (10 s at most).
+    static func waitForPwDid(_ client: AerieClient, _ id: String, not old: String) async throws -> JSONValue {
+        var view = JSONValue.null
+        for _ in 0..<200 {
+            view = try await get(client, id)
+            if let did = view["pwDid"]?.stringValue, did != old { return view }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        Issue.record("the pwDid never changed: \(view)")
+        return view
+    }
+
     // MARK: - ACA-Py
 
     /// ACA-Py rotates (its admin API, to a did:peer:4 and then a did:peer:2 of its wallet) and
