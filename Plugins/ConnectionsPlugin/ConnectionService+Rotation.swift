@@ -66,7 +66,7 @@ extension ConnectionService {
         else { throw AerieError.internalError(details: "a rotate without a condition sent nothing") }
         committed(sent.connection, tenant: tenant)
         let answer = Rotation(
-            connectionId: id.lowercasedString, state: "pending", did: did, previousDid: record.myDid,
+            connectionId: id.lowercasedString, state: "pending", did: did, previousDid: sent.connection.myDid,
             uid: sent.uid.lowercasedString, messageId: messageId)
         guard wait else { return answer }
         let outcome = try await waitFor(id, timeout: timeout, tenant: tenant) {
