@@ -57,29 +57,32 @@ extension ConnectionService {
         return record
     }
 
-    /// The tenant's invitation DID: a did:peer:2 of a key of its own and this server's endpoint,
-    /// the one service of every out-of-band invitation made with `useDid`, so a peer already
-    /// connected through one of them recognises the next (ACA-Py matches `their_public_did`) and
-    /// reuses the connection instead of making another. An open multi-use invitation record of
-    /// its own (its id derived from the tenant's, so there is one per tenant), made on first use
-    /// with its key in one transaction; Requests to it make a new connection each. It keeps the
-    /// endpoint it was made with.
-    public func invitationDID(tenant: TenantContext) async throws -> ConnectionRecord {
-        let id = Self.invitationDIDRecordId(tenant.tenantID)
+    /// The tenant's invitation DID in `method`: a peer DID of a key of its own and this server's
+    /// endpoint, the one service of every out-of-band invitation made with `useDid` in that
+    /// method, so a peer already connected through one of them recognises the next (ACA-Py
+    /// matches `their_public_did`) and reuses the connection instead of making another. An open
+    /// multi-use invitation record of its own (its id derived from the tenant's and the method's,
+    /// so there is one per tenant and method), made on first use with its key in one transaction;
+    /// its invitation's `services` holds the DID as invitations carry it (a did:peer:4 in its long
+    /// form), `myDid` the form that names it afterwards, `invitationEndpoint` the endpoint it was
+    /// made with, which it keeps. Requests to it make a new connection each.
+    public func invitationDID(method: PeerDIDMethod = .peer2, tenant: TenantContext) async throws -> ConnectionRecord {
+        let id = Self.invitationDIDRecordId(tenant.tenantID, method: method)
         if let found = try await tenant.database.read({ try $0.connections.get(id) }) { return found }
         let key = try await AerieError.mappingCrypto { try await tenant.keys.makeKey() }
-        let did = try AerieError.mappingCrypto { try PeerDID2.make(verkey: try Base58.decode(key.verkey), serviceEndpoint: endpoint()) }
+        let serviceEndpoint = endpoint()
+        let did = try AerieError.mappingCrypto { try method.make(verkey: try Base58.decode(key.verkey), serviceEndpoint: serviceEndpoint) }
         let record = ConnectionRecord(
             id: id,
             invitation: [
-                "services": [.string(did)],
+                "services": [.string(did.did)],
                 "handshake_protocols": [
                     .string(HandshakeProtocol.didExchange11.rawValue), .string(HandshakeProtocol.didExchange10.rawValue),
                     .string(HandshakeProtocol.connections10.rawValue),
                 ],
             ],
-            invitationKind: Invitation.Kind.outOfBand.rawValue, myDid: did, myVerkey: key.verkey, role: .inviter, multiUse: true,
-            alias: "invitation DID")
+            invitationKind: Invitation.Kind.outOfBand.rawValue, invitationEndpoint: serviceEndpoint, myDid: did.shortForm,
+            myVerkey: key.verkey, role: .inviter, multiUse: true, alias: "invitation DID")
         do {
             try await tenant.database.transaction { tx in
                 try key.store(in: tx)
@@ -93,9 +96,11 @@ extension ConnectionService {
         }
     }
 
-    /// The invitation DID record's id: a name-based id from the tenant's (SHA-256, UUID v5 layout).
-    static func invitationDIDRecordId(_ tenant: TenantID) -> UUID {
-        var bytes = SHA256.hash(Array("aerie.invitation-did:\(tenant.rawValue)".utf8)).prefix(16).map { $0 }
+    /// The invitation DID record's id: a name-based id from the tenant's and the method's
+    /// (SHA-256, UUID v5 layout; did:peer:2's from the tenant's alone, as before did:peer:4).
+    static func invitationDIDRecordId(_ tenant: TenantID, method: PeerDIDMethod) -> UUID {
+        let name = method == .peer2 ? "aerie.invitation-did:\(tenant.rawValue)" : "aerie.invitation-did:\(method.rawValue):\(tenant.rawValue)"
+        var bytes = SHA256.hash(Array(name.utf8)).prefix(16).map { $0 }
         bytes[6] = (bytes[6] & 0x0F) | 0x50
         bytes[8] = (bytes[8] & 0x3F) | 0x80
         return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
@@ -125,7 +130,8 @@ extension ConnectionService {
     /// invitation does not offer, and for a Request with a field over `PeerFieldLimits`). Checks the invitee's endpoint, makes the pairwise key, signs with the
     /// invitation key (connections/1.0: `connection~sig` over our DID and DIDDoc; didexchange 1.0:
     /// `did_doc~attach`, our unqualified DID's legacy DIDDoc; didexchange 1.1: `did_rotate~attach`
-    /// over our did:peer:2) and packs the Response; then in one transaction:
+    /// over our DID in the Request's method, did:peer:2 or did:peer:4, did:peer:2 for any other)
+    /// and packs the Response; then in one transaction:
     /// stores the Request (a copy handled before changes nothing), the key, the connection
     /// (`responded`) and the Response's outbox row. A Request that reaches a single-use invitation
     /// another Request already used (they raced) is refused, and so is one past the invitation's
@@ -214,7 +220,7 @@ extension ConnectionService {
             case .didExchange10, .didExchange11:
                 (did, response) = try await AerieError.mappingCrypto {
                     try await DIDExchangeMessages.signedResponse(
-                        version: handshake.version, threadId: requester.threadId,
+                        version: handshake.version, method: PeerDIDMethod(of: peer.did) ?? .peer2, threadId: requester.threadId,
                         parentThreadId: requester.parentThreadId ?? invitationId, verkey: key.verkey, endpoint: endpoint(),
                         invitationKey: invitationKey
                     ) { bytes in

@@ -28,8 +28,12 @@ extension ConnectionService {
     }
 
     /// `connections.deserialize`: stores an exported record whose pairwise key the tenant holds;
-    /// the stored one (`existing`) when its id is already there.
-    func importRecord(_ record: ConnectionRecord, tenant: TenantContext) async throws -> (record: ConnectionRecord, existing: Bool) {
+    /// the stored one (`existing`) when its id is already there. A rotation the export was
+    /// waiting on is not imported (its key is not the tenant's to hold): the DID stays the old one.
+    func importRecord(_ exported: ConnectionRecord, tenant: TenantContext) async throws -> (record: ConnectionRecord, existing: Bool) {
+        var unrotated = exported
+        unrotated.rotation = nil
+        let record = unrotated
         if let existing = try await tenant.database.transaction({ try $0.connections.get(record.id) }) {
             return (existing, true)
         }

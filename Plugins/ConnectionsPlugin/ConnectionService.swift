@@ -68,14 +68,17 @@ public struct ConnectionService: Sendable {
 
     /// Makes the pairwise key and DID, packs the Request of the chosen handshake
     /// (`HandshakeProtocol.choose`) and enqueues it with the state change to `requested`.
-    /// connections/1.0 uses an unqualified DID with a legacy DIDDoc; didexchange a did:peer:2 of
-    /// the pairwise key and our endpoint (resolvable by the inviter, no attachment needed).
+    /// connections/1.0 uses an unqualified DID with a legacy DIDDoc; didexchange a peer DID of
+    /// the pairwise key and our endpoint in `didMethod` (default: the handshake's,
+    /// `HandshakeProtocol.defaultDIDMethod`), resolvable by the inviter, no attachment needed; the
+    /// Request carries a did:peer:4 in its long form, the record its short form.
     /// The key is stored in the same transaction as the state change and the outbox row.
-    public func connect(_ id: UUID, label: String?, returnRoute: Bool = false, tenant: TenantContext) async throws
-        -> ConnectionRecord
-    {
+    public func connect(
+        _ id: UUID, label: String?, returnRoute: Bool = false, didMethod: PeerDIDMethod? = nil, tenant: TenantContext
+    ) async throws -> ConnectionRecord {
         let record = try await load(id, tenant: tenant)
-        let prepared = try await prepareConnect(record, label: label, returnRoute: returnRoute, tenant: tenant)
+        let prepared = try await prepareConnect(
+            record, label: label, returnRoute: returnRoute, didMethod: didMethod, tenant: tenant)
         let updated = try await tenant.database.transaction { tx -> ConnectionRecord in
             guard let current = try tx.connections.getForUpdate(id) else { throw AerieError.notFound("no connection \(id)") }
             return try Self.commitConnect(prepared, to: current, inserting: false, in: tx)
@@ -88,14 +91,16 @@ public struct ConnectionService: Sendable {
     /// `@id`, public DID or first key), else a new one, created and connected in one transaction.
     /// With `wait`, waits (bounded) while the handshake is under way: also when an earlier call
     /// made the connection and it is still pending, so a repeated call gets the outcome.
-    public func accept(_ invitation: Invitation, label: String?, returnRoute: Bool, wait: Duration?, tenant: TenantContext)
-        async throws -> (record: ConnectionRecord, existing: Bool)
-    {
+    public func accept(
+        _ invitation: Invitation, label: String?, returnRoute: Bool, didMethod: PeerDIDMethod? = nil, wait: Duration?,
+        tenant: TenantContext
+    ) async throws -> (record: ConnectionRecord, existing: Bool) {
         let new = Self.record(for: invitation)
         // Watching before the Request is queued, so a Response handled at once still wakes the wait.
         let watch = wait == nil ? nil : waits.watch(new.id, tenant: tenant.tenantID)
         defer { watch.map(waits.stop) }
-        let (record, existing) = try await createAndConnect(new, label: label, returnRoute: returnRoute, tenant: tenant)
+        let (record, existing) = try await createAndConnect(
+            new, label: label, returnRoute: returnRoute, didMethod: didMethod, tenant: tenant)
         guard let wait, let watch else { return (record, existing) }
         guard existing else { return (try await waitWhilePending(record, watch: watch, timeout: wait, tenant: tenant), false) }
         guard Self.isPending(record) else { return (record, true) }
@@ -118,14 +123,15 @@ public struct ConnectionService: Sendable {
     /// transaction stores nothing and that connection is read and answered. Run twice after a
     /// lost connection, the second run finds what the first committed, if it did, and answers it.
     public func createAndConnect(
-        _ record: ConnectionRecord, label: String?, returnRoute: Bool = false, tenant: TenantContext,
-        alsoStore: (@Sendable (ConnectionRecord, any TenantTransaction) throws -> Void)? = nil
+        _ record: ConnectionRecord, label: String?, returnRoute: Bool = false, didMethod: PeerDIDMethod? = nil,
+        tenant: TenantContext, alsoStore: (@Sendable (ConnectionRecord, any TenantTransaction) throws -> Void)? = nil
     ) async throws -> (record: ConnectionRecord, existing: Bool) {
         let keys = InvitationMatchKeys(
             id: record.invitationId, publicDid: record.publicDid, firstRecipientKey: record.firstRecipientKey)
         let prepared: PreparedConnect
         do {
-            prepared = try await prepareConnect(record, label: label, returnRoute: returnRoute, tenant: tenant)
+            prepared = try await prepareConnect(
+                record, label: label, returnRoute: returnRoute, didMethod: didMethod, tenant: tenant)
         } catch let error as AerieError where error.code == .unsupportedInvitation || error.code == .peerUnreachable {
             // One that cannot be connected still answers the connection it matches; nothing is stored.
             if let existing = try await findExisting(keys, tenant: tenant) { return (existing.record, true) }
@@ -174,12 +180,14 @@ public struct ConnectionService: Sendable {
     }
 
     /// Everything `connect` computes before touching the store: checks, key, DID, packed Request.
-    func prepareConnect(_ record: ConnectionRecord, label: String?, returnRoute: Bool, tenant: TenantContext) async throws
-        -> PreparedConnect
+    func prepareConnect(
+        _ record: ConnectionRecord, label: String?, returnRoute: Bool, didMethod: PeerDIDMethod?, tenant: TenantContext
+    ) async throws -> PreparedConnect
     {
         let handshake = try Self.handshake(for: record)
         try ConnectionStateMachine.check(.connect, in: record.state)
         guard let invitationKey = record.firstRecipientKey, let destination = record.invitationEndpoint else {
+            if let publicDid = record.publicDid, PeerDID4.isPeerDID4(publicDid) { throw Invitation.unseenShortForm(publicDid) }
             throw AerieError(.unsupportedInvitation, "the invitation names no endpoint and recipient key to connect to")
         }
         try await checkDestination(destination)
@@ -195,9 +203,12 @@ public struct ConnectionService: Sendable {
                 id: requestId, label: label ?? defaultLabel, did: did, verkey: verkey, endpoint: endpoint(),
                 invitationId: record.invitationId ?? "", returnRoute: returnRoute)
         case .didExchange10, .didExchange11:
-            did = try AerieError.mappingCrypto { try PeerDID2.make(verkey: try Base58.decode(verkey), serviceEndpoint: endpoint()) }
+            let made = try AerieError.mappingCrypto {
+                try (didMethod ?? handshake.defaultDIDMethod).make(verkey: try Base58.decode(verkey), serviceEndpoint: endpoint())
+            }
+            did = made.shortForm
             request = DIDExchangeMessages.request(
-                version: handshake.version, id: requestId, label: label ?? defaultLabel, did: did,
+                version: handshake.version, id: requestId, label: label ?? defaultLabel, did: made.did,
                 invitationId: record.invitationId ?? "", returnRoute: returnRoute)
         }
         let outbound = try await Outbound.pack(

@@ -2,7 +2,7 @@ import AerieCore
 
 /// Both sides of RFC 0160 and the requester side of RFC 0023 (didexchange) as a pure function: an event and the current state in, the new state and the actions to take out. It
 /// owns every state a connection takes (connect, responses, problem reports, delivery failures,
-/// handshake reuse, connectionless out-of-band, delete); the driver (`ConnectionService.commit`) does
+/// handshake reuse, connectionless out-of-band, delete, the peer's hangup); the driver (`ConnectionService.commit`) does
 /// the I/O: it writes the new state, enqueues what the actions send, marks the mailbox row that
 /// caused the event reviewed, and after the commit wakes this process's waiters.
 public enum ConnectionStateMachine {
@@ -30,6 +30,8 @@ public enum ConnectionStateMachine {
         case peerConfirmed
         /// `connections.delete`, in any state.
         case delete
+        /// The peer of an established connection ended it (DID Rotate `hangup`, RFC 0794).
+        case hangup
     }
 
     public enum Action: Sendable, Hashable {
@@ -84,6 +86,8 @@ public enum ConnectionStateMachine {
             return Transition(state: .accepted, actions: [])
         case (_, .delete):
             return Transition(state: .deleted, actions: [.removeRecord])
+        case (.accepted, .hangup), (.reused, .hangup):
+            return Transition(state: .failed, actions: [.recordFailure(reason: "the peer ended the connection (hangup)")])
         case (.initialized, .problem(let reason)), (.requested, .problem(let reason)), (.responded, .problem(let reason)),
             (.initialized, .deliveryFailed(let reason)), (.requested, .deliveryFailed(let reason)),
             (.responded, .deliveryFailed(let reason)):
@@ -106,6 +110,7 @@ public enum ConnectionStateMachine {
         case .requestReceived: "a connection request"
         case .peerConfirmed: "the invitee's first message"
         case .delete: "deleting"
+        case .hangup: "the peer's hangup"
         }
     }
 }

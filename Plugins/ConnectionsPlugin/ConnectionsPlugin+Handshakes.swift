@@ -30,14 +30,17 @@ extension ConnectionsPlugin {
         }
 
         func createAndConnect(
-            _ record: ConnectionRecord, label: String?, tenant: TenantContext,
+            _ record: ConnectionRecord, label: String?, didMethod: PeerDIDMethod?, tenant: TenantContext,
             alsoStore: @escaping @Sendable (ConnectionRecord, any TenantTransaction) throws -> Void
         ) async throws -> (record: ConnectionRecord, existing: Bool) {
-            try await plugin.service.createAndConnect(record, label: label, tenant: tenant, alsoStore: alsoStore)
+            try await plugin.service.createAndConnect(
+                record, label: label, didMethod: didMethod, tenant: tenant, alsoStore: alsoStore)
         }
 
-        func connect(_ id: UUID, label: String?, tenant: TenantContext) async throws -> ConnectionRecord {
-            try await plugin.service.connect(id, label: label, tenant: tenant)
+        func connect(_ id: UUID, label: String?, didMethod: PeerDIDMethod?, tenant: TenantContext) async throws
+            -> ConnectionRecord
+        {
+            try await plugin.service.connect(id, label: label, didMethod: didMethod, tenant: tenant)
         }
 
         func waitForHandshake(_ connection: ConnectionRecord, timeout: Duration, tenant: TenantContext) async throws
@@ -61,8 +64,8 @@ extension ConnectionsPlugin {
 
         var defaultLabel: String { plugin.service.defaultLabel }
 
-        func invitationDID(tenant: TenantContext) async throws -> ConnectionRecord {
-            try await plugin.service.invitationDID(tenant: tenant)
+        func invitationDID(method: PeerDIDMethod, tenant: TenantContext) async throws -> ConnectionRecord {
+            try await plugin.service.invitationDID(method: method, tenant: tenant)
         }
 
         func load(_ id: UUID, tenant: TenantContext) async throws -> ConnectionRecord {

@@ -20,7 +20,9 @@ extension ConnectionsPlugin {
             summary: "Makes a pairwise DID and key and sends the Connection Request (state 2, requested)."
         ) { (params: ConnectParams, tenant: TenantContext) in
             ConnectionView(
-                try await service.connect(try params.id(), label: params.label, returnRoute: params.returnRoute ?? false, tenant: tenant))
+                try await service.connect(
+                    try params.id(), label: params.label, returnRoute: params.returnRoute ?? false,
+                    didMethod: try PeerDIDMethod.parameter(params.didMethod), tenant: tenant))
         }
         try router.register(
             "connections.updateState", summary: "Applies a Response or problem report waiting in the mailbox; answers the state."
@@ -107,7 +109,8 @@ extension ConnectionsPlugin {
             let invitation = try await plugin.read(ParseInvitationParams(invitation: params.invitation, url: params.url))
             let wait = params.wait == true ? Duration.seconds(min(max(params.timeoutSeconds ?? 30, 1), 120)) : nil
             let (record, existing) = try await service.accept(
-                invitation, label: params.label, returnRoute: params.returnRoute ?? false, wait: wait, tenant: tenant)
+                invitation, label: params.label, returnRoute: params.returnRoute ?? false,
+                didMethod: try PeerDIDMethod.parameter(params.didMethod), wait: wait, tenant: tenant)
             var view = ConnectionView(record)
             if existing { view.existing = true }
             return view
@@ -223,10 +226,11 @@ struct ConnectParams: Decodable, Sendable, DocumentedParams {
     var connectionId: String
     var label: String?
     var returnRoute: Bool?
+    var didMethod: String?
     static let documentation = [
         ParamDoc("connectionId", "string", "the connection id"),
         ParamDoc("label", "string", required: false, "the label the inviter sees (default: the server's)"),
-        .returnRoute,
+        .returnRoute, .didMethod,
     ]
     func id() throws -> UUID { try ConnectionIdParams(connectionId: connectionId).id() }
 }
@@ -287,8 +291,9 @@ struct AcceptParams: Decodable, Sendable, DocumentedParams {
     var timeoutSeconds: Int?
     var label: String?
     var returnRoute: Bool?
+    var didMethod: String?
     static let documentation = ParseInvitationParams.documentation + [
-        .returnRoute,
+        .returnRoute, .didMethod,
         ParamDoc("wait", "boolean", required: false, "wait until the connection is accepted or failed"),
         ParamDoc("timeoutSeconds", "integer", required: false, "how long to wait, 1...120 (30); then timeout"),
         ParamDoc("label", "string", required: false, "the label the inviter sees"),

@@ -48,6 +48,7 @@ public struct ConnectionsPlugin: AeriePlugin {
                 invitation: invitation.json, summary: try await plugin.summary(of: invitation, tenant: tenant))
         }
         try registerConnectionMethods(with: &router)
+        try registerRotation(with: &router)
         let service = self.service
         service.commits?.observe(kind: "connection") { [waits = service.waits] tenant, event in
             // Only a state that can end a wait: hearing a connection become `requested` (our own

@@ -114,25 +114,31 @@ public enum DIDExchangeMessages {
     }
 
     /// Our Response as responder, from the pairwise key `verkey` (base58) and our endpoint, its
-    /// attachment signed by `invitationKey` through `sign`: 1.1 a did:peer:2 and its
-    /// `did_rotate~attach`; 1.0 (ACA-Py's 1.0 shape) an unqualified DID and its legacy DIDDoc as
-    /// `did_doc~attach`. Answers our DID and the message.
+    /// attachment signed by `invitationKey` through `sign`: 1.1 a DID in `method` (the
+    /// Request's, as ACA-Py answers) and its `did_rotate~attach` over the DID as sent (a
+    /// did:peer:4 in its long form); 1.0 (ACA-Py's 1.0 shape) an unqualified DID and its legacy
+    /// DIDDoc as `did_doc~attach`. Answers our DID as the connection records it (a did:peer:4 in
+    /// its short form: the Response is the peer's first sight of it) and the message.
     public static func signedResponse(
-        version: String, threadId: String, parentThreadId: String?, verkey: String, endpoint: String, invitationKey: String,
-        sign: ([UInt8]) async throws -> [UInt8]
+        version: String, method: PeerDIDMethod, threadId: String, parentThreadId: String?, verkey: String, endpoint: String,
+        invitationKey: String, sign: ([UInt8]) async throws -> [UInt8]
     ) async throws -> (did: String, response: JSONValue) {
         let did: String
+        let sent: String
         let attachment: JSONValue
         if version == "1.0" {
             did = KeyReference.unqualifiedDID(verkey: try Base58.decode(verkey))
+            sent = did
             let doc = ConnectionMessages.didDoc(did: did, verkey: verkey, endpoint: endpoint)
             attachment = try await SignedAttachment.make(doc.serialized(), mimeType: "application/json", verkey: invitationKey, sign: sign)
         } else {
-            did = try PeerDID2.make(verkey: try Base58.decode(verkey), serviceEndpoint: endpoint)
-            attachment = try await SignedAttachment.make(Array(did.utf8), mimeType: "text/string", verkey: invitationKey, sign: sign)
+            let made = try method.make(verkey: try Base58.decode(verkey), serviceEndpoint: endpoint)
+            did = made.shortForm
+            sent = made.did
+            attachment = try await SignedAttachment.make(Array(sent.utf8), mimeType: "text/string", verkey: invitationKey, sign: sign)
         }
         let response = response(
-            version: version, threadId: threadId, parentThreadId: parentThreadId, did: did, signedAttachment: attachment)
+            version: version, threadId: threadId, parentThreadId: parentThreadId, did: sent, signedAttachment: attachment)
         return (did, response)
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import AerieCore
+import AerieCrypto
 
 /// The handshake a connection is made with, chosen from what the invitation offers.
 public enum HandshakeProtocol: String, Sendable, Hashable, CaseIterable {
@@ -11,6 +12,11 @@ public enum HandshakeProtocol: String, Sendable, Hashable, CaseIterable {
     public var version: String { String(rawValue.split(separator: "/").last ?? "1.0") }
 
     public var isDIDExchange: Bool { self != .connections10 }
+
+    /// The method of our DID in a didexchange Request when the caller names none: did:peer:4 for
+    /// 1.1, as ACA-Py (since 0.12) and Credo request by default; did:peer:2 for 1.0, which
+    /// predates did:peer:4 (ACA-Py writes a legacy DIDDoc there, and reads both).
+    public var defaultDIDMethod: PeerDIDMethod { self == .didExchange11 ? .peer4 : .peer2 }
 
     /// A protocol URI as invitations write it (`https://didcomm.org/…` or the legacy
     /// `did:sov:BzCbsNYhMrjHiqZDTUASHg;spec/…`, with or without a trailing `/`), or nil.

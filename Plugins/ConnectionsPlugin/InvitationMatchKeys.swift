@@ -5,7 +5,8 @@ import AerieCrypto
 /// invitation with the same `@id`, the same public DID, or the same first recipient key.
 ///
 /// Values are normalised so that spellings of one thing compare equal: keys as base58 verkeys
-/// (a `did:key`, with or without fragment, becomes its verkey), `did:sov:` DIDs unqualified.
+/// (a `did:key`, with or without fragment, becomes its verkey), `did:sov:` DIDs unqualified, a
+/// did:peer:4 in its short form.
 public struct InvitationMatchKeys: Sendable, Hashable, Codable {
     public typealias Match = InvitationMatch
 
@@ -16,7 +17,7 @@ public struct InvitationMatchKeys: Sendable, Hashable, Codable {
     /// Normalises each value (see the type's documentation); empty strings count as absent.
     public init(id: String?, publicDid: String?, firstRecipientKey: String?) {
         self.id = id.flatMap { $0.isEmpty ? nil : $0 }
-        self.publicDid = publicDid.flatMap { $0.isEmpty ? nil : Self.normalizedDID($0) }
+        self.publicDid = publicDid.flatMap { $0.isEmpty ? nil : PeerDID4.shortForm(Self.normalizedDID($0)) }
         self.firstRecipientKey = firstRecipientKey.flatMap { $0.isEmpty ? nil : Self.normalizedKey($0) }
     }
 

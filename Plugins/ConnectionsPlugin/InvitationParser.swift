@@ -138,7 +138,11 @@ public enum InvitationParser {
         }
         let usable = services.first(where: \.isUsable)
         if usable == nil { try checkResolvable(services, field: servicesKey) }
-        let publicDid = services.first { $0.did != nil && !$0.isUsable }?.did
+        // A did:peer:4 names its peer in either form (a short form can only be the one of a long
+        // form seen before): the short form is the key matching compares, so a later invitation
+        // naming it finds the connection the first made.
+        let publicDid = services.first { $0.did.map(PeerDID4.isPeerDID4) == true }?.did.map(PeerDID4.shortForm)
+            ?? services.first { $0.did != nil && !$0.isUsable }?.did
 
         return Invitation(
             kind: .outOfBand, type: type, id: id,
@@ -241,12 +245,9 @@ public enum InvitationParser {
         for (index, service) in services.enumerated() {
             guard let did = service.did else { continue }
             let entry = "\(field)[\(index)]"
-            if did.hasPrefix("did:peer:4") {
-                throw unsupported(
-                    "\(entry) is a did:peer:4 in its short form, which cannot be resolved without its document (the long form)",
-                    field: entry)
-            }
-            if did.hasPrefix("did:peer:") && !did.hasPrefix("did:peer:2.") {
+            // A did:peer:4 short form stays: it names a connection made from its long form, if
+            // the tenant has one (`Invitation.usableService` refuses it otherwise).
+            if did.hasPrefix("did:peer:") && !PeerDID4.isPeerDID4(did) && !did.hasPrefix("did:peer:2.") {
                 throw unsupported(
                     "\(entry) is a \(did.prefix(10)) DID, which needs a resolver this server does not have (did:peer:2 and the long form of did:peer:4 are read)",
                     field: entry)

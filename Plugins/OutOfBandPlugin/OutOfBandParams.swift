@@ -16,10 +16,12 @@ struct AcceptParams: Decodable, Sendable, DocumentedParams {
     var invitation: JSONValue?
     var url: String?
     var label: String?
+    var didMethod: String?
     var wait: Bool?
     var timeoutSeconds: Int?
     static let documentation = InvitationParams.documentation + [
         ParamDoc("label", "string", required: false, "the label the inviter sees in a handshake request"),
+        .didMethod,
         ParamDoc(
             "wait", "boolean", required: false,
             "wait until the handshake completes or the reuse is accepted (default true); false answers at once"),

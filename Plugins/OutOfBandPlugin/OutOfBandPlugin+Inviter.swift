@@ -12,8 +12,8 @@ extension OutOfBandPlugin {
             "outOfBand.createInvitation",
             summary: "Inviter role (RFC 0434): an out-of-band 1.1 invitation with an inline service (a fresh invitation key "
                 + "of the tenant as did:key, this server's endpoint); handshakeProtocols of didexchange/1.1, didexchange/1.0 "
-                + "and connections/1.0 (default didexchange/1.1). With useDid, the service is the tenant's invitation DID (a did:peer:2, the same in "
-                + "every such invitation, multi-use) so a peer already connected reuses its connection (handshake-reuse, "
+                + "and connections/1.0 (default didexchange/1.1). With useDid, the service is the tenant's invitation DID (useDid \"did:peer:4\" or "
+                + "\"did:peer:2\", the same in every such invitation, multi-use) so a peer already connected reuses its connection (handshake-reuse, "
                 + "answered). Answers {connectionId, invitation, invitationUrl (?oob=), state: 1}. A Request is "
                 + "answered (didexchange 1.1: did_rotate~attach, 1.0: did_doc~attach, signed by the invitation key); the requester's complete (or first "
                 + "message) makes the connection 4 (accepted)."
@@ -22,11 +22,13 @@ extension OutOfBandPlugin {
             let record: ConnectionRecord
             let invitation: JSONValue
             let endpoint: String
-            if checked.useDid {
-                // One record serves every invitation naming the tenant's DID: the invitation
-                // itself is not stored (its Requests name it by pthid).
-                record = try await handshakes.invitationDID(tenant: tenant)
-                guard let did = record.myDid, let resolved = try? PeerDID2(did).didCommService()?.serviceEndpoint else {
+            if let method = checked.useDid {
+                // One record per method serves every invitation naming the tenant's DID: the
+                // invitation itself is not stored (its Requests name it by pthid).
+                record = try await handshakes.invitationDID(method: method, tenant: tenant)
+                guard case .array(let services)? = record.invitation["services"], let did = services.first?.stringValue,
+                    let resolved = record.invitationEndpoint ?? (try? PeerDID2(did).didCommService()?.serviceEndpoint)
+                else {
                     throw AerieError.internalError(details: "the tenant's invitation DID has no DIDComm service")
                 }
                 endpoint = resolved
@@ -109,7 +111,7 @@ struct CreateInvitationParams: Decodable, Sendable, DocumentedParams {
     var goal: String?
     var label: String?
     var alias: String?
-    var useDid: Bool?
+    var useDid: JSONValue?
     var maxUses: Int?
     var expiresAt: String?
 
@@ -124,15 +126,17 @@ struct CreateInvitationParams: Decodable, Sendable, DocumentedParams {
         ParamDoc("label", "string", required: false, "the label the invitee sees (default: the server's)"),
         ParamDoc("alias", "string", required: false, "the backend's own name for the invitation and its connections"),
         ParamDoc(
-            "useDid", "boolean", required: false,
-            "name the tenant's invitation DID as the service (multi-use, shared by every such invitation; a peer connected "
-                + "through one reuses its connection for the next); not with multiUse false, alias, maxUses or expiresAt"),
+            "useDid", "string|boolean", required: false,
+            "name the tenant's invitation DID in this method as the service: \"did:peer:4\" (in its long form) or \"did:peer:2\" "
+                + "(true: did:peer:2); multi-use, shared by every such invitation, so a peer connected through one reuses its "
+                + "connection for the next; not with multiUse false, alias, maxUses or expiresAt"),
     ] + InvitationUseLimits.documentation
 
     struct Checked {
         var handshakes: [String]
         var attachments: [JSONValue]
-        var useDid: Bool
+        /// The method of the tenant's invitation DID to name, nil for an inline service.
+        var useDid: PeerDIDMethod?
         var limits: InvitationUseLimits
     }
 
@@ -163,14 +167,20 @@ struct CreateInvitationParams: Decodable, Sendable, DocumentedParams {
                     field: "attachments[\(index)]")
             }
         }
-        let useDid = useDid ?? false
-        if useDid, multiUse == false || alias != nil {
+        let useDid: PeerDIDMethod?
+        switch self.useDid {
+        case nil, .null?, .bool(false)?: useDid = nil
+        case .bool(true)?: useDid = .peer2
+        case .string(let name)?: useDid = try PeerDIDMethod.parameter(name, field: "useDid")
+        default: throw AerieError.invalidParams("useDid must be \"did:peer:4\", \"did:peer:2\" or a boolean", field: "useDid")
+        }
+        if useDid != nil, multiUse == false || alias != nil {
             throw AerieError.invalidParams(
                 "an invitation naming the tenant's DID is multi-use and has the DID's record (no alias of its own)",
                 field: multiUse == false ? "multiUse" : "alias")
         }
         let limits = try InvitationUseLimits(maxUses: maxUses, expiresAt: expiresAt)
-        if useDid, !limits.isEmpty {
+        if useDid != nil, !limits.isEmpty {
             throw AerieError.invalidParams(
                 "the tenant's invitation DID serves every invitation naming it: it takes no limits of one",
                 field: limits.maxUses != nil ? "maxUses" : "expiresAt")

@@ -26,7 +26,8 @@ public struct OutOfBandPlugin: AeriePlugin {
         ) { (params: AcceptParams, tenant: TenantContext) in
             let invitation = try await handshakes.readInvitation(params.invitation, url: params.url)
             let outcome = try await service.accept(
-                invitation, label: params.label, wait: params.wait ?? true, timeout: try params.timeout(), tenant: tenant)
+                invitation, label: params.label, didMethod: try PeerDIDMethod.parameter(params.didMethod),
+                wait: params.wait ?? true, timeout: try params.timeout(), tenant: tenant)
             return OutOfBandResult(outcome, invitation: invitation)
         }
         try router.register(

@@ -33,7 +33,10 @@ public struct OutOfBandService: Sendable {
 
     /// Seed 004 from end to end. Every check that can refuse the invitation runs before anything
     /// is stored or sent.
-    public func accept(_ invitation: Invitation, label: String?, wait: Bool, timeout: Duration?, tenant: TenantContext)
+    public func accept(
+        _ invitation: Invitation, label: String?, didMethod: PeerDIDMethod? = nil, wait: Bool, timeout: Duration?,
+        tenant: TenantContext
+    )
         async throws -> Outcome
     {
         try Self.requireOutOfBand(invitation)
@@ -45,7 +48,7 @@ public struct OutOfBandService: Sendable {
         }
         do {
             return try await run(
-                invitation, attached: attached, existing: existing, label: label, wait: wait, timeout: timeout,
+                invitation, attached: attached, existing: existing, label: label, didMethod: didMethod, wait: wait, timeout: timeout,
                 tenant: tenant)
         } catch let error as AerieError where error.code == .conflict {
             // Another call stored this invitation first (its @id is unique per tenant).
@@ -55,8 +58,8 @@ public struct OutOfBandService: Sendable {
     }
 
     private func run(
-        _ invitation: Invitation, attached: JSONValue?, existing: ExistingConnection?, label: String?, wait: Bool,
-        timeout: Duration?, tenant: TenantContext
+        _ invitation: Invitation, attached: JSONValue?, existing: ExistingConnection?, label: String?, didMethod: PeerDIDMethod?,
+        wait: Bool, timeout: Duration?, tenant: TenantContext
     ) async throws -> Outcome {
         let established = existing.flatMap { Self.isEstablished($0.record) ? $0 : nil }
         let row = OutOfBandDecision.decide(
@@ -71,7 +74,9 @@ public struct OutOfBandService: Sendable {
                 .invalidInvitation, "the out-of-band invitation has neither handshake_protocols nor requests~attach",
                 field: "handshake_protocols", data: ["row": .int(Int64(row.number))])
         case .connect, .connectThenRunAttachment:
-            return try await connect(invitation, row: row, attached: attached, label: label, wait: wait, timeout: limit, tenant: tenant)
+            return try await connect(
+                invitation, row: row, attached: attached, label: label, didMethod: didMethod, wait: wait, timeout: limit,
+                tenant: tenant)
         case .connectionless:
             let (connection, record) = try await createConnectionless(invitation, row: row, attached: attached, tenant: tenant)
             return Outcome(row: row, sameInvitation: false, record: record, connection: connection, attachedMessage: attached)
@@ -115,7 +120,7 @@ public struct OutOfBandService: Sendable {
             // Stored by a version that committed the record before connecting, and stopped
             // between the two: connect now.
             if record.state == .connecting, let pending = connection, pending.state == .initialized {
-                connection = try await handshakes.connect(pending.id, label: nil, tenant: tenant)
+                connection = try await handshakes.connect(pending.id, label: nil, didMethod: nil, tenant: tenant)
             }
             // A handshake that finished after the first call stopped waiting.
             if let connection {
@@ -144,7 +149,8 @@ public struct OutOfBandService: Sendable {
     // MARK: - Rows 3 and 5: a new connection through the handshake
 
     private func connect(
-        _ invitation: Invitation, row: OutOfBandDecision.Row, attached: JSONValue?, label: String?, wait: Bool,
+        _ invitation: Invitation, row: OutOfBandDecision.Row, attached: JSONValue?, label: String?, didMethod: PeerDIDMethod?,
+        wait: Bool,
         timeout: Duration, tenant: TenantContext
     ) async throws -> Outcome {
         try handshakes.checkConnectable(invitation)
@@ -154,7 +160,9 @@ public struct OutOfBandService: Sendable {
             attachedMessage: attached, invitation: invitation.json)
         // The connection, the Request, this record and the attached request (kept for the backend
         // to act on once the connection is accepted) commit together: no half-done accept remains.
-        let (made, existing) = try await handshakes.createAndConnect(created, label: label, tenant: tenant) { connection, tx in
+        let (made, existing) = try await handshakes.createAndConnect(
+            created, label: label, didMethod: didMethod, tenant: tenant
+        ) { connection, tx in
             var stored = start
             stored.attachedMessageUid = try attached.map { try tx.mailbox.insert(Self.mailboxEntry($0, on: connection)).uid }
             try tx.outOfBand.insert(stored)

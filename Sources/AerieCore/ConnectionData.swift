@@ -23,11 +23,10 @@ public struct ConnectionData: Sendable {
         try tx.mailbox.deleteAll(connectionId: record.id, recipientVerkey: record.myVerkey)
     }
 
-    /// The sealed pairwise key: once gone, nothing addressed to it is accepted any more (the
-    /// inbound endpoint finds no owner).
+    /// The sealed pairwise key, and the key of a DID rotation under way: once gone, nothing
+    /// addressed to them is accepted any more (the inbound endpoint finds no owner).
     public static let pairwiseKey = ConnectionData(kind: "tenant_keys") { tx, record in
-        guard let verkey = record.myVerkey else { return 0 }
-        return try tx.keys.remove(verkey: verkey) ? 1 : 0
+        try [record.myVerkey, record.rotation?.verkey].compactMap { $0 }.filter { try tx.keys.remove(verkey: $0) }.count
     }
 
     /// Everything that goes with a connection, removed in this order before the connection row:

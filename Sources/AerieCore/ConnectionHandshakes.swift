@@ -41,12 +41,14 @@ public protocol ConnectionHandshakes: Sendable {
     /// `alsoStore` also runs with the connected record; or, when the tenant already has a
     /// connection for this invitation (taken under the tenant's lock on its `@id`), answers that
     /// one with `existing` and stores nothing.
+    /// `didMethod`: our DID's method in a didexchange Request (nil: the handshake's default).
     func createAndConnect(
-        _ record: ConnectionRecord, label: String?, tenant: TenantContext,
+        _ record: ConnectionRecord, label: String?, didMethod: PeerDIDMethod?, tenant: TenantContext,
         alsoStore: @escaping @Sendable (ConnectionRecord, any TenantTransaction) throws -> Void
     ) async throws -> (record: ConnectionRecord, existing: Bool)
-    /// Makes the pairwise key and sends the handshake request (state `requested`).
-    func connect(_ id: UUID, label: String?, tenant: TenantContext) async throws -> ConnectionRecord
+    /// Makes the pairwise key and sends the handshake request (state `requested`), a didexchange
+    /// one with our DID in `didMethod` (nil: the handshake's default).
+    func connect(_ id: UUID, label: String?, didMethod: PeerDIDMethod?, tenant: TenantContext) async throws -> ConnectionRecord
     /// Waits, at most `timeout`, while the handshake is under way (`requested`, `responded`);
     /// answers the connection after it, or throws `timeout` and leaves it as it is.
     func waitForHandshake(_ connection: ConnectionRecord, timeout: Duration, tenant: TenantContext) async throws
@@ -59,9 +61,10 @@ public protocol ConnectionHandshakes: Sendable {
         kind: Invitation.Kind, multiUse: Bool, alias: String?, limits: InvitationUseLimits, tenant: TenantContext,
         build: @Sendable (_ invitationKey: String, _ endpoint: String, _ defaultLabel: String) throws -> JSONValue
     ) async throws -> ConnectionRecord
-    /// The tenant's invitation DID record (made on first use): an open multi-use invitation of
-    /// ours whose `myDid` (a did:peer:2) out-of-band invitations may name as their service.
-    func invitationDID(tenant: TenantContext) async throws -> ConnectionRecord
+    /// The tenant's invitation DID record in `method` (made on first use): an open multi-use
+    /// invitation of ours whose invitation's one `services` entry (the DID as invitations carry
+    /// it) out-of-band invitations may name as their service.
+    func invitationDID(method: PeerDIDMethod, tenant: TenantContext) async throws -> ConnectionRecord
     /// The label our invitations and Requests carry when the caller gives none.
     var defaultLabel: String { get }
     func load(_ id: UUID, tenant: TenantContext) async throws -> ConnectionRecord

@@ -64,6 +64,9 @@ public struct ConnectionRecord: Sendable, Hashable, Codable {
     public var multiUse: Bool?
     /// Inviter: the backend's own name for the invitation and the connections it makes.
     public var alias: String?
+    /// Our DID rotation (RFC 0794) sent to the peer and not yet acknowledged: until its `ack`,
+    /// `myVerkey` still sends and both keys receive.
+    public var rotation: PendingRotation?
     public var createdAt: Date
     public var updatedAt: Date
 
@@ -75,7 +78,7 @@ public struct ConnectionRecord: Sendable, Hashable, Codable {
         theirEndpoint: String? = nil, theirRoutingKeys: [String] = [], label: String? = nil, logoUrl: String? = nil,
         goal: String? = nil, goalCode: String? = nil, failureReason: String? = nil, problemReport: JSONValue? = nil,
         handshakeProtocol: String? = nil, role: Role? = nil, multiUse: Bool? = nil, alias: String? = nil,
-        createdAt: Date = Date(), updatedAt: Date = Date()
+        rotation: PendingRotation? = nil, createdAt: Date = Date(), updatedAt: Date = Date()
     ) {
         self.id = id
         self.state = state
@@ -103,8 +106,23 @@ public struct ConnectionRecord: Sendable, Hashable, Codable {
         self.role = role
         self.multiUse = multiUse
         self.alias = alias
+        self.rotation = rotation
         self.createdAt = createdAt
         self.updatedAt = updatedAt
+    }
+}
+
+/// A DID rotation of ours (RFC 0794) under way: the DID and key we rotate to, and the `@id` of
+/// the `rotate` message the peer's `ack` or problem report threads to.
+public struct PendingRotation: Sendable, Hashable, Codable {
+    public var did: String
+    public var verkey: String
+    public var messageId: String
+
+    public init(did: String, verkey: String, messageId: String) {
+        self.did = did
+        self.verkey = verkey
+        self.messageId = messageId
     }
 }
 
@@ -158,11 +176,13 @@ public protocol ConnectionRepository {
     /// `@id`: every transaction that may make a connection for that invitation takes it before
     /// looking for one, so concurrent accepts of one invitation make one connection.
     func lockInvitation(_ invitationId: String) throws
-    /// The connection whose pairwise verkey is `verkey`, locked for update when `lock` (a lock
-    /// only lasts for the transaction: a lookup on its own, e.g. in `TenantDatabase.read`, takes none).
+    /// The connection whose pairwise verkey is `verkey` (or the key of its rotation under way),
+    /// locked for update when `lock` (a lock only lasts for the transaction: a lookup on its own,
+    /// e.g. in `TenantDatabase.read`, takes none).
     func findByMyVerkey(_ verkey: String, lock: Bool) throws -> ConnectionRecord?
     /// The first of `verkeys` (in their order) the tenant holds a key for, with its sealed
-    /// private key and the connection whose pairwise verkey it is, in one statement: what the
+    /// private key and the connection whose pairwise verkey it is (or the key of its rotation
+    /// under way), in one statement: what the
     /// inbound pipeline reads of a message's recipient.
     func inboundRecipient(verkeys: [String]) throws -> InboundRecipient?
     func findByMyDid(_ did: String) throws -> ConnectionRecord?

@@ -31,6 +31,8 @@ public struct ConnectionView: Encodable, Sendable, Hashable {
     public var updatedAt: String
     /// Set by `connections.accept` when the invitation matched a stored connection.
     public var existing: Bool?
+    /// The DID our rotation under way (`connections.rotateDid`) moves to once the peer acks.
+    public var rotatingToDid: String?
 
     public init(_ r: ConnectionRecord) {
         connectionId = r.id.lowercasedString
@@ -52,6 +54,7 @@ public struct ConnectionView: Encodable, Sendable, Hashable {
         role = (r.role ?? .invitee).rawValue
         multiUse = r.multiUse
         alias = r.alias
+        rotatingToDid = r.rotation?.did
         createdAt = r.createdAt.iso8601Text
         updatedAt = r.updatedAt.iso8601Text
     }
@@ -111,6 +114,7 @@ extension ConnectionView {
         if let pwDid { try body("pwDid", .string(pwDid)) }
         if let pwVerkey { try body("pwVerkey", .string(pwVerkey)) }
         try body("role", .string(role))
+        if let rotatingToDid { try body("rotatingToDid", .string(rotatingToDid)) }
         try body("state", .int(state))
         try body("stateName", .string(stateName))
         if let theirDid { try body("theirDid", .string(theirDid)) }

@@ -73,12 +73,24 @@ public struct Invitation: Sendable, Hashable {
     /// (an inviter named only by a DID other than did:peer:2 would need a resolver).
     public func usableService() throws -> (endpoint: String, recipientKey: String) {
         guard let serviceEndpoint, let recipientKey = recipientKeys.first else {
+            if let publicDid, publicDid.hasPrefix("did:peer:4") {
+                throw Self.unseenShortForm(publicDid)
+            }
             throw AerieError(
                 .unsupportedInvitation,
-                "no service of the invitation can be resolved here (a DID service other than did:peer:2 needs a resolver)",
+                "no service of the invitation can be resolved here (a DID service other than did:peer:2 and did:peer:4 needs a resolver)",
                 field: "services")
         }
         return (serviceEndpoint, recipientKey)
+    }
+
+    /// The refusal of an invitation naming a did:peer:4 in its short form that no connection of
+    /// the tenant was made from: only the long form carries the document to connect with.
+    public static func unseenShortForm(_ did: String) -> AerieError {
+        AerieError(
+            .unsupportedInvitation,
+            "the invitation names \(did.prefix(60)), a did:peer:4 in its short form that no connection of this tenant has seen in its long form: it cannot be resolved without its document",
+            field: "services")
     }
 
     public init(

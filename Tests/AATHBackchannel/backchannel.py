@@ -41,10 +41,17 @@ STATE_NAMES = {
     },
 }
 ESTABLISHED = (4, 5)
-# The DID method of Aerie's own didexchange DIDs (requests and responses).
-AERIE_DID_METHODS = ("did:peer:2",)
+# The DID methods of Aerie's own didexchange DIDs (`didMethod`, `useDid`).
+AERIE_DID_METHODS = ("did:peer:2", "did:peer:4")
 WAIT_SECONDS = 30.0
 POLL_SECONDS = 0.25
+
+
+def short_form(did):
+    """A did:peer:4 in its short form (both forms name one DID); any other DID as it is."""
+    if isinstance(did, str) and did.startswith("did:peer:4") and did.count(":") == 3:
+        return did.rsplit(":", 1)[0]
+    return did
 
 
 def log(*parts):
@@ -229,7 +236,7 @@ class AerieAgent:
             return 200, [self.info(view, topic) for view in self.all_connections()]
         if topic == "active-connection" and record_id:
             for view in self.all_connections():
-                if view.get("theirDid") == record_id and view.get("state") in ESTABLISHED:
+                if short_form(view.get("theirDid")) == short_form(record_id) and view.get("state") in ESTABLISHED:
                     return 200, self.info(view, "connection", state="active")
             return 400, f"Active connection not found for their_did {record_id}"
         if topic == "did":
@@ -330,11 +337,14 @@ class AerieAgent:
             raise HTTPAnswer(501, "Aerie has no credential or proof exchange to attach")
         method = data.get("use_did_method")
         if method and method not in AERIE_DID_METHODS:
-            raise HTTPAnswer(501, f"Aerie's didexchange responses use did:peer:2, not {method}")
+            raise HTTPAnswer(501, f"Aerie makes {' and '.join(AERIE_DID_METHODS)} DIDs, not {method}")
         if data.get("use_public_did"):
             raise HTTPAnswer(501, "Aerie tenants have no public DID to invite with")
         protocols = data.get("handshake_protocols") or [DIDEXCHANGE_11]
         params = {"handshakeProtocols": protocols, "label": self.label}
+        if method:
+            # The invitation's service is the tenant's invitation DID in that method.
+            params["useDid"] = method
         try:
             created = self.rpc.call("outOfBand.createInvitation", params)
         except RPCError as error:
@@ -381,9 +391,12 @@ class AerieAgent:
         view = self.connection(record_id)
         method = data.get("use_did_method")
         if method and method not in AERIE_DID_METHODS and view.get("state") == 1:
-            raise HTTPAnswer(501, f"Aerie's didexchange requests use did:peer:2, not {method}")
+            raise HTTPAnswer(501, f"Aerie makes {' and '.join(AERIE_DID_METHODS)} DIDs, not {method}")
         if view.get("state") == 1 and self.role(view) == "invitee":
-            view = self.view_of(self.rpc.call("connections.connect", {"connectionId": record_id, "label": self.label}))
+            params = {"connectionId": record_id, "label": self.label}
+            if method:
+                params["didMethod"] = method
+            view = self.view_of(self.rpc.call("connections.connect", params))
         return 200, self.info(view, "did-exchange")
 
     def didexchange_send_response(self, record_id, data):

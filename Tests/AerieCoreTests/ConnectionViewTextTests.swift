@@ -53,7 +53,8 @@ import Testing
                 myDid: "did:peer:me", myVerkey: "MyKey", theirDid: "did:peer:them", theirVerkey: "TheirKey",
                 theirEndpoint: "https://peer.example/didcomm?x=1&y=2", label: "Peer", logoUrl: "https://x/logo.png", goal: "g",
                 goalCode: "gc", failureReason: "none", handshakeProtocol: "https://didcomm.org/connections/1.0", role: .inviter,
-                multiUse: true, alias: "alias"))
+                multiUse: true, alias: "alias",
+                rotation: PendingRotation(did: "did:peer:next", verkey: "NextKey", messageId: "r-1")))
         view.existing = true
         return view
     }
@@ -61,7 +62,7 @@ import Testing
     static var optionalStrings: [WritableKeyPath<ConnectionView, String?>] {
         [
             \.pwDid, \.pwVerkey, \.theirDid, \.theirVerkey, \.theirEndpoint, \.invitationId, \.label, \.logoUrl, \.goal, \.goalCode,
-            \.failureReason, \.handshakeProtocol, \.alias,
+            \.failureReason, \.handshakeProtocol, \.alias, \.rotatingToDid,
         ]
     }
     static var optionalBools: [WritableKeyPath<ConnectionView, Bool?>] { [\.multiUse, \.existing] }

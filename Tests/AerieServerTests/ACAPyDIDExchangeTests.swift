@@ -1,12 +1,14 @@
 import AerieClient
 import AerieCore
+import AerieCrypto
 import AerieTesting
 import Foundation
 import Testing
 
 /// Aries RFC 0023 (didexchange 1.0 and 1.1) end to end against independent inviters: ACA-Py
 /// 1.7.0 and 1.2.7 create out-of-band invitations, Aerie accepts them through JSON-RPC, sends the
-/// Request (a did:peer:2 of the pairwise key), verifies the Response's signed attachment against
+/// Request (a did:peer:4 of the pairwise key for 1.1 by default, a did:peer:2 for 1.0 or when
+/// asked), verifies the Response's signed attachment against
 /// the invitation key, resolves the inviter's DID and sends `complete`, so ACA-Py reaches
 /// `completed` too.
 ///
@@ -52,7 +54,8 @@ import Testing
     /// with `wait`, and checks both sides: Aerie at state 4 with `expected`, ACA-Py `completed`
     /// with our DID.
     static func exchange(
-        _ server: LiveServer, _ agent: ACAPyAgent, offering handshakes: [String], expected: String, tenantLabel: String
+        _ server: LiveServer, _ agent: ACAPyAgent, offering handshakes: [String], expected: String, tenantLabel: String,
+        didMethod: PeerDIDMethod? = nil
     ) async throws {
         let created = try await agent.admin(
             "POST", "/out-of-band/create-invitation",
@@ -62,13 +65,20 @@ import Testing
 
         let (tenant, _) = try await server.tenantClient(label: tenantLabel)
         defer { Task { await tenant.close() } }
-        let accepted = try await tenant.call(
-            "connections.accept", params: ["invitation": invitation, "wait": true, "timeoutSeconds": 30, "label": .string(tenantLabel)])
+        var params: JSONValue = ["invitation": invitation, "wait": true, "timeoutSeconds": 30, "label": .string(tenantLabel)]
+        if let didMethod, case .object(var fields) = params {
+            fields["didMethod"] = .string(didMethod.rawValue)
+            params = .object(fields)
+        }
+        let accepted = try await tenant.call("connections.accept", params: params)
         #expect(accepted["state"] == 4, "\(accepted)")
         #expect(accepted["stateName"] == "accepted")
         #expect(accepted["handshakeProtocol"]?.stringValue == expected)
         let pwDid = try #require(accepted["pwDid"]?.stringValue)
-        #expect(pwDid.hasPrefix("did:peer:2."))
+        let method = didMethod ?? (expected == dx11 ? .peer4 : .peer2)
+        #expect(PeerDIDMethod(of: pwDid) == method, "\(pwDid)")
+        // Ours names a did:peer:4 by its short form once the Request carried the long form.
+        #expect(!PeerDID4.isLongForm(pwDid))
         let connectionId = try #require(accepted["connectionId"]?.stringValue)
 
         let theirs = try await completedConnection(agent, invitationId: invitationId)
@@ -81,10 +91,12 @@ import Testing
         let ourView = try await tenant.call("connections.get", params: ["connectionId": .string(connectionId)])
         #expect(ourView["state"] == 4)
         #expect(ourView["handshakeProtocol"]?.stringValue == expected)
-        // ACA-Py answers 1.1 with a did:peer:2 (as we sent one) and 1.0 with an unqualified DID.
+        // ACA-Py answers 1.1 in the Request's method (a did:peer:4 in its long form, which it
+        // records short) and 1.0 with an unqualified DID.
         let ours = try #require(ourView["theirDid"]?.stringValue)
-        #expect(ours == theirDid || "did:sov:\(ours)" == theirDid || ours == "did:sov:\(theirDid)", "\(ours) vs \(theirDid)")
-        if expected.hasSuffix("1.1") { #expect(ours.hasPrefix("did:peer:2.")) }
+        let short = PeerDID4.shortForm(ours)
+        #expect(short == theirDid || "did:sov:\(ours)" == theirDid || ours == "did:sov:\(theirDid)", "\(ours) vs \(theirDid)")
+        if expected.hasSuffix("1.1") { #expect(PeerDIDMethod(of: ours) == method) }
         #expect(ourView["theirEndpoint"]?.stringValue == agent.endpoint)
     }
 
@@ -99,6 +111,8 @@ import Testing
             try await Self.exchange(server, agent, offering: [Self.dx11], expected: Self.dx11, tenantLabel: "Alice")
             try await Self.exchange(server, agent, offering: [Self.dx11, Self.connections], expected: Self.dx11, tenantLabel: "Bob")
             try await Self.exchange(server, agent, offering: [Self.dx10], expected: Self.dx10, tenantLabel: "Carol")
+            try await Self.exchange(
+                server, agent, offering: [Self.dx11], expected: Self.dx11, tenantLabel: "Frank", didMethod: .peer2)
         }
     }
 
@@ -108,6 +122,8 @@ import Testing
         try await Self.withAerieAndACAPy(.v1_2_7) { server, agent in
             try await Self.exchange(server, agent, offering: [Self.dx10], expected: Self.dx10, tenantLabel: "Dave")
             try await Self.exchange(server, agent, offering: [Self.connections, Self.dx11], expected: Self.dx11, tenantLabel: "Erin")
+            try await Self.exchange(
+                server, agent, offering: [Self.dx11], expected: Self.dx11, tenantLabel: "Grace", didMethod: .peer2)
         }
     }
 }

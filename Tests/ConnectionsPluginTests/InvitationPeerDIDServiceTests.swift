@@ -5,7 +5,8 @@ import Testing
 
 /// An out-of-band invitation whose service is a DID: a did:peer:4 in its long form (what ACA-Py
 /// writes with `use_did_method: did:peer:4`) is resolved from the document it carries; its short
-/// form, a did:peer:1 and a tampered did:peer:4 are refused by name.
+/// form matches what the long form made and is otherwise refused by name, as a did:peer:1 and a
+/// tampered did:peer:4 are.
 @Suite struct InvitationPeerDIDServiceTests {
     static let peer4 = ResponderMessagesTests.peer4
 
@@ -22,16 +23,23 @@ import Testing
         #expect(invitation.serviceEndpoint == "http://peer.example:8020")
         #expect(invitation.services.first?.did == Self.peer4)
         #expect(invitation.services.first?.isUsable == true)
-        // Pairwise, not a public DID.
-        #expect(invitation.publicDid == nil)
+        // The DID that names the inviter in matching, in either form: its short form.
+        #expect(invitation.publicDid == PeerDID4.shortForm(Self.peer4))
     }
 
-    @Test func aShortFormDIDPeer4IsRefusedAsUnsupported() throws {
+    /// A short form names the DID its long form named: both match by it. Connecting to one
+    /// (nothing of the tenant's matched it) is refused by name.
+    @Test func aShortFormDIDPeer4MatchesItsLongFormAndIsNotConnectable() throws {
         let short = Self.peer4.split(separator: ":").prefix(3).joined(separator: ":")
-        let error = try #require(throws: AerieError.self) { try InvitationParser.parse(Self.invitation(services: [.string(short)])) }
+        let long = try InvitationParser.parse(Self.invitation(services: [.string(Self.peer4)]))
+        let shortOnly = try InvitationParser.parse(Self.invitation(services: [.string(short)]))
+        #expect(long.publicDid == short && shortOnly.publicDid == short)
+        #expect(InvitationMatchKeys(id: nil, publicDid: Self.peer4, firstRecipientKey: nil).match(
+            InvitationMatchKeys(id: nil, publicDid: short, firstRecipientKey: nil)) == .publicDid)
+        let error = try #require(throws: AerieError.self) { try shortOnly.usableService() }
         #expect(error.code == .unsupportedInvitation)
         #expect(error.message.contains("short form"))
-        #expect(error.field == "services[0]")
+        #expect(error.field == "services")
     }
 
     @Test func aDIDPeer1IsRefusedAsUnsupported() throws {

@@ -39,14 +39,22 @@ import Testing
         }
     }
 
-    @Test func theResponseCarriesOurDIDSignedByTheInvitationKey() async throws {
+    /// didexchange 1.1 as responder, in each method: the Response carries the DID as first sent
+    /// (a did:peer:4 long form), signed; the connection records the form that names it after.
+    @Test(arguments: PeerDIDMethod.allCases)
+    func theResponseCarriesOurDIDSignedByTheInvitationKey(method: PeerDIDMethod) async throws {
         let invitationKey = Ed25519KeyPair.generate()
         let pairwise = Ed25519KeyPair.generate()
         let (did, response) = try await DIDExchangeMessages.signedResponse(
-            version: "1.1", threadId: "req-1", parentThreadId: "inv-1", verkey: pairwise.verkeyBase58,
+            version: "1.1", method: method, threadId: "req-1", parentThreadId: "inv-1", verkey: pairwise.verkeyBase58,
             endpoint: "http://aerie.example", invitationKey: invitationKey.verkeyBase58
         ) { invitationKey.sign($0) }
-        #expect(did.hasPrefix("did:peer:2."))
+        let sent = try #require(response["did"]?.stringValue)
+        #expect(PeerDIDMethod(of: sent) == method)
+        switch method {
+        case .peer2: #expect(did == sent)
+        case .peer4: #expect(PeerDID4.isLongForm(sent) && !PeerDID4.isLongForm(did) && did == PeerDID4.shortForm(sent))
+        }
         #expect(response["@type"] == "https://didcomm.org/didexchange/1.1/response")
         #expect(response["~thread"] == ["thid": "req-1", "pthid": "inv-1"])
         #expect(response["did_doc~attach"] == nil)
@@ -62,7 +70,7 @@ import Testing
         let invitationKey = Ed25519KeyPair.generate()
         let pairwise = Ed25519KeyPair.generate()
         let (did, response) = try await DIDExchangeMessages.signedResponse(
-            version: "1.0", threadId: "req-1", parentThreadId: "inv-1", verkey: pairwise.verkeyBase58,
+            version: "1.0", method: .peer4, threadId: "req-1", parentThreadId: "inv-1", verkey: pairwise.verkeyBase58,
             endpoint: "http://aerie.example", invitationKey: invitationKey.verkeyBase58
         ) { invitationKey.sign($0) }
         #expect(did == KeyReference.unqualifiedDID(verkey: pairwise.verkey))

@@ -17,17 +17,17 @@ struct PostgresConnectionRepository: ConnectionRepository {
     var made: MadeRecipients? = nil
 
     /// Columns 0...24 as in the previous release (its rows are read from them), 25 `sealed`,
-    /// 26 `their_did_sealed`.
+    /// 26 `their_did_sealed`, 27 `my_next_verkey` (the key of our rotation under way, schema/0050).
     private static let columns = """
         id::text, state, invitation::text, invitation_kind, invitation_id, public_did, first_recipient_key,
         invitation_endpoint, invitation_routing_keys::text, my_did, my_verkey, thread_id, their_did, their_verkey,
         their_endpoint, their_routing_keys::text, label, logo_url, goal, goal_code, failure_reason,
         problem_report::text, (extract(epoch FROM created_at) * 1000000)::int8,
-        (extract(epoch FROM updated_at) * 1000000)::int8, handshake_protocol, sealed, their_did_sealed
+        (extract(epoch FROM updated_at) * 1000000)::int8, handshake_protocol, sealed, their_did_sealed, my_next_verkey
         """
 
     /// How many columns `columns` has: `recipientsSQL` adds the key's after them.
-    static let columnCount = 27
+    static let columnCount = 28
 
     /// The columns a sealed row leaves NULL (schema/0018's CHECK).
     private static let clearedColumns = """
@@ -44,8 +44,8 @@ struct PostgresConnectionRepository: ConnectionRepository {
             """
             INSERT INTO aerie.connections (tenant_id, id, state, invitation_kind, my_did, my_verkey, their_did_sealed,
                 handshake_protocol, sealed, invitation_id_hash, public_did_hash, first_recipient_key_hash,
-                invitation_routing_keys, their_routing_keys)
-            VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, NULL, NULL)
+                my_next_verkey, invitation_routing_keys, their_routing_keys)
+            VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, NULL, NULL)
             """,
             [.text(tenantID.rawValue), .text(r.id.lowercasedString)] + values)
         if let made, case .bytes(let sealed) = values[Self.sealedField] { made.connection(r, sealedBytes: sealed.count) }
@@ -91,7 +91,7 @@ struct PostgresConnectionRepository: ConnectionRepository {
         """
         UPDATE aerie.connections SET state = $3, invitation_kind = $4, my_did = $5, my_verkey = $6, their_did_sealed = $7,
             handshake_protocol = $8, sealed = $9, invitation_id_hash = $10, public_did_hash = $11,
-            first_recipient_key_hash = $12, \(clearedColumns)\(touching ? ", updated_at = now()" : "")
+            first_recipient_key_hash = $12, my_next_verkey = $13, \(clearedColumns)\(touching ? ", updated_at = now()" : "")
         WHERE tenant_id = $1::uuid AND id = $2::uuid
         """
     }
@@ -193,7 +193,8 @@ struct PostgresConnectionRepository: ConnectionRepository {
     }
 
     func findByMyVerkey(_ verkey: String, lock: Bool) throws -> ConnectionRecord? {
-        try one("WHERE tenant_id = $1::uuid AND my_verkey = $2\(lock ? " FOR UPDATE" : "")", [.text(verkey)])
+        try one(
+            "WHERE tenant_id = $1::uuid AND (my_verkey = $2 OR my_next_verkey = $2)\(lock ? " FOR UPDATE" : "")", [.text(verkey)])
     }
 
     /// The keys and the connections of the recipients in one statement: the connection's columns
@@ -214,13 +215,18 @@ struct PostgresConnectionRepository: ConnectionRepository {
     /// secret. `tenant_keys.verkey` is `COLLATE "C"` and `connections.my_verkey` the
     /// default collation: compared as they are, the comparison matches no index on `my_verkey`
     /// and the join read every connection of the tenant; in the column's own collation it is
-    /// one probe of `connections_my_verkey`.
+    /// one probe of `connections_my_verkey`. A key of a rotation under way (`my_next_verkey`)
+    /// finds its connection too, with a probe of its own index.
     static func recipientsSQL(tenant: String, verkeys: String) -> String {
         """
         SELECT c.*, k.verkey, k.sealed_secret FROM aerie.tenant_keys k
         LEFT JOIN LATERAL (
-            SELECT \(columns) FROM aerie.connections
-            WHERE tenant_id = k.tenant_id AND my_verkey = k.verkey COLLATE "default"
+            (SELECT \(columns) FROM aerie.connections
+            WHERE tenant_id = k.tenant_id AND my_verkey = k.verkey COLLATE "default")
+            UNION ALL
+            (SELECT \(columns) FROM aerie.connections
+            WHERE tenant_id = k.tenant_id AND my_next_verkey = k.verkey COLLATE "default")
+            LIMIT 1
         ) c ON true
         WHERE k.tenant_id = \(tenant) AND k.verkey = ANY(\(verkeys))
         """
@@ -279,7 +285,7 @@ struct PostgresConnectionRepository: ConnectionRepository {
     /// Where `fields` puts the sealed row ($9).
     private static let sealedField = 6
 
-    /// Parameters $3...$12 of insert and update.
+    /// Parameters $3...$13 of insert and update.
     private func fields(_ r: ConnectionRecord) throws -> [SQLValue] {
         let sealed: [String: JSONValue] = [
             "invitation": r.invitation, "invitationId": .optional(r.invitationId), "publicDid": .optional(r.publicDid),
@@ -291,6 +297,7 @@ struct PostgresConnectionRepository: ConnectionRepository {
             "goalCode": .optional(r.goalCode), "failureReason": .optional(r.failureReason),
             "problemReport": r.problemReport ?? .null, "role": .optional(r.role?.rawValue),
             "multiUse": r.multiUse.map(JSONValue.bool) ?? .null, "alias": .optional(r.alias),
+            "rotation": r.rotation.map { ["did": .string($0.did), "messageId": .string($0.messageId)] } ?? .null,
         ]
         return [
             .text(r.state.rawValue), .text(r.invitationKind), .optionalText(r.myDid), .optionalText(r.myVerkey),
@@ -298,7 +305,7 @@ struct PostgresConnectionRepository: ConnectionRepository {
             .optionalText(r.handshakeProtocol),
             .bytes(try sealing.seal(sealed, row: r.id.lowercasedString)),
             try hash(r.invitationId, "invitation_id"), try hash(r.publicDid, "public_did"),
-            try hash(r.firstRecipientKey, "first_recipient_key"),
+            try hash(r.firstRecipientKey, "first_recipient_key"), .optionalText(r.rotation?.verkey),
         ]
     }
 
@@ -333,6 +340,11 @@ struct PostgresConnectionRepository: ConnectionRepository {
             record.role = f.string("role").flatMap(ConnectionRecord.Role.init(rawValue:))
             if case .bool(let multiUse)? = f.json("multiUse") { record.multiUse = multiUse }
             record.alias = f.string("alias")
+            if let rotation = f.json("rotation"), let did = rotation["did"]?.stringValue,
+                let messageId = rotation["messageId"]?.stringValue, let verkey = r.string(row, 27)
+            {
+                record.rotation = PendingRotation(did: did, verkey: verkey, messageId: messageId)
+            }
         } else {
             record.invitation = try JSONColumn.decode(r.string(row, 2) ?? "null")
             record.invitationId = r.string(row, 4)
