@@ -10,14 +10,18 @@ public struct MessagesPlugin: AeriePlugin {
     public let mailbox: MessageMailbox
     /// Server push; without it `messages.subscribe` is not offered.
     public let events: (any EventSubscriptions)?
+    /// Sends `messages.send` and `messages.sendText` (the server's `ConnectionSendService`).
+    public let sender: any ConnectionSender
 
-    public init(mailbox: MessageMailbox = MessageMailbox(), events: (any EventSubscriptions)? = nil) {
+    public init(mailbox: MessageMailbox = MessageMailbox(), events: (any EventSubscriptions)? = nil, sender: any ConnectionSender) {
         self.mailbox = mailbox
         self.events = events
+        self.sender = sender
     }
 
     public func register(with router: inout MethodRouter) throws {
         let mailbox = self.mailbox
+        let sender = self.sender
         try router.presentEvents(ofKind: "message", with: MessageEvents.received)
         try router.presentEvents(ofKind: "delivery", with: MessageEvents.delivery)
         try router.register(
@@ -53,7 +57,7 @@ public struct MessagesPlugin: AeriePlugin {
                 + "(not established, @id already sent), invalid_params (shape, size, replyTo)."
         ) { (params: SendParams, tenant: TenantContext) in
             let ids = try SendIds.parse(connectionId: params.connectionId, replyTo: params.replyTo)
-            return try await Self.send(try OutgoingMessage.validated(params.message), ids: ids, tenant: tenant)
+            return try await Self.send(try OutgoingMessage.validated(params.message), ids: ids, with: sender, tenant: tenant)
         }
         try router.register(
             "messages.sendText",
@@ -61,7 +65,7 @@ public struct MessagesPlugin: AeriePlugin {
                 + "as messages.send: {uid, @id, statusCode: MS-101}."
         ) { (params: SendTextParams, tenant: TenantContext) in
             let ids = try SendIds.parse(connectionId: params.connectionId, replyTo: params.replyTo)
-            return try await Self.send(try OutgoingMessage.basicMessage(content: params.content), ids: ids, tenant: tenant)
+            return try await Self.send(try OutgoingMessage.basicMessage(content: params.content), ids: ids, with: sender, tenant: tenant)
         }
         if let events {
             try router.register(
@@ -94,9 +98,11 @@ public struct MessagesPlugin: AeriePlugin {
         }
     }
 
-    /// One path for both methods: `Outbound.send` records and queues the message.
-    static func send(_ message: JSONValue, ids: (connection: UUID, replyTo: UUID?), tenant: TenantContext) async throws -> SentResult {
-        guard let sent = try await Outbound.send(message, on: ids.connection, replyTo: ids.replyTo, tenant: tenant) else {
+    /// One path for both methods: `sender` records and queues the message.
+    static func send(
+        _ message: JSONValue, ids: (connection: UUID, replyTo: UUID?), with sender: any ConnectionSender, tenant: TenantContext
+    ) async throws -> SentResult {
+        guard let sent = try await sender.send(message, on: ids.connection, replyTo: ids.replyTo, tenant: tenant) else {
             throw AerieError.internalError(details: "a send without a condition sent nothing")
         }
         return SentResult(

@@ -62,6 +62,8 @@ public protocol ConnectionHandshakes: Sendable {
     /// The tenant's invitation DID record (made on first use): an open multi-use invitation of
     /// ours whose `myDid` (a did:peer:2) out-of-band invitations may name as their service.
     func invitationDID(tenant: TenantContext) async throws -> ConnectionRecord
+    /// Sending over the tenant's established connections.
+    var sender: any ConnectionSender { get }
     /// The label our invitations and Requests carry when the caller gives none.
     var defaultLabel: String { get }
     func load(_ id: UUID, tenant: TenantContext) async throws -> ConnectionRecord
