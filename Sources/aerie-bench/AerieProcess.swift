@@ -66,13 +66,20 @@ final class AerieProcess: @unchecked Sendable {
                 (try? await client.call("system.ping")) == "pong"
             {
                 await client.close()
-                if embedded { server.postmaster = ProcessCPU.children(of: process.processIdentifier, named: "postgres").first }
+                if embedded { server.postmaster = Self.embeddedPostmaster(home: home) }
                 return server
             }
             try await Task.sleep(for: .milliseconds(200))
         }
         await server.stop()
         throw BenchFailure("aerie-server did not start in time")
+    }
+
+    /// The embedded cluster's postmaster (`pg_ctl` detaches it from the server): the first line
+    /// of its `postmaster.pid`.
+    static func embeddedPostmaster(home: URL) -> Int32? {
+        let pidFile = EmbeddedPostgres.clusterDirectory(forHome: home).appendingPathComponent("data/postmaster.pid")
+        return (try? String(contentsOf: pidFile, encoding: .utf8))?.split(separator: "\n").first.flatMap { Int32($0) }
     }
 
     /// The parent of a backend of `database` is its cluster's postmaster.
@@ -150,6 +157,14 @@ final class AerieProcess: @unchecked Sendable {
         await offPool {
             if process.isRunning { kill(process.processIdentifier, SIGTERM) }
             process.waitUntilExit()
+        }
+        if database == nil {
+            // A server stopped gracefully stops its embedded cluster; one that did not leaves it.
+            let data = EmbeddedPostgres.clusterDirectory(forHome: home).appendingPathComponent("data")
+            if FileManager.default.fileExists(atPath: data.appendingPathComponent("postmaster.pid").path) {
+                _ = try? await PostgresControl.run(["stop", "-D", data.path, "-m", "immediate"])
+            }
+            try? FileManager.default.removeItem(at: EmbeddedPostgres.clusterDirectory(forHome: home))
         }
         try? FileManager.default.removeItem(at: home)
         try? await database?.drop()

@@ -49,15 +49,4 @@ enum ProcessCPU {
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         return fields.count > 1 ? Int32(fields[1]) : nil
     }
-
-    /// The processes whose parent is `pid` and whose command name starts with `name`.
-    static func children(of pid: Int32, named name: String) -> [Int32] {
-        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }
-        return entries.compactMap { entry in
-            guard let child = Int32(entry), parent(of: child) == pid,
-                let comm = try? String(contentsOfFile: "/proc/\(child)/comm", encoding: .utf8), comm.hasPrefix(name)
-            else { return nil }
-            return child
-        }
-    }
 }
