@@ -194,7 +194,7 @@ struct BasicMessagesBench {
                     + (run.roundTrips.map { String(format: "   %12.1f", $0 / Double(count)) } ?? "")
                     + (run.commits.map { String(format: "   %11.2f", $0 / Double(count)) } ?? ""))
         }
-        for mode in runs.map(\.mode) where runs.first(where: { $0.mode == mode })?.side == "Aerie" {
+        for (index, mode) in runs.map(\.mode).enumerated() where runs.firstIndex(where: { $0.mode == mode }) == index {
             guard let a = runs.first(where: { $0.side == "Aerie" && $0.mode == mode }),
                 let b = runs.first(where: { $0.side != "Aerie" && $0.mode == mode })
             else { continue }
