@@ -13,7 +13,7 @@ extension ConnectionService {
             TrustPing.responseRequested(message.body), let pingId = message.id
         else { return }
         let receipt = message.receipt
-        _ = try await Outbound.send(TrustPing.response(to: pingId), on: connection.id, tenant: tenant) { current, tx in
+        _ = try await sender.send(TrustPing.response(to: pingId), on: connection.id, tenant: tenant) { current, tx in
             try receipt?.claim(in: tx, connection: current.id) ?? true
         }
     }
@@ -30,7 +30,7 @@ extension ConnectionService {
     /// the peer's `ping_response`, whichever server of the cluster it reaches: this process's
     /// handler wakes the wait, and the store is read every `waitPollInterval`.
     public func ping(_ id: UUID, timeout: Duration, tenant: TenantContext) async throws -> PingResult {
-        guard let sent = try await Outbound.send(TrustPing.ping(), on: id, tenant: tenant) else {
+        guard let sent = try await sender.send(TrustPing.ping(), on: id, tenant: tenant) else {
             throw AerieError.internalError(details: "a ping without a condition sent nothing")
         }
         let messageId = sent.messageId

@@ -32,7 +32,14 @@ public struct ConnectionService: Sendable {
     /// stranger's Request is refused (`AERIE_PENDING_CONNECTIONS_MAX`).
     public var pendingConnectionsMax = 100
 
-    public init(endpoint: @escaping @Sendable () -> String, defaultLabel: String = "Aerie", destinations: any URLFetcher) {
+    /// Sends over established connections (trust pings).
+    public let sender: any ConnectionSender
+
+    public init(
+        endpoint: @escaping @Sendable () -> String, defaultLabel: String = "Aerie", destinations: any URLFetcher,
+        sender: any ConnectionSender
+    ) {
+        self.sender = sender
         self.endpoint = endpoint
         self.defaultLabel = defaultLabel
         self.destinations = destinations

@@ -8,6 +8,8 @@ extension ConnectionsPlugin {
     struct Handshakes: ConnectionHandshakes {
         let plugin: ConnectionsPlugin
 
+        var sender: any ConnectionSender { plugin.service.sender }
+
         func readInvitation(_ invitation: JSONValue?, url: String?) async throws -> Invitation {
             try await plugin.read(ParseInvitationParams(invitation: invitation, url: url))
         }

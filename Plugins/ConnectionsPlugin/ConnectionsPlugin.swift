@@ -17,14 +17,16 @@ public struct ConnectionsPlugin: AeriePlugin {
     /// us (`AERIE_PUBLIC_ENDPOINT`).
     /// `commits` (the server's `EventSubscriptions`) wakes waits on the connection states other
     /// processes commit; without it they poll. `pendingConnectionsMax`: `AERIE_PENDING_CONNECTIONS_MAX`.
+    /// `sender` sends over established connections (trust pings; the server's
+    /// `ConnectionSendService`), and is what the plugins built on this one send with.
     public init(
         fetcher: any URLFetcher, lookup: any ConnectionLookup = StoreConnectionLookup(),
         endpoint: @escaping @Sendable () -> String = { "http://127.0.0.1:7401" }, label: String = "Aerie",
-        commits: (any EventSubscriptions)? = nil, pendingConnectionsMax: Int = 100
+        commits: (any EventSubscriptions)? = nil, pendingConnectionsMax: Int = 100, sender: any ConnectionSender
     ) {
         self.reader = InvitationReader(fetcher: fetcher)
         self.lookup = lookup
-        var service = ConnectionService(endpoint: endpoint, defaultLabel: label, destinations: fetcher)
+        var service = ConnectionService(endpoint: endpoint, defaultLabel: label, destinations: fetcher, sender: sender)
         service.commits = commits
         service.pendingConnectionsMax = pendingConnectionsMax
         self.service = service

@@ -51,7 +51,7 @@ public struct DiscoverFeaturesPlugin: AeriePlugin {
         let served = protocols.all.map { FeatureDiscovery.Feature(.protocol, $0) }
         let answer = FeatureDiscovery.answer(FeatureDiscovery.disclosed(served, matching: queries), to: queryId, version: version)
         let receipt = message.receipt
-        _ = try await Outbound.send(answer, on: connection.id, tenant: tenant) { current, tx in
+        _ = try await handshakes.sender.send(answer, on: connection.id, tenant: tenant) { current, tx in
             try receipt?.claim(in: tx, connection: current.id) ?? true
         }
     }
@@ -69,7 +69,7 @@ public struct DiscoverFeaturesPlugin: AeriePlugin {
     func discover(
         _ id: UUID, match: String, version: FeatureDiscovery.Version, timeout: Duration, tenant: TenantContext
     ) async throws -> DiscoveredFeatures {
-        guard let sent = try await Outbound.send(FeatureDiscovery.query(match, version: version), on: id, tenant: tenant) else {
+        guard let sent = try await handshakes.sender.send(FeatureDiscovery.query(match, version: version), on: id, tenant: tenant) else {
             throw AerieError.internalError(details: "a query without a condition sent nothing")
         }
         let queryId = sent.messageId

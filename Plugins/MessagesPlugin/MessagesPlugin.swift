@@ -10,10 +10,13 @@ public struct MessagesPlugin: AeriePlugin {
     public let mailbox: MessageMailbox
     /// Server push; without it `messages.subscribe` is not offered.
     public let events: (any EventSubscriptions)?
+    /// Sends `messages.send` and `messages.sendText` (the server's `ConnectionSendService`).
+    public let sender: any ConnectionSender
 
-    public init(mailbox: MessageMailbox = MessageMailbox(), events: (any EventSubscriptions)? = nil) {
+    public init(mailbox: MessageMailbox = MessageMailbox(), events: (any EventSubscriptions)? = nil, sender: any ConnectionSender) {
         self.mailbox = mailbox
         self.events = events
+        self.sender = sender
     }
 
     public func register(presenters: inout EventPresenterRegistry) throws {
@@ -23,6 +26,7 @@ public struct MessagesPlugin: AeriePlugin {
 
     public func register(with router: inout MethodRouter) throws {
         let mailbox = self.mailbox
+        let sender = self.sender
         try router.register(
             "messages.download",
             summary: "The seed's download: [{pairwiseDID, msgs: [{statusCode, payload, senderDID, uid, type, refMsgId, deliveryDetails, "
@@ -56,7 +60,7 @@ public struct MessagesPlugin: AeriePlugin {
                 + "(not established, @id already sent), invalid_params (shape, size, replyTo)."
         ) { (params: SendParams, tenant: TenantContext) in
             let ids = try SendIds.parse(connectionId: params.connectionId, replyTo: params.replyTo)
-            return try await Self.send(try OutgoingMessage.validated(params.message), ids: ids, tenant: tenant)
+            return try await Self.send(try OutgoingMessage.validated(params.message), ids: ids, with: sender, tenant: tenant)
         }
         try router.register(
             "messages.sendText",
@@ -64,7 +68,7 @@ public struct MessagesPlugin: AeriePlugin {
                 + "as messages.send: {uid, @id, statusCode: MS-101}."
         ) { (params: SendTextParams, tenant: TenantContext) in
             let ids = try SendIds.parse(connectionId: params.connectionId, replyTo: params.replyTo)
-            return try await Self.send(try OutgoingMessage.basicMessage(content: params.content), ids: ids, tenant: tenant)
+            return try await Self.send(try OutgoingMessage.basicMessage(content: params.content), ids: ids, with: sender, tenant: tenant)
         }
         if let events {
             try router.register(
@@ -97,9 +101,11 @@ public struct MessagesPlugin: AeriePlugin {
         }
     }
 
-    /// One path for both methods: `Outbound.send` records and queues the message.
-    static func send(_ message: JSONValue, ids: (connection: UUID, replyTo: UUID?), tenant: TenantContext) async throws -> SentResult {
-        guard let sent = try await Outbound.send(message, on: ids.connection, replyTo: ids.replyTo, tenant: tenant) else {
+    /// One path for both methods: `sender` records and queues the message.
+    static func send(
+        _ message: JSONValue, ids: (connection: UUID, replyTo: UUID?), with sender: any ConnectionSender, tenant: TenantContext
+    ) async throws -> SentResult {
+        guard let sent = try await sender.send(message, on: ids.connection, replyTo: ids.replyTo, tenant: tenant) else {
             throw AerieError.internalError(details: "a send without a condition sent nothing")
         }
         return SentResult(

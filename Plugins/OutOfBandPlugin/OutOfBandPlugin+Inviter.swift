@@ -59,7 +59,7 @@ extension OutOfBandPlugin {
         // The invitee already connected to us answers a new invitation of ours over that connection.
         for version in OutOfBandMessages.versions {
             try router.registerInbound(OutOfBandMessages.reuseType(version: version)) { message, tenant in
-                try await Self.answerReuse(message, version: version, tenant: tenant)
+                try await Self.answerReuse(message, version: version, with: handshakes.sender, tenant: tenant)
             }
         }
     }
@@ -68,14 +68,16 @@ extension OutOfBandPlugin {
     /// `handshake-reuse-accepted` (`thid` the reuse, `pthid` the invitation it names) through the
     /// one send path, stored with the reuse in one transaction so a redelivered one is answered
     /// once. No answer on a connection not established, or to a reuse without `@id` or `pthid`.
-    static func answerReuse(_ message: InboundMessage, version: String, tenant: TenantContext) async throws {
+    static func answerReuse(
+        _ message: InboundMessage, version: String, with sender: any ConnectionSender, tenant: TenantContext
+    ) async throws {
         guard let connection = message.connection, message.sender == .peer, connection.isEstablished,
             let reuseId = message.id, let pthid = OutOfBandMessages.parentThreadId(message.body)
         else { return }
         // The pipeline refused a thid over `PeerFieldLimits.id`.
         let thid = message.body["~thread"]?["thid"]?.stringValue ?? reuseId
         let receipt = message.receipt
-        _ = try await Outbound.send(
+        _ = try await sender.send(
             OutOfBandMessages.reuseAccepted(threadId: thid, invitationId: pthid, version: version), on: connection.id,
             tenant: tenant
         ) { current, tx in

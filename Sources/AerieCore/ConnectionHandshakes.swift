@@ -65,6 +65,8 @@ public protocol ConnectionHandshakes: Sendable {
     /// invitation of ours whose invitation's one `services` entry (the DID as invitations carry
     /// it) out-of-band invitations may name as their service.
     func invitationDID(method: PeerDIDMethod, tenant: TenantContext) async throws -> ConnectionRecord
+    /// Sending over the tenant's established connections.
+    var sender: any ConnectionSender { get }
     /// The label our invitations and Requests carry when the caller gives none.
     var defaultLabel: String { get }
     func load(_ id: UUID, tenant: TenantContext) async throws -> ConnectionRecord

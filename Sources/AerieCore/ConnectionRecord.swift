@@ -148,6 +148,9 @@ public protocol ConnectionRepository {
     func get(_ id: UUID) throws -> ConnectionRecord?
     /// Locks the row for the rest of the transaction (`FOR UPDATE`), for read-modify-write.
     func getForUpdate(_ id: UUID) throws -> ConnectionRecord?
+    /// The connection with the sealed secret of its pairwise key (nil when it has none, or the
+    /// key is gone), in one statement, without a lock: what a send reads before packing.
+    func getWithSealedKey(_ id: UUID) throws -> (record: ConnectionRecord, sealedSecret: [UInt8]?)?
     /// Writes every field but `id` and `createdAt`; sets `updatedAt`. Returns false when absent.
     @discardableResult
     func update(_ record: ConnectionRecord) throws -> Bool

@@ -106,6 +106,11 @@ public protocol MailboxRepository {
     /// Stores a message the tenant is sending (`direction == .sent`); false when the connection's
     /// peer was already sent a message with this `@id` (nothing stored).
     func insertSent(_ message: MailboxMessage) throws -> Bool
+    /// `insertSent` without a round trip of its own: queued, sent with the transaction's next
+    /// statement or its commit, which fail with `MailboxMessage.alreadySent` when the peer was
+    /// already sent a message with this `@id` under another uid. Finding the row of `message`'s
+    /// own uid stored passes (a rerun of a transaction that committed, `rerunnableTransaction`).
+    func insertSentQueued(_ message: MailboxMessage) throws
     /// The first received message of `type` on the connection whose `~thread.thid` is `threadId`
     /// (a reply to a message we sent), nil when none arrived yet.
     func receivedReply(connectionId: UUID, threadId: String, type: String) throws -> MailboxMessage?

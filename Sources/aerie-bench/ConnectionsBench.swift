@@ -59,35 +59,20 @@ struct ConnectionsBench {
     func run() async throws -> String {
         // Each process is stopped whatever fails after its start (the next one's start included):
         // the agents are not killed with this process when it exits.
-        let runs = try await Self.stopping(
+        let runs = try await Turns.stopping(
             try await ACAPyAgent.start(label: "Bench Inviter", extraArguments: ["--auto-respond-messages"]), stop: { await $0.stop() }
         ) { inviter in
-            try await Self.stopping(
+            try await Turns.stopping(
                 try await ACAPyAgent.start(
                     label: "Bench Invitee", extraArguments: ["--auto-accept-invites"], wallet: acapyWalletFile ? .file : .versionDefault),
                 stop: { await $0.stop() }
             ) { invitee in
-                try await Self.stopping(try await AerieProcess.start(), stop: { await $0.stop() }) { aerie in
+                try await Turns.stopping(try await AerieProcess.start(), stop: { await $0.stop() }) { aerie in
                     try await measureAll(inviter: inviter, invitee: invitee, aerie: aerie)
                 }
             }
         }
         return report(runs)
-    }
-
-    /// `body` with `resource`, stopped after it whether `body` returned or threw.
-    private static func stopping<Resource, T>(
-        _ resource: Resource, stop: (Resource) async -> Void, _ body: (Resource) async throws -> T
-    ) async throws -> T {
-        let value: T
-        do {
-            value = try await body(resource)
-        } catch {
-            await stop(resource)
-            throw error
-        }
-        await stop(resource)
-        return value
     }
 
     /// Both invitees' turns, sequentially and `concurrency` at a time.
@@ -113,14 +98,14 @@ struct ConnectionsBench {
             _ = try await invitee.waitForConnection(id, states: ["response", "active", "completed"])
         }
         if warmup > 0 {
-            try await Self.launch(warmup, width: concurrency, aerieConnection)
-            try await Self.launch(warmup, width: concurrency, acapyConnection)
+            try await Turns.launch(warmup, width: concurrency, aerieConnection)
+            try await Turns.launch(warmup, width: concurrency, acapyConnection)
         }
         if analyze { try await aerie.analyze() }
         for (mode, width) in [("sequential", 1), ("\(concurrency) at a time", concurrency)] {
             var aerieRun = Run(invitee: "Aerie", mode: mode)
             var acapyRun = Run(invitee: "ACA-Py 1.2.7", mode: mode)
-            for (round, share) in Self.shares(of: count, in: rounds).enumerated() {
+            for (round, share) in Turns.shares(of: count, in: rounds).enumerated() {
                 for aerieTurn in round.isMultiple(of: 2) ? [true, false] : [false, true] {
                     if aerieTurn {
                         try await measure(share, width: width, pid: aerie.pid, aerie: aerie, into: &aerieRun, aerieConnection)
@@ -182,7 +167,7 @@ struct ConnectionsBench {
         let cpuBefore = ProcessCPU.seconds(pid: pid)
         let databaseBefore = aerie != nil ? ProcessCPU.postgresSeconds(postmaster: postmaster) : 0
         let started = ContinuousClock.now
-        try await Self.launch(count, width: width, one)
+        try await Turns.launch(count, width: width, one)
         let elapsed = ContinuousClock.now - started
         try await Task.sleep(for: Self.settle)
         run.cpu += ProcessCPU.seconds(pid: pid) - cpuBefore
@@ -192,204 +177,5 @@ struct ConnectionsBench {
         // Read after the CPU figures (a scrape costs CPU too); the settle let the trust pings
         // still being sent in.
         run.roundTrips = (run.roundTrips ?? 0) + (try await aerie.roundTrips()) - roundTripsBefore
-    }
-}
-
-extension ConnectionsBench {
-    /// `count` split into `rounds` shares as even as they go (the first ones larger by one).
-    static func shares(of count: Int, in rounds: Int) -> [Int] {
-        let rounds = max(1, min(rounds, count))
-        return (0..<rounds).map { count / rounds + ($0 < count % rounds ? 1 : 0) }
-    }
-
-    /// `count` calls of `one`, at most `width` at a time.
-    static func launch(_ count: Int, width: Int, _ one: @escaping @Sendable () async throws -> Void) async throws {
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            var launched = 0
-            while launched < min(width, count) {
-                group.addTask { try await one() }
-                launched += 1
-            }
-            while try await group.next() != nil {
-                if launched < count {
-                    group.addTask { try await one() }
-                    launched += 1
-                }
-            }
-        }
-    }
-}
-
-struct BenchFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
-
-/// CPU time from /proc (user + system), in seconds.
-enum ProcessCPU {
-    static let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
-
-    static func seconds(pid: Int32) -> Double {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let close = stat.lastIndex(of: ")")
-        else { return 0 }
-        // Fields after the command name: state is field 3; utime and stime are fields 14 and 15.
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
-        return (user + system) / ticks
-    }
-
-    /// The benchmark cluster's processes: its postmaster and every process it started (backends,
-    /// checkpointer, WAL writer...), so other clusters on a shared machine do not count; with no
-    /// postmaster known, every process named `postgres`. (A backend that exits during the run
-    /// takes its CPU with it; the server's pooled connections stay.)
-    static func postgresSeconds(postmaster: Int32?) -> Double {
-        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return 0 }
-        var total = 0.0
-        for entry in entries {
-            guard let pid = Int32(entry),
-                let comm = try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8),
-                comm.hasPrefix("postgres")
-            else { continue }
-            if let postmaster, pid != postmaster, parent(of: pid) != postmaster { continue }
-            total += seconds(pid: pid)
-        }
-        return total
-    }
-
-    /// Field 4 of /proc/PID/stat.
-    static func parent(of pid: Int32) -> Int32? {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let close = stat.lastIndex(of: ")")
-        else { return nil }
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        return fields.count > 1 ? Int32(fields[1]) : nil
-    }
-}
-
-/// `aerie-server` (release build, next to this binary) as its own process on a fresh database.
-final class AerieProcess: @unchecked Sendable {
-    let process: Process
-    let port: Int
-    /// Its operator endpoint (`/metrics`: the round-trip counter).
-    let metricsPort: Int
-    let home: URL
-    let database: TestDatabase
-    /// The postmaster of the database's cluster (its CPU and its children's is the database's).
-    private(set) var postmaster: Int32?
-    var pid: Int32 { process.processIdentifier }
-
-    private init(process: Process, port: Int, metricsPort: Int, home: URL, database: TestDatabase) {
-        self.process = process
-        self.port = port
-        self.metricsPort = metricsPort
-        self.home = home
-        self.database = database
-    }
-
-    static func start() async throws -> AerieProcess {
-        let database = try await TestPostgres.shared.freshDatabase()
-        let home = FileManager.default.temporaryDirectory.appendingPathComponent("aerie-bench-\(UUID().uuidString)")
-        let rpcPort = try ACAPyAgent.freePort()
-        let didcommPort = try ACAPyAgent.freePort()
-        let metricsPort = try ACAPyAgent.freePort()
-        let process = Process()
-        process.executableURL = try BuiltProducts.executable("aerie-server")
-        var environment = ProcessInfo.processInfo.environment
-        environment["AERIE_HOME"] = home.path
-        environment["AERIE_DATABASE_URL"] = database.runtimeConninfo
-        environment["AERIE_OWNER_DATABASE_URL"] = database.ownerConninfo
-        environment["AERIE_RPC_LISTEN"] = "127.0.0.1:\(rpcPort)"
-        environment["AERIE_DIDCOMM_LISTEN"] = "127.0.0.1:\(didcommPort)"
-        environment["AERIE_METRICS_LISTEN"] = "127.0.0.1:\(metricsPort)"
-        environment["AERIE_ALLOW_PRIVATE_URLS"] = "1"
-        environment["AERIE_LOG_LEVEL"] = "warning"
-        process.environment = environment
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let server = AerieProcess(process: process, port: rpcPort, metricsPort: metricsPort, home: home, database: database)
-        server.postmaster = try? await Self.postmaster(of: database)
-        let deadline = ContinuousClock.now + .seconds(30)
-        while ContinuousClock.now < deadline {
-            if let client = try? await AerieClient.connect(host: "127.0.0.1", port: rpcPort),
-                (try? await client.call("system.ping")) == "pong"
-            {
-                await client.close()
-                return server
-            }
-            try await Task.sleep(for: .milliseconds(200))
-        }
-        await server.stop()
-        throw BenchFailure("aerie-server did not start within 30 s")
-    }
-
-    /// The parent of a backend of `database` is its cluster's postmaster.
-    static func postmaster(of database: TestDatabase) async throws -> Int32? {
-        let backend = try await asSuperuser(of: database) { session in try session.query("SELECT pg_backend_pid()").int(0, 0) }
-        return backend.flatMap { ProcessCPU.parent(of: Int32($0)) }
-    }
-
-    /// `body` on a session of `database` as its cluster's superuser (a one-connection pool, shut
-    /// down after).
-    static func asSuperuser<T: Sendable>(
-        of database: TestDatabase, _ body: @escaping @Sendable (DatabaseSession) throws -> T
-    ) async throws -> T {
-        let superuser = AerieDatabase(
-            configuration: DatabaseConfiguration(conninfo: database.superuserConninfo, maxConnections: 1),
-            logger: Logger(label: "bench"))
-        defer { Task { await superuser.shutdown() } }
-        return try await superuser.withSession(body)
-    }
-
-    /// The server's `aerie_db_round_trips_total` now (a scrape of its operator endpoint; the
-    /// scrape's own database figures are read once per 5 s at most and not in this counter's
-    /// way: they go through the same pool, so a scrape may add one round trip).
-    func roundTrips() async throws -> Double {
-        let metrics = try await RawLineClient.httpGet(port: metricsPort, path: "/metrics").body
-        for line in metrics.split(separator: "\n") where line.hasPrefix("aerie_db_round_trips_total ") {
-            if let value = line.split(separator: " ").last.flatMap({ Double($0) }) { return value }
-        }
-        return 0
-    }
-
-    /// A session of a new tenant, created by the operator, or by a new backend when `backend`
-    /// (a backend's tenants write the event log, schema/0033; the operator's do not).
-    func tenantClient(backend: Bool = false) async throws -> (AerieClient, TenantID) {
-        let token = try String(contentsOf: home.appendingPathComponent("admin-token"), encoding: .utf8)
-            .trimmingCharacters(in: .whitespacesAndNewlines)
-        var creator = try await AerieClient.connect(host: "127.0.0.1", port: port)
-        try await creator.authenticate(token: token)
-        if backend {
-            let made = try await creator.call("admin.backends.create", params: ["label": "bench"])
-            await creator.close()
-            guard let backendToken = made["token"]?.stringValue else {
-                throw BenchFailure("admin.backends.create answered \(made.jsonString)")
-            }
-            creator = try await AerieClient.connect(host: "127.0.0.1", port: port)
-            try await creator.authenticate(token: backendToken)
-        }
-        let created = try await creator.call("admin.tenants.create", params: ["label": "bench"])
-        await creator.close()
-        guard let tenantToken = created["token"]?.stringValue, let id = created["tenantId"]?.stringValue.flatMap(TenantID.init)
-        else { throw BenchFailure("admin.tenants.create answered \(created.jsonString)") }
-        let client = try await AerieClient.connect(host: "127.0.0.1", port: port)
-        try await client.authenticate(token: tenantToken)
-        return (client, id)
-    }
-
-    /// ANALYZE of the whole database (as its superuser).
-    func analyze() async throws {
-        try await Self.asSuperuser(of: database) { session in _ = try session.execute("ANALYZE", []) }
-    }
-
-    /// SIGTERM (graceful), waited for off the concurrency pool.
-    func stop() async {
-        let process = self.process
-        await offPool {
-            if process.isRunning { kill(process.processIdentifier, SIGTERM) }
-            process.waitUntilExit()
-        }
-        try? FileManager.default.removeItem(at: home)
-        try? await database.drop()
     }
 }

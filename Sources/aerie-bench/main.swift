@@ -31,7 +31,7 @@ let flagOptions: Set<String> = [
 ]
 
 let usage = """
-    USAGE: aerie-bench <rpc|crypto|ldp|connections|messages|oob|hostile|events|scale|all> [options]
+    USAGE: aerie-bench <rpc|crypto|ldp|connections|basic-messages|idle|messages|oob|hostile|events|scale|all> [options]
 
       rpc      JSON-RPC load: bare NIO echo ceiling, system.ping, authenticated settings.get and connections.get;
                closed loop (throughput) then paced (latency at a fixed offered load)
@@ -62,6 +62,15 @@ let usage = """
                Request's own HTTP response instead of POSTing the Response).
                --acapy-wallet-file: ACA-Py's invitee keeps its wallet in a sqlite file, as a
                deployed ACA-Py does, instead of in memory (--wallet-test, the default anchor).
+      basic-messages  basic messages between one ACA-Py 1.2.7 peer and an Aerie tenant (aerie-server in its
+               own process) and, in the same run, an ACA-Py 1.2.7 anchor: inbound (the peer sends, until
+               stored) and outbound (messages.sendText / send-message, until the peer has it), one at a
+               time and C at a time over C connections: CPU per message of the whole system (Aerie's
+               PostgreSQL included), messages per CPU second, database round trips and commits per
+               message, ratios. --count N (200) per mode  --concurrency C (10)  --rounds N (5)
+               --warmup N (20) messages per side and direction first  --durable as connections.
+      idle     aerie-server with its embedded cluster doing nothing: CPU ms per second of the server and
+               of PostgreSQL over --seconds S (60) after --warmup S (20).
       messages messages.download of one tenant's 100 pending messages among --tenants N (10000) x
                --per-tenant M (100) seeded ones, --sessions N (10) for --seconds S (5), without and
                with an index on (tenant_id, status, received_at, uid) (the raw-line load also prints
@@ -97,7 +106,7 @@ if arguments.contains("--help") || arguments.contains("-h") || arguments.first =
     print(usage)
     exit(0)
 }
-guard let command = arguments.first, ["rpc", "crypto", "ldp", "connections", "messages", "oob", "hostile", "events", "scale", "all"].contains(command) else {
+guard let command = arguments.first, ["rpc", "crypto", "ldp", "connections", "basic-messages", "idle", "messages", "oob", "hostile", "events", "scale", "all"].contains(command) else {
     print(usage)
     exit(2)
 }
@@ -150,6 +159,26 @@ if command == "connections" || command == "all" {
         print(try await bench.run())
     } catch {
         FileHandle.standardError.write(Data("aerie-bench connections failed: \(error)\n".utf8))
+        exit(1)
+    }
+}
+if command == "basic-messages" || command == "all" {
+    if arguments.contains("--durable") { TestPostgres.useServerDefaults() }
+    let bench = BasicMessagesBench(
+        count: Int(option("--count", default: 200)), concurrency: Int(option("--concurrency", default: 10)),
+        rounds: max(1, Int(option("--rounds", default: 5))), warmup: Int(option("--warmup", default: 20)))
+    do {
+        print(try await bench.run())
+    } catch {
+        FileHandle.standardError.write(Data("aerie-bench basic-messages failed: \(error)\n".utf8))
+        exit(1)
+    }
+}
+if command == "idle" {
+    do {
+        print(try await IdleBench(seconds: option("--seconds", default: 60), warmup: option("--warmup", default: 20)).run())
+    } catch {
+        FileHandle.standardError.write(Data("aerie-bench idle failed: \(error)\n".utf8))
         exit(1)
     }
 }

@@ -14,60 +14,9 @@ import Testing
 /// Aerie's `connections.ping` gets ACA-Py's response and a round trip). ACA-Py 1.2.7 over
 /// connections/1.0 and 1.7.0 over out-of-band didexchange/1.1.
 @Suite(.serialized, .timeLimit(.minutes(10))) struct ACAPyTwoWayTests {
-    /// ACA-Py's webhooks (`POST {webhook-url}/topic/{topic}/`), kept as (topic, body).
-    final class Webhooks: Sendable {
-        private let box: HookBox
-        private let group: ServiceGroup
-        private let running: Task<Void, any Error>
-        let port: Int
-
-        init() async throws {
-            let box = HookBox()
-            let server = HTTPListener(
-                configuration: HTTPListener.Configuration(host: "127.0.0.1", port: 0), name: "webhooks", logger: Logger(label: "webhooks")
-            ) { request in
-                let parts = request.path.split(separator: "/")
-                if let index = parts.firstIndex(of: "topic"), index + 1 < parts.count, let body = try? JSONValue(parsing: request.body) {
-                    box.append(String(parts[index + 1]), body)
-                }
-                return HTTPListener.Answer(status: 200)
-            }
-            let group = ServiceGroup(services: [server], gracefulShutdownSignals: [], logger: Logger(label: "webhooks"))
-            self.group = group
-            self.box = box
-            running = Task { try await group.run() }
-            port = try await server.listeningPort()
-        }
-
-        var url: String { "http://127.0.0.1:\(port)/hooks" }
-
-        /// Waits (20 s at most) for a webhook of `topic` whose body matches.
-        func wait(_ topic: String, timeout: Duration = .seconds(20), where predicate: (JSONValue) -> Bool) async throws -> JSONValue? {
-            let deadline = ContinuousClock.now + timeout
-            while ContinuousClock.now < deadline {
-                if let found = box.all.first(where: { $0.topic == topic && predicate($0.body) }) { return found.body }
-                try await Task.sleep(for: .milliseconds(50))
-            }
-            return nil
-        }
-
-        var all: [(topic: String, body: JSONValue)] { box.all }
-
-        func stop() async {
-            await group.triggerGracefulShutdown()
-            _ = try? await running.value
-        }
-    }
-
-    final class HookBox: Sendable {
-        private let items = Mutex<[(topic: String, body: JSONValue)]>([])
-        func append(_ topic: String, _ body: JSONValue) { items.withLock { $0.append((topic, body)) } }
-        var all: [(topic: String, body: JSONValue)] { items.withLock { $0 } }
-    }
-
     @Test(arguments: ACAPyAgent.Version.allCases)
     func basicMessagesAndPingsBothWays(version: ACAPyAgent.Version) async throws {
-        let hooks = try await Webhooks()
+        let hooks = try await ACAPyWebhooks()
         let agent = try await ACAPyAgent.start(version: version, extraArguments: ["--webhook-url", hooks.url, "--monitor-ping"])
         do {
             try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
@@ -83,7 +32,7 @@ import Testing
         await hooks.stop()
     }
 
-    static func exchange(_ server: LiveServer, _ agent: ACAPyAgent, _ hooks: Webhooks, version: ACAPyAgent.Version) async throws {
+    static func exchange(_ server: LiveServer, _ agent: ACAPyAgent, _ hooks: ACAPyWebhooks, version: ACAPyAgent.Version) async throws {
         let (alice, _) = try await server.tenantClient(label: "alice")
         let (bob, _) = try await server.tenantClient(label: "bob")
         defer { Task { await alice.close(); await bob.close() } }

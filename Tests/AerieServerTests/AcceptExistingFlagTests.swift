@@ -1,4 +1,5 @@
 import AerieCore
+import AerieServer
 import AerieStore
 import AerieTesting
 import ConnectionsPlugin
@@ -65,7 +66,7 @@ import Testing
     }
 
     static func service() -> ConnectionService {
-        ConnectionService(endpoint: { "http://127.0.0.1:9/" }, destinations: AnyDestination())
+        ConnectionService(endpoint: { "http://127.0.0.1:9/" }, destinations: AnyDestination(), sender: ConnectionSendService())
     }
 
     static func connections(_ tenant: TenantContext) async throws -> [ConnectionRecord] {

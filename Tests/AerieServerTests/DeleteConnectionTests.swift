@@ -1,6 +1,7 @@
 import AerieClient
 import AerieCore
 import AerieCrypto
+import AerieServer
 import AerieStore
 import AerieTesting
 import AerieTransport
@@ -361,7 +362,8 @@ import Testing
         }
         // The connections plugin's state machine, from an instance of its own (the server's is
         // not reachable from here; the moves are the same).
-        let connections = ConnectionsPlugin(fetcher: URLResolver(configuration: .init(), logger: Logger(label: "test")))
+        let connections = ConnectionsPlugin(
+            fetcher: URLResolver(configuration: .init(), logger: Logger(label: "test")), sender: ConnectionSendService())
         let plugin = DeletePlugin(deletion: ConnectionDeletion(handshakes: connections.handshakes, extraData: [linked]))
         try await LiveServer.with(extraPlugins: [plugin], plugins: ["connections"], server: { $0.deliveryEnabled = false }) { server in
             let (alice, _) = try await server.tenantClient(label: "alice")

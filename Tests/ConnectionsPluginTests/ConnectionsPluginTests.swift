@@ -1,5 +1,6 @@
 import AerieCore
 import ConnectionsPlugin
+import Foundation
 import Testing
 
 /// The two methods through the router, as a wallet backend calls them.
@@ -8,7 +9,7 @@ import Testing
         -> MethodRouter
     {
         var router = MethodRouter()
-        try router.install(ConnectionsPlugin(fetcher: fetcher, lookup: lookup))
+        try router.install(ConnectionsPlugin(fetcher: fetcher, lookup: lookup, sender: Unsent()))
         return router
     }
 
@@ -103,5 +104,16 @@ import Testing
                 router, "connections.parseInvitation", ["invitation": Fixtures.json(Fixtures.acapyCi)],
                 context: .anonymous)
         }
+    }
+}
+
+/// These tests register and call methods that send nothing.
+struct Unsent: ConnectionSender {
+    func send(
+        _ message: JSONValue, on connectionId: UUID, replyTo: UUID?, tenant: TenantContext,
+        alongside: (@Sendable (ConnectionRecord, any TenantTransaction) throws -> Bool)?
+    ) async throws -> SentMessage? {
+        Issue.record("a test of the connections plugin's methods sent a message")
+        return nil
     }
 }

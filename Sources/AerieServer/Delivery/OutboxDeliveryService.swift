@@ -42,6 +42,9 @@ struct OutboxDeliveryService: Service {
     let retry: DeliveryRetry
     let pollInterval: Duration
     let logger: Logger
+    /// Whether a poll scans: every `pollInterval` while rows are known to wait, else every 10 s
+    /// (another server's rows whose lease ran out wait that much longer).
+    let schedule = OutboxPollSchedule(idleInterval: .seconds(10))
     /// The marks of delivered rows without a message, written in batches.
     let marks = OutboxSentMarks()
 
@@ -50,6 +53,7 @@ struct OutboxDeliveryService: Service {
         let wakeup = self.wakeup
         let limits = self.limits
         let pollInterval = self.pollInterval
+        let schedule = self.schedule
         // A slot is free: scan again only if the last scan left due rows behind (new rows wake
         // the loop themselves, retries the poller); else start a handed row if one waits for it.
         let finished: @Sendable (DeliveryLimits.Slot, DeliveryLimits.Outcome) -> Void = { slot, outcome in
@@ -64,7 +68,7 @@ struct OutboxDeliveryService: Service {
         let poller = Task {
             while !Task.isCancelled {
                 try? await Task.sleep(for: pollInterval)
-                wakeup.outboxChanged()
+                if schedule.scanDue() { wakeup.outboxChanged() }
             }
         }
         let (marks, database, logger) = (self.marks, self.database, self.logger)
@@ -79,6 +83,7 @@ struct OutboxDeliveryService: Service {
                     }
                     guard wakeup.takeScanRequest() else { continue }
                     let (rows, mayHaveLeftRows) = await dueRows()
+                    schedule.scanned(foundRows: !rows.isEmpty || mayHaveLeftRows)
                     let started = rows.compactMap { row in limits.start(row.destination).map { (row, $0) } }
                     limits.scanned(leftRows: mayHaveLeftRows || started.count < rows.count)
                     for (row, slot) in started {
@@ -226,6 +231,7 @@ struct OutboxDeliveryService: Service {
                     attempts: attempts, createdAt: item.createdAt, now: Date(), carriesMessage: item.messageUid != nil,
                     retryAfter: retryAfter)
             let giveUp = next == nil
+            if let next { schedule.retry(at: next) }
             guard let tenant = try await contexts.context(for: tenantID, tokenHash: nil, logger: logger) else { return outcome }
             try await tenant.database.transaction {
                 try $0.outbox.recordFailure(id, attempts: attempts, nextAttemptAt: next, error: failure)

@@ -32,6 +32,9 @@ final class WebhookDelivery: Service, Sendable {
         /// many threads, or a slow receiver would hold a thread others wait for).
         var concurrency = 8
         var poll: Duration = .seconds(1)
+        /// The poll while no webhook exists: a webhook set here wakes delivery at once, and the
+        /// server that sets one delivers it; this poll only finds those another server set.
+        var idlePoll: Duration = .seconds(30)
     }
 
     static let signatureHeader = "Aerie-Signature"
@@ -85,10 +88,16 @@ final class WebhookDelivery: Service, Sendable {
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
                 group.addTask {
+                    let clock = ContinuousClock()
+                    var lastPoll: ContinuousClock.Instant? = nil
                     repeat {
-                        if let exists = try? await self.webhooks.anyExist() {
-                            self.anyWebhook.store(exists, ordering: .relaxed)
-                            if exists { self.wakeups.yield() }
+                        // While none exists, polled every `idlePoll` only (or as soon as one is set here).
+                        if self.anyWebhook.load(ordering: .relaxed) || lastPoll.map({ clock.now - $0 >= self.settings.idlePoll }) ?? true {
+                            lastPoll = clock.now
+                            if let exists = try? await self.webhooks.anyExist() {
+                                self.anyWebhook.store(exists, ordering: .relaxed)
+                                if exists { self.wakeups.yield() }
+                            }
                         }
                     } while (try? await Task.sleep(for: self.settings.poll)) != nil
                 }

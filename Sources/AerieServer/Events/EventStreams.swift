@@ -37,6 +37,10 @@ final class EventStreams: Service, Sendable {
     private let startedStreams: AsyncStream<Stream>
     /// Streams by session id.
     private let streams = Mutex<[UInt64: Stream]>([:])
+    /// Whether an event was committed (its NOTIFY heard, or the listener connected again) since
+    /// the sequencer last ran: the tick wakes the sequencer only then, so an idle server sends
+    /// the database nothing.
+    private let unsequenced = Atomic<Bool>(true)
 
     /// How each kind is shown, as the plugins that own the kinds present it.
     let presenters: EventPresenters
@@ -66,6 +70,7 @@ final class EventStreams: Service, Sendable {
     /// first, so it never waits for the tick; other processes' streams are woken by their own
     /// sequencer, since every process hears every NOTIFY.
     func eventsCommitted() {
+        unsequenced.store(true, ordering: .releasing)
         if positionsAwaited() || !streams.withLock({ $0.isEmpty }) { sequencerWake.yield() }
     }
 
@@ -82,7 +87,7 @@ final class EventStreams: Service, Sendable {
                 group.addTask { await self.runPruning() }
                 group.addTask {
                     while (try? await Task.sleep(for: self.tick)) != nil {
-                        self.sequencerWake.yield()
+                        if self.unsequenced.load(ordering: .acquiring) { self.sequencerWake.yield() }
                         self.positionsAdvanced()
                     }
                 }
@@ -110,6 +115,8 @@ final class EventStreams: Service, Sendable {
                 guard (try? await Task.sleep(until: lastRun.advanced(by: sequencerInterval), clock: clock)) != nil else { return }
             }
             lastRun = clock.now
+            // Cleared before the run: an event committed during it sets it again.
+            unsequenced.store(false, ordering: .releasing)
             await sequenceAll()
         }
     }

@@ -86,7 +86,8 @@ public struct AerieConfiguration: Sendable {
     /// `AERIE_DELIVERY_MAX_BACKOFF_SECONDS`: the longest wait between two tries (and the most a
     /// peer's `Retry-After` is honoured): an hour.
     public var deliveryMaxBackoff: Duration = .seconds(3600)
-    /// Outbound delivery: how often the outbox is polled besides the in-process wake-up.
+    /// Outbound delivery: how often the outbox is polled besides the in-process wake-up, while
+    /// rows are known to wait (`OutboxPollSchedule`; else every 10 s).
     public var deliveryPollInterval: Duration = .seconds(1)
     /// `AERIE_DELIVERY_LEASE_SECONDS`: how long a server owns an outbox row it is sending; the
     /// rows of a server that died are sent by another once their lease ends. Keep it above

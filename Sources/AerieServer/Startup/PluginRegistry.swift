@@ -24,6 +24,8 @@ struct PluginRegistry: Sendable {
         let protocols: ServedProtocols
         /// `AERIE_PENDING_CONNECTIONS_MAX`.
         var pendingConnectionsMax = 100
+        /// Sending over connections, for every plugin that sends.
+        var sender: any ConnectionSender = ConnectionSendService()
     }
 
     /// The plugins built so far, for a factory that builds on one of them.
@@ -65,7 +67,7 @@ struct PluginRegistry: Sendable {
         Entry(ConnectionsPlugin.self) { services, _ in
             ConnectionsPlugin(
                 fetcher: services.fetcher, endpoint: services.endpoint, commits: services.events,
-                pendingConnectionsMax: services.pendingConnectionsMax)
+                pendingConnectionsMax: services.pendingConnectionsMax, sender: services.sender)
         },
         Entry(OutOfBandPlugin.self, requires: [ConnectionsPlugin.name]) { services, built in
             OutOfBandPlugin(handshakes: try built.connections(for: OutOfBandPlugin.name), defaultTimeout: services.outOfBandTimeout)
@@ -73,7 +75,7 @@ struct PluginRegistry: Sendable {
         Entry(DeletePlugin.self, requires: [ConnectionsPlugin.name]) { _, built in
             DeletePlugin(handshakes: try built.connections(for: DeletePlugin.name))
         },
-        Entry(MessagesPlugin.self) { services, _ in MessagesPlugin(events: services.events) },
+        Entry(MessagesPlugin.self) { services, _ in MessagesPlugin(events: services.events, sender: services.sender) },
         Entry(DiscoverFeaturesPlugin.self, requires: [ConnectionsPlugin.name]) { services, built in
             DiscoverFeaturesPlugin(
                 handshakes: try built.connections(for: DiscoverFeaturesPlugin.name), protocols: services.protocols)

@@ -44,6 +44,11 @@ public struct EmbeddedPostgres: Sendable {
     public static let durabilitySettings: [(String, String)] = [
         ("fsync", "on"), ("synchronous_commit", "on"), ("full_page_writes", "on"),
     ]
+    /// What an idle cluster wakes for: with the default one-minute naptime the autovacuum
+    /// launcher starts a worker for each database every minute (a fork, a connection and a
+    /// catalog read each, most of an idle cluster's CPU). Five minutes delays a busy table's
+    /// vacuum by at most that much; durability is untouched.
+    public static let idleSettings: [(String, String)] = [("autovacuum_naptime", "'5min'")]
     private static let superuser = "postgres"
     private static let osUser = "postgres"
 
@@ -405,6 +410,9 @@ public struct EmbeddedPostgres: Sendable {
         // machine. Written explicitly so that an edited postgresql.conf cannot turn them off;
         // only `settings` (throwaway test clusters) may.
         for (key, value) in Self.durabilitySettings where settings[key] == nil {
+            lines.append("\(key) = \(value)")
+        }
+        for (key, value) in Self.idleSettings where settings[key] == nil {
             lines.append("\(key) = \(value)")
         }
         for (key, value) in settings.sorted(by: { $0.key < $1.key }) {

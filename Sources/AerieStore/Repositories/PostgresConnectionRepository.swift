@@ -68,6 +68,20 @@ struct PostgresConnectionRepository: ConnectionRepository {
         try one("WHERE tenant_id = $1::uuid AND id = $2::uuid FOR UPDATE", [.text(id.lowercasedString)])
     }
 
+    /// The key's sealed secret as one more column, looked up by a probe of `tenant_keys`' primary
+    /// key (its `verkey` is `COLLATE "C"`, see `recipientsSQL`).
+    func getWithSealedKey(_ id: UUID) throws -> (record: ConnectionRecord, sealedSecret: [UInt8]?)? {
+        let result = try session.query(
+            """
+            SELECT \(Self.columns), (SELECT k.sealed_secret FROM aerie.tenant_keys k
+                WHERE k.tenant_id = connections.tenant_id AND k.verkey = connections.my_verkey COLLATE "C")
+            FROM aerie.connections WHERE tenant_id = $1::uuid AND id = $2::uuid
+            """,
+            [.text(tenantID.rawValue), .text(id.lowercasedString)])
+        guard result.rowCount > 0 else { return nil }
+        return (try Self.record(result, 0, sealing: sealing), result.bytes(0, Self.columnCount))
+    }
+
     func update(_ r: ConnectionRecord) throws -> Bool {
         try write(r, touching: true)
     }

@@ -174,6 +174,23 @@ struct PostgresMailboxRepository: MailboxRepository {
         return result.rowCount == 1
     }
 
+    /// `insertSent`'s insert behind the check of schema/0058: inserted now, or this very row
+    /// stored before; another row with the @id fails the transaction with `alreadySent`.
+    func insertSentQueued(_ m: MailboxMessage) throws {
+        let messageId = m.messageId
+        try session.executeLater(
+            """
+            WITH inserted AS (
+                INSERT INTO aerie.mailbox (tenant_id, uid, connection_id, recipient_verkey, message_id, type, status, sealed, direction)
+                VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6, $7, $8, 'sent')
+                ON CONFLICT DO NOTHING RETURNING uid)
+            SELECT (EXISTS (SELECT FROM inserted)
+                OR EXISTS (SELECT FROM aerie.mailbox WHERE tenant_id = $1::uuid AND uid = $2::uuid))::aerie.sent_once
+            """,
+            try insertParameters(m),
+            mapError: { $0.details?.contains("\"sent_once_check\"") == true ? MailboxMessage.alreadySent(messageId) : $0 })
+    }
+
     /// The first received message of `type` on the connection whose thread is `threadId`. The
     /// thread id is sealed, so the connection's recent messages of that type (a ping's
     /// responses: few) are opened and compared here.

@@ -31,7 +31,9 @@ struct PostgresOutboxRepository: OutboxRepository {
     /// pending row is inserted only while fewer of the tenant's rows are pending than the limit,
     /// counted up to the limit; with no room the WHERE's cast to `aerie.outbox_room` fails, and
     /// `PostgresError` answers `quota_exceeded` (schema/0034, which says what this costs and how
-    /// concurrent sends see each other).
+    /// concurrent sends see each other). A row of the same id already stored is left as it is:
+    /// ids are fresh, so only a rerun of a transaction that committed (`rerunnableTransaction`)
+    /// enqueues one again.
     func enqueue(_ item: OutboxItem) throws {
         var item = item
         item.leasedBy = lease?.instance
@@ -46,6 +48,7 @@ struct PostgresOutboxRepository: OutboxRepository {
             WHERE (CASE WHEN q.max IS NULL OR $8 <> 'pending' THEN true
                 ELSE (SELECT count(*) FROM (SELECT FROM aerie.outbox o WHERE o.tenant_id = $1::uuid AND o.status = 'pending'
                     LIMIT q.max) c) < q.max END)::aerie.outbox_room
+            ON CONFLICT DO NOTHING
             """,
             [
                 .text(tenantID.rawValue), .text(item.id.lowercasedString),
