@@ -54,7 +54,7 @@ extension ConnectionService {
         let messageId = message["@id"]?.stringValue ?? ""
         let rotation = PendingRotation(did: did, verkey: key.verkey, messageId: messageId)
         guard
-            let sent = try await Outbound.send(message, on: id, tenant: tenant, alongside: { current, tx in
+            let sent = try await sender.send(message, on: id, tenant: tenant, alongside: { current, tx in
                 try Self.requireRotatable(current)
                 try key.store(in: tx)
                 var next = current
@@ -176,7 +176,7 @@ extension ConnectionService {
 
     /// A `rotate` of the connection's peer: acknowledged and applied, or answered with a problem
     /// report; either in the transaction that stores it, so a redelivered `rotate` is answered
-    /// once. The `ack` goes to the peer's prior DID (packed before the change, `Outbound.send`
+    /// once. The `ack` goes to the peer's prior DID (packed before the change, the sender
     /// checks the connection is still as packed for); later messages go to the new one.
     func receiveRotate(_ message: InboundMessage, tenant: TenantContext) async throws {
         guard let connection = message.connection, message.sender == .peer, connection.isEstablished,
@@ -199,7 +199,7 @@ extension ConnectionService {
             return
         }
         let receipt = message.receipt
-        let sent = try await Outbound.send(DIDRotateMessages.ack(of: rotateId), on: connection.id, tenant: tenant) {
+        let sent = try await sender.send(DIDRotateMessages.ack(of: rotateId), on: connection.id, tenant: tenant) {
             current, tx in
             guard try receipt?.claim(in: tx, connection: current.id) ?? true else { return false }
             var next = current
@@ -220,7 +220,7 @@ extension ConnectionService {
     ) async throws {
         let receipt = message.receipt
         let report = DIDRotateMessages.problemReport(refusal, did: did, to: rotateId)
-        _ = try await Outbound.send(report, on: id, tenant: tenant) { current, tx in
+        _ = try await sender.send(report, on: id, tenant: tenant) { current, tx in
             guard try receipt?.claim(in: tx, connection: current.id) ?? true else { return false }
             try Self.recordRotationEvent(current, role: "observing", state: "refused", in: tx)
             return true

@@ -3,11 +3,10 @@ import Foundation
 
 extension ConnectionsPlugin {
     /// DID Rotate 1.0 (RFC 0794): `connections.rotateDid`, the peer's `rotate`, `ack`,
-    /// `problem-report` and `hangup` (each only from the connection's peer), and the `rotation`
-    /// events, pushed as `connections.rotation`.
+    /// `problem-report` and `hangup` (each only from the connection's peer). Its `rotation` events,
+    /// pushed as `connections.rotation`, are presented in `register(presenters:)`.
     func registerRotation(with router: inout MethodRouter) throws {
         let service = self.service
-        try router.presentEvents(ofKind: "rotation", with: Self.rotation)
         try router.register(
             "connections.rotateDid",
             summary: "Rotates our DID on an established connection (DID Rotate 1.0, RFC 0794): a new key and DID (didMethod, "

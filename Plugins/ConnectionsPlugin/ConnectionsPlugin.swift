@@ -79,6 +79,7 @@ public struct ConnectionsPlugin: AeriePlugin {
 
     public func register(presenters: inout EventPresenterRegistry) throws {
         try presenters.presentEvents(ofKind: "connection", with: Self.stateChanged)
+        try presenters.presentEvents(ofKind: "rotation", with: Self.rotation)
     }
 
     func read(_ params: ParseInvitationParams) async throws -> Invitation {

@@ -384,7 +384,7 @@ import Testing
     /// Aerie follows; Aerie rotates and ACA-Py follows; a basic message each way after each.
     @Test(arguments: ACAPyAgent.Version.allCases)
     func acapyAndAerieRotateBothWays(version: ACAPyAgent.Version) async throws {
-        let hooks = try await ACAPyTwoWayTests.Webhooks()
+        let hooks = try await ACAPyWebhooks()
         let agent = try await ACAPyAgent.start(version: version, extraArguments: ["--webhook-url", hooks.url])
         do {
             try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
@@ -400,7 +400,7 @@ import Testing
         await hooks.stop()
     }
 
-    static func rotateWithACAPy(_ server: LiveServer, _ agent: ACAPyAgent, _ hooks: ACAPyTwoWayTests.Webhooks) async throws {
+    static func rotateWithACAPy(_ server: LiveServer, _ agent: ACAPyAgent, _ hooks: ACAPyWebhooks) async throws {
         let (alice, _) = try await server.tenantClient(label: "alice")
         defer { Task { await alice.close() } }
         let (connectionId, acapyConnection) = try await DiscoverFeaturesTests.connectThroughDIDPeer4Invitation(alice, agent)
