@@ -23,8 +23,9 @@ public enum DIDExchangeMessages {
         return versions.contains(String(version)) ? String(version) : nil
     }
 
-    /// A Request whose `did` is resolvable without an attachment (a did:peer:2 carrying our key
-    /// and endpoint, which both ACA-Py 1.2.7 and 1.7.0 resolve); its `@id` becomes the thread id,
+    /// A Request whose `did` is resolvable without an attachment (a did:peer:4 long form or a
+    /// did:peer:2 carrying our key and endpoint, which both ACA-Py 1.2.7 and 1.7.0 resolve); its
+    /// `@id` becomes the thread id,
     /// `pthid` is the invitation's `@id`.
     public static func request(
         version: String, id: String, label: String, did: String, invitationId: String, returnRoute: Bool = false
@@ -145,7 +146,7 @@ public enum DIDExchangeMessages {
     /// Verifies a Response's signed attachment against `invitationKey` and resolves the peer's
     /// DID to its key, endpoint and routing keys:
     /// - `did_rotate~attach` (1.1): the signed bytes are the DID; it must equal `did`, which is
-    ///   resolved locally (did:peer:2);
+    ///   resolved locally (did:peer:2, did:peer:4 long form);
     /// - `did_doc~attach` (1.0, and 1.1's legacy fallback): the signed bytes are the DID document
     ///   (the legacy DIDDoc ACA-Py writes, or a DID Core document).
     ///

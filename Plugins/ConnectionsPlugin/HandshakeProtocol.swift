@@ -1,6 +1,5 @@
 import Foundation
 import AerieCore
-import AerieCrypto
 
 /// The handshake a connection is made with, chosen from what the invitation offers.
 public enum HandshakeProtocol: String, Sendable, Hashable, CaseIterable {
