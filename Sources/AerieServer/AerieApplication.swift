@@ -136,6 +136,11 @@ public enum AerieApplication {
             var admin = AdminMethods(database: database, masterKeys: masterKeys)
             admin.credentialChanged = { [events] id, current in events.credentialChanged(tenant: id, current: current) }
             try router.install(admin)
+            var archiveMethods = TenantArchiveMethods(
+                database: database, transfers: TenantArchiveTransfers(database: database, masterKeys: masterKeys),
+                movedKeysGrace: configuration.movedTenantGraceSeconds)
+            archiveMethods.credentialChanged = admin.credentialChanged
+            try router.install(archiveMethods)
             let resolver = URLResolver(
                 configuration: URLResolver.Configuration(
                     allowPrivateAddresses: configuration.allowPrivateURLs, allowedNetworks: configuration.allowedNetworks),

@@ -69,6 +69,8 @@ extension AerieConfiguration {
                      "Requests one sender key gets answered by one tenant a minute (per server), 0 = no limit; more answer 429"),
             .integer("AERIE_PENDING_CONNECTIONS_MAX", 1...1_000_000, \.pendingConnectionsMax,
                      "a tenant's connections waiting for their peer's first answer; a Request past it answers 429"),
+            .integer("AERIE_MOVED_TENANT_GRACE_SECONDS", 0...(365 * 24 * 3600), \.movedTenantGraceSeconds,
+                     "after a tenant moved away, how long its keys' inbound is answered 503 (retry) instead of 400"),
             V("AERIE_SCHEMA_DIR", "migrations folder", shown: "./schema, then the source checkout's") {
                 text, config in config.schemaDirectory = URL(fileURLWithPath: text)
             },

@@ -130,7 +130,7 @@ struct InboundProcessor: Sendable {
         // key's sealed secret and its connection come in the same round trip.
         guard let owner = try await recipient(kids, recent: true), let wrapped = owner.activeWrappedDataKey,
             var recipient = owner.recipient
-        else { return .rejected(status: 400, reason: "no recipient of this message is known here") }
+        else { return try await unknownRecipient(kids) }
         var tenant = contexts.context(for: owner.tenant, wrappedDataKey: wrapped, logger: logger)
         let unpacked: UnpackedMessage
         do {
