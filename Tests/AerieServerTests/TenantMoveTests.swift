@@ -91,6 +91,7 @@ import Testing
                 "messages.updateStatus",
                 params: ["status": "MS-106", "messages": [["pairwiseDID": .string(pairwise), "uids": [.string(firstUid)]]]])
             _ = try await alice.client.call("settings.set", params: ["key": "profile", "value": ["name": "Alice Secret Name"]])
+            _ = try await bob.client.call("settings.set", params: ["key": "profile", "value": ["name": "Bob"]])
             let before = try await Self.listings(alice.client)
             let bobBefore = try await Self.listings(bob.client)
             let aliceDIDs = (before[0]["items"]?.arrayValue ?? []).compactMap { $0["pwDid"]?.stringValue ?? $0["myDid"]?.stringValue }
