@@ -140,6 +140,7 @@ public enum AerieApplication {
                 database: database, transfers: TenantArchiveTransfers(database: database, masterKeys: masterKeys),
                 movedKeysGrace: configuration.movedTenantGraceSeconds)
             archiveMethods.credentialChanged = admin.credentialChanged
+            archiveMethods.tenantSelfExport = configuration.tenantSelfExport
             try router.install(archiveMethods)
             let resolver = URLResolver(
                 configuration: URLResolver.Configuration(

@@ -189,6 +189,8 @@ extension AerieConfiguration {
             },
             .seconds("AERIE_EVENT_RETENTION_SECONDS", 1...(3650 * 86_400), \.eventRetention,
                      "events of the durable log older than this are pruned, acked or not; acked ones go sooner"),
+            .flag("AERIE_TENANT_SELF_EXPORT", \.tenantSelfExport,
+                  "1 lets a tenant's own session export a sealed archive of itself (tenant.export)"),
             .flag("AERIE_WEBHOOK_ALLOW_HTTP", \.webhookAllowHTTP, "1 accepts http:// backend webhook URLs; development only"),
             .integer("AERIE_WEBHOOK_BATCH_SIZE", 1...1000, \.webhookBatchSize, "events per webhook POST at most"),
             .milliseconds("AERIE_WEBHOOK_BACKOFF_MS", 10...3_600_000, \.webhookBackoff,

@@ -159,7 +159,7 @@ struct InboundProcessor: Sendable {
             // on the row as stored, which another server may have changed since.
             guard let read = try await self.recipient(kids, recent: false), let readKey = read.activeWrappedDataKey,
                 let readRecipient = read.recipient, readRecipient.verkey == recipient.verkey
-            else { return .rejected(status: 400, reason: "no recipient of this message is known here") }
+            else { return try await unknownRecipient(kids) }
             (recipient, tenant) = (readRecipient, contexts.context(for: read.tenant, wrappedDataKey: readKey, logger: logger))
         }
         guard let (connection, sender) = try await authenticate(

@@ -222,4 +222,59 @@ import Testing
         try await destination.stop()
         await endpoint.stop()
     }
+
+    /// A backend exports and imports its own tenants (an import it makes owns the tenant), not
+    /// another's, and does not move them; a tenant's session exports itself only where the
+    /// operator allows it.
+    @Test func backendsExportTheirOwnTenantsAndATenantItselfWhenAllowed() async throws {
+        let endpoint = try await SharedEndpoint()
+        let source = try await LiveServer.start(server: { Self.configure(&$0, endpoint: endpoint.url); $0.tenantSelfExport = true })
+        let destination = try await LiveServer.start(server: { Self.configure(&$0, endpoint: endpoint.url) })
+        do {
+            let sourceAdmin = try await source.adminClient()
+            let destinationAdmin = try await destination.adminClient()
+            let backend = try await BackendSessionTests.createBackend(sourceAdmin, "exporter")
+            let importer = try await BackendSessionTests.createBackend(destinationAdmin, "importer")
+            let session = try await BackendSessionTests.session(source, token: backend.token)
+            let created = try await session.call("admin.tenants.create", params: ["label": "Owned"])
+            let owned = try #require(created["tenantId"]?.stringValue.flatMap(TenantID.init))
+            let other = try await Self.tenant(source, label: "Not the backend's")
+            let sealing: [String: JSONValue] = ["passphrase": "a backend's passphrase"]
+            var archive: [UInt8] = []
+            try await session.exportTenant(owned, sealing: sealing) { archive += $0 }
+            #expect(archive.starts(with: Array("AERIEARC".utf8)))
+            await expectCode("not_found") { try await session.exportTenant(other.id, sealing: sealing) { _ in } }
+            await expectCode("forbidden") { try await session.exportTenant(owned, sealing: sealing, move: true) { _ in } }
+            await expectCode("forbidden") { try await session.call("admin.tenants.retire", params: ["tenantId": .string(owned.rawValue)]) }
+
+            let importing = try await BackendSessionTests.session(destination, token: importer.token)
+            var once = Optional(archive)
+            let imported = try await importing.importTenant(opening: sealing) { defer { once = nil }; return once }
+            #expect(imported["tenantId"]?.stringValue == owned.rawValue)
+            let shown = try await importing.call("admin.tenants.get", params: ["tenantId": .string(owned.rawValue)])
+            #expect(shown["backendId"]?.stringValue == importer.id)
+
+            // A tenant exports itself here (allowed), not on the destination (the default: off).
+            let started = try await other.client.call("tenant.export", params: ["passphrase": "the tenant's own"])
+            let exportID = try #require(started["exportId"]?.stringValue)
+            var own: [UInt8] = []
+            while true {
+                let chunk = try await other.client.call("tenant.exportChunk", params: ["exportId": .string(exportID)])
+                if chunk["done"] == true { break }
+                let text = try #require(chunk["data"]?.stringValue)
+                own += Array(try #require(Data(base64Encoded: text)))
+            }
+            #expect(own.starts(with: Array("AERIEARC".utf8)))
+            let elsewhere = try await destination.client()
+            let token = try #require(try await destinationAdmin.call("admin.tenants.create", params: ["label": "x"])["token"]?.stringValue)
+            try await elsewhere.authenticate(token: token)
+            await expectCode("forbidden") { try await elsewhere.call("tenant.export", params: ["passphrase": "the tenant's own"]) }
+            for client in [sourceAdmin, destinationAdmin, session, importing, other.client, elsewhere] { await client.close() }
+        } catch {
+            Issue.record(error)
+        }
+        try await source.stop()
+        try await destination.stop()
+        await endpoint.stop()
+    }
 }

@@ -18,6 +18,9 @@ struct TenantArchiveMethods: AeriePlugin {
     /// Seconds a moved tenant's keys are answered "retry later" after the move
     /// (`AERIE_MOVED_TENANT_GRACE_SECONDS`).
     let movedKeysGrace: Int
+    /// Whether a tenant's own session may export itself (`tenant.export`,
+    /// `AERIE_TENANT_SELF_EXPORT`).
+    var tenantSelfExport = false
     /// Called once a tenant is frozen for a move or retired, so its sessions stop at once.
     var credentialChanged: @Sendable (TenantID, String?) -> Void = { _, _ in }
 
@@ -53,6 +56,20 @@ struct TenantArchiveMethods: AeriePlugin {
                 throw AerieError.invalidParams("give exactly one of passphrase and recipientPublicKey", field: "passphrase")
             }
         }
+    }
+
+    struct SelfExportParams: Codable, Sendable, DocumentedParams {
+        var passphrase: String?
+        var recipientPublicKey: String?
+        static let documentation = [
+            ParamDoc("passphrase", "string", required: false, "seal the archive to this passphrase (8-1024 bytes; Argon2id)"),
+            ParamDoc("recipientPublicKey", "string", required: false, "or to this X25519 public key (base64, 32 bytes)"),
+        ]
+    }
+
+    static func chunk(_ params: ChunkParams, transfers: TenantArchiveTransfers, session: any SessionHandle) async throws -> Chunk {
+        guard let piece = try await transfers.nextPiece(params.exportId, session: session) else { return Chunk(data: "", done: true) }
+        return Chunk(data: Base64.encode(piece), done: false)
     }
 
     struct StartedExport: Codable, Sendable {
@@ -129,11 +146,15 @@ struct TenantArchiveMethods: AeriePlugin {
 
         try router.register(
             "admin.tenants.export",
-            summary: "Starts a sealed archive of a whole tenant, as of one snapshot; read it with admin.tenants.exportChunk.",
-            access: .admin
+            summary: "Starts a sealed archive of a whole tenant, as of one snapshot; read it with admin.tenants.exportChunk (a backend: one of its own).",
+            access: .adminOrBackend
         ) { (params: ExportParams, context: CallContext) in
             guard let id = TenantID(params.tenantId) else { throw AerieError.invalidParams("tenantId must be a UUID", field: "tenantId") }
             let sealing = try params.sealing()
+            if let backend = try AdminMethods.scope(context.principal, requested: nil) {
+                guard params.move != true else { throw AerieError(.forbidden, "only the operator moves tenants") }
+                guard try await tenants.get(id)?.backendId == backend else { throw AerieError.notFound("no tenant \(params.tenantId)") }
+            }
             if params.move == true {
                 guard try await archives.beginMove(id) else { throw AerieError.notFound("no tenant \(params.tenantId)") }
                 credentialChanged(id, nil)
@@ -144,18 +165,37 @@ struct TenantArchiveMethods: AeriePlugin {
         }
 
         try router.register(
-            "admin.tenants.exportChunk", summary: "The next bytes of an export started on this session.", access: .admin
+            "admin.tenants.exportChunk", summary: "The next bytes of an export started on this session.", access: .adminOrBackend
         ) { (params: ChunkParams, context: CallContext) in
-            guard let piece = try await transfers.nextPiece(params.exportId, session: context.session) else {
-                return Chunk(data: "", done: true)
+            try await Self.chunk(params, transfers: transfers, session: context.session)
+        }
+
+        let selfExport = tenantSelfExport
+        try router.register(
+            "tenant.export",
+            summary: "Starts a sealed archive of this tenant (when the operator allows it: AERIE_TENANT_SELF_EXPORT); read it with tenant.exportChunk.",
+            access: .tenant
+        ) { (params: SelfExportParams, context: CallContext) in
+            guard selfExport else {
+                throw AerieError(.forbidden, "this server does not let tenants export themselves (AERIE_TENANT_SELF_EXPORT)")
             }
-            return Chunk(data: Base64.encode(piece), done: false)
+            guard case .tenant(let tenant) = context.principal else { throw AerieError(.forbidden, "this method needs a tenant session") }
+            let sealing = try ExportParams(tenantId: tenant.tenantID.rawValue, passphrase: params.passphrase,
+                                           recipientPublicKey: params.recipientPublicKey).sealing()
+            let exportID = try transfers.startExport(tenant.tenantID, sealing: sealing, session: context.session)
+            return StartedExport(exportId: exportID, tenantId: tenant.tenantID, status: TenantStatus.active.rawValue)
+        }
+
+        try router.register(
+            "tenant.exportChunk", summary: "The next bytes of this tenant's export started on this session.", access: .tenant
+        ) { (params: ChunkParams, context: CallContext) in
+            try await Self.chunk(params, transfers: transfers, session: context.session)
         }
 
         try router.register(
             "admin.tenants.import",
-            summary: "Imports a tenant archive, piece by piece, in one transaction: all of it or nothing.",
-            access: .admin
+            summary: "Imports a tenant archive, piece by piece, in one transaction: all of it or nothing (a backend: it owns the tenant).",
+            access: .adminOrBackend
         ) { (params: ImportParams, context: CallContext) in
             guard let data = try? Base64.decode(params.data), data.count <= Self.maxPieceByteCount else {
                 throw AerieError.invalidParams("data must be base64 of at most \(Self.maxPieceByteCount) bytes", field: "data")
