@@ -89,6 +89,34 @@ extension AerieClient {
         return try await call("admin.tenants.retire", params: ["tenantId": .string(tenant.rawValue)])
     }
 
+    /// After a move to a server with another public endpoint: announces the new endpoint on each of
+    /// the tenant's established connections by DID Rotate (RFC 0794), through the tenant method
+    /// `connections.rotateDid`, on this session (the tenant's own, or its backend's acting for
+    /// `tenant`) at the destination. A server without DID Rotate answers `method_not_found`,
+    /// which is thrown: nothing is announced then, and peers that still send to the old server
+    /// are answered 503 until its grace period ends. Answers the connections rotated.
+    public func rotateEveryConnection(tenant: TenantID? = nil) async throws -> [String] {
+        func call(_ method: String, _ params: JSONValue) async throws -> JSONValue {
+            if let tenant { return try await self.call(method, params: params, tenant: tenant) }
+            return try await self.call(method, params: params)
+        }
+        var rotated: [String] = []
+        var after: String?
+        repeat {
+            var params: [String: JSONValue] = ["limit": 100, "state": 4]
+            if let after { params["after"] = .string(after) }
+            let page = try await call("connections.list", .object(params))
+            guard case .array(let connections)? = page["connections"] else { break }
+            for connection in connections {
+                guard let id = connection["connectionId"]?.stringValue else { continue }
+                _ = try await call("connections.rotateDid", ["connectionId": .string(id)])
+                rotated.append(id)
+            }
+            after = page["next"]?.stringValue
+        } while after != nil
+        return rotated
+    }
+
     private static func unexpected(_ message: String) -> AerieClientError {
         AerieClientError(code: -32603, message: message, data: nil)
     }

@@ -291,6 +291,7 @@ import Testing
         endpoint.route(to: [source.didcommPort, destination.didcommPort])
         do {
             let alice = try await Self.tenant(source, label: "Alice ACA-Py Mover")
+            _ = try await alice.client.call("settings.set", params: ["key": "profile", "value": ["name": "Alice Secret Name"]])
             // Alice as invitee: ACA-Py's invitation.
             let invitation = try await agent.admin("POST", "/connections/create-invitation", body: [:])
             let acapyInviter = try #require(invitation["connection_id"]?.stringValue)
