@@ -18,6 +18,9 @@ struct ExportBench {
         let configure: (inout AerieConfiguration) -> Void = {
             $0.deliveryEnabled = false
             $0.sealingSweepInterval = nil
+            // The importing side's mailbox quota (100,000 by default) would refuse the archive.
+            $0.quotas.mailboxMessages = 0
+            $0.quotas.mailboxBytes = 0
         }
         let source = try await LiveServer.start(server: configure)
         let destination = try await LiveServer.start(server: configure)
@@ -55,7 +58,7 @@ struct ExportBench {
                 """)
         }
         await superuser.shutdown()
-        lines.append(String(format: "export: seeded %d messages in %.1f s", messages, MessagesBench.seconds(ContinuousClock.now - seedStart)))
+        Self.report(&lines, String(format: "export: seeded %d messages in %.1f s", messages, MessagesBench.seconds(ContinuousClock.now - seedStart)))
 
         let admin = try await source.adminClient()
         let before = Self.peakRSS()
@@ -76,7 +79,8 @@ struct ExportBench {
         let exportSeconds = MessagesBench.seconds(ContinuousClock.now - start)
         let after = Self.peakRSS()
         await admin.close()
-        lines.append(
+        Self.report(
+            &lines,
             String(
                 format: "export: %d messages, %.1f MB archive in %.2f s = %.1f MB/s (Argon2id included); peak RSS %.0f MB before, %.0f MB after",
                 messages, Double(bytes) / 1e6, exportSeconds, Double(bytes) / 1e6 / exportSeconds,
@@ -91,11 +95,18 @@ struct ExportBench {
         }
         let importSeconds = MessagesBench.seconds(ContinuousClock.now - importStart)
         await destinationAdmin.close()
-        lines.append(
+        Self.report(
+            &lines,
             String(
                 format: "import: %@ rows in %.2f s = %.1f MB/s", imported["rows"]?["mailbox"]?.text ?? "?", importSeconds,
                 Double(bytes) / 1e6 / importSeconds))
         return lines.joined(separator: "\n")
+    }
+
+    /// Prints `line` at once (a later failure keeps what was measured) and keeps it for the summary.
+    static func report(_ lines: inout [String], _ line: String) {
+        print(line)
+        lines.append(line)
     }
 
     /// VmHWM of this process, in bytes.

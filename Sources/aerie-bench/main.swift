@@ -204,7 +204,8 @@ if command == "scale" || command == "all" {
 }
 if command == "export" {
     do {
-        print(try await ExportBench(messages: Int(option("--messages", default: 200_000))).run())
+        // Each figure is printed as it is measured.
+        _ = try await ExportBench(messages: Int(option("--messages", default: 200_000))).run()
     } catch {
         FileHandle.standardError.write(Data("aerie-bench export failed: \(error)\n".utf8))
         exit(1)

@@ -43,6 +43,7 @@ final class TenantArchiveTransfers: Sendable {
         let store = database.archives
         let masterKeys = self.masterKeys
         let id = UUID.random().lowercasedString
+        let progress = ExportProgress()
         let task = Task<ImportResult?, any Error> {
             do {
                 let found = try await store.export(
@@ -53,21 +54,17 @@ final class TenantArchiveTransfers: Sendable {
                         var key = try masterKeys.unwrap(row.wrappedDataKey, tenantID: tenant).archivedBytes()
                         defer { SecretBytes.wipe(&key) }
                         try chunker.append(TenantArchiveBody.manifest(tenant: tenant, dataKey: key, tenantRow: row.json, tables: tables))
-                        ExportState.current.withLock { $0[id] = ExportState(chunker: chunker) }
+                        progress.chunker = chunker
                     },
                     rows: { table, rows in
-                        guard let state = ExportState.current.withLock({ $0[id] }) else { return }
-                        state.counts[table, default: 0] += rows.count
-                        try state.chunker.append(TenantArchiveBody.page(table: table, rows: rows))
+                        progress.counts[table, default: 0] += rows.count
+                        try progress.chunker?.append(TenantArchiveBody.page(table: table, rows: rows))
                     })
-                guard found else { throw AerieError.notFound("no tenant \(tenant)") }
-                if let state = ExportState.current.withLock({ $0.removeValue(forKey: id) }) {
-                    try state.chunker.append(TenantArchiveBody.end(counts: state.counts))
-                    try state.chunker.finish()
-                }
+                guard found, let chunker = progress.chunker else { throw AerieError.notFound("no tenant \(tenant)") }
+                try chunker.append(TenantArchiveBody.end(counts: progress.counts))
+                try chunker.finish()
                 handoff.finish()
             } catch {
-                _ = ExportState.current.withLock { $0.removeValue(forKey: id) }
                 handoff.close(with: Self.answer(error))
             }
             return nil
@@ -79,9 +76,14 @@ final class TenantArchiveTransfers: Sendable {
     /// The next piece of the export `id` (nil: the archive is complete).
     func nextPiece(_ id: String, session: any SessionHandle) async throws -> [UInt8]? {
         let transfer = try owned(id, session: session)
-        let piece = try await transfer.handoff.take()
-        if piece == nil { end(id) }
-        return piece
+        do {
+            let piece = try await transfer.handoff.take()
+            if piece == nil { end(id) }
+            return piece
+        } catch {
+            end(id)
+            throw error
+        }
     }
 
     /// Starts an import opened by `opening` for `session`; answers its id. `backend` owns the
@@ -111,11 +113,17 @@ final class TenantArchiveTransfers: Sendable {
     /// answer what was imported.
     func importPiece(_ id: String, data: [UInt8], final: Bool, session: any SessionHandle) async throws -> ImportResult? {
         let transfer = try owned(id, session: session)
-        if !data.isEmpty { try await transfer.handoff.put(data) }
-        guard final else { return nil }
-        transfer.handoff.finish()
-        defer { end(id) }
-        return try await transfer.task.value
+        do {
+            if !data.isEmpty { try await transfer.handoff.put(data) }
+            guard final else { return nil }
+            transfer.handoff.finish()
+            defer { end(id) }
+            return try await transfer.task.value
+        } catch {
+            // A failed import has rolled back: its place is free for the next.
+            end(id)
+            throw error
+        }
     }
 
     // MARK: - Import, on the store thread
@@ -236,13 +244,9 @@ final class TenantArchiveTransfers: Sendable {
     }
 }
 
-/// An export's progress between the store's callbacks (which run on one store thread, one after
-/// another).
-private final class ExportState: @unchecked Sendable {
-    let chunker: TenantArchiveChunker
+/// An export's progress between the store's callbacks, which run one after another on one store
+/// thread (`TenantArchiveStore.export`).
+private final class ExportProgress: @unchecked Sendable {
+    var chunker: TenantArchiveChunker?
     var counts: [String: Int] = [:]
-
-    init(chunker: TenantArchiveChunker) { self.chunker = chunker }
-
-    static let current = Mutex<[String: ExportState]>([:])
 }
