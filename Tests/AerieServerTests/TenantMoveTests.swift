@@ -212,6 +212,31 @@ import Testing
             let reimported = try await destinationAdmin.importTenant(
                 opening: ["recipientSecretKey": .string(Base64.encode(recipient.secretKeyBytes))]) { defer { once = nil }; return once }
             #expect(reimported["tenantId"]?.stringValue == alice.id.rawValue)
+
+            // A snapshot: once the export has begun (its first piece read), a change the tenant
+            // makes is not in the archive, and the tenant was not stopped to make it.
+            let started = try await sourceAdmin.call(
+                "admin.tenants.export", params: ["tenantId": .string(alice.id.rawValue), "passphrase": .string(passphrase)])
+            let exportID = try #require(started["exportId"]?.stringValue)
+            var snapshot: [UInt8] = []
+            var changed = false
+            while true {
+                let chunk = try await sourceAdmin.call("admin.tenants.exportChunk", params: ["exportId": .string(exportID)])
+                if chunk["done"] == true { break }
+                let text = try #require(chunk["data"]?.stringValue)
+                snapshot += Array(try #require(Data(base64Encoded: text)))
+                if !changed {
+                    _ = try await alice.client.call("settings.set", params: ["key": "profile", "value": ["name": "Changed After"]])
+                    changed = true
+                }
+            }
+            _ = try await destinationAdmin.call("admin.tenants.delete", params: ["tenantId": .string(alice.id.rawValue)])
+            _ = try await importing(snapshot)
+            let copy = try await destination.client()
+            try await copy.authenticate(token: alice.token)
+            #expect(try await copy.call("settings.get", params: ["key": "profile"])["value"]?["name"] == "Alice Secret Name")
+            #expect(try await alice.client.call("settings.get", params: ["key": "profile"])["value"]?["name"] == "Changed After")
+            await copy.close()
             await alice.client.close()
             await there.close()
             await sourceAdmin.close()
