@@ -30,6 +30,7 @@ public struct AerieError: Error, Sendable, CustomStringConvertible, CustomDebugS
             case busy
             case unavailable
             case quotaExceeded = "quota_exceeded"
+            case invalidArchive = "invalid_archive"
         }
 
         private let base: Base
@@ -53,6 +54,9 @@ public struct AerieError: Error, Sendable, CustomStringConvertible, CustomDebugS
         /// A per-tenant limit (mailbox messages or bytes, messages waiting to be sent) would be
         /// passed; nothing was stored. Frees up as the tenant's messages are handled or sent.
         public static let quotaExceeded = Code(.quotaExceeded)
+        /// A tenant archive that is not one, of another format version, cut short, altered, or
+        /// not opened by the passphrase or key given; nothing was imported.
+        public static let invalidArchive = Code(.invalidArchive)
 
         /// The stable string sent as `error.data.code`.
         public var name: String { base.rawValue }
@@ -77,6 +81,7 @@ public struct AerieError: Error, Sendable, CustomStringConvertible, CustomDebugS
             case .busy: -32029
             case .unavailable: -32030
             case .quotaExceeded: -32031
+            case .invalidArchive: -32040
             }
         }
     }

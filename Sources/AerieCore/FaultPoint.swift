@@ -11,7 +11,7 @@ public enum FaultPoint {
     /// Where `reach` is called; the names are what `AERIE_FAULT_POINT` takes.
     public static let names: Set<String> = [
         "inbound.beforeCommit", "inbound.afterStore", "outbox.afterPost", "accept.afterRecord", "oob.afterRecord",
-        "send.afterRecord",
+        "send.afterRecord", "import.beforeCommit", "move.beforeRetire",
     ]
 
     @inlinable

@@ -19,6 +19,8 @@ public struct AerieDatabase: Sendable {
 
     /// Global tenant table and admin credential.
     public var tenants: TenantDirectory { TenantDirectory(pool: pool, recentRecipients: recentRecipients) }
+    /// Whole tenants read out and written in (tenant archives).
+    public var archives: TenantArchiveStore { TenantArchiveStore(pool: pool) }
 
     /// Backends: service credentials acting for the tenants they own.
     public var backends: BackendDirectory { BackendDirectory(pool: pool) }

@@ -31,7 +31,8 @@ struct ServerOptions: ParsableArguments {
     @Flag(name: .long, help: "Print JSON instead of text, for scripts.")
     var json = false
 
-    func connect() async throws -> AerieClient {
+    /// `token`: the admin token to use instead of this server's own (another server's, for a move).
+    func connect(token given: String? = nil) async throws -> AerieClient {
         let env = ProcessInfo.processInfo.environment
         let address = server ?? env["AERIE_RPC_LISTEN"] ?? "127.0.0.1:7400"
         guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]) else {
@@ -39,7 +40,7 @@ struct ServerOptions: ParsableArguments {
         }
         var host = String(address[..<colon])
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        let token = try adminToken(env: env)
+        let token = try given ?? adminToken(env: env)
         let client: AerieClient
         do {
             client = try await AerieClient.connect(host: host, port: port)

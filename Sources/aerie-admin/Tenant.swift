@@ -5,8 +5,11 @@ import Foundation
 
 struct Tenant: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Create, list, show, suspend, resume, delete tenants and rotate their tokens.",
-        subcommands: [Create.self, List.self, Show.self, RotateToken.self, Suspend.self, Resume.self, Delete.self]
+        abstract: "Create, list, show, suspend, resume, delete, export, import and move tenants and rotate their tokens.",
+        subcommands: [
+            Create.self, List.self, Show.self, RotateToken.self, Suspend.self, Resume.self, Delete.self, Export.self, Import.self,
+            Move.self,
+        ]
     )
 
     static func describe(_ tenant: JSONValue) -> String {

@@ -135,7 +135,7 @@ struct InboundProcessor: Sendable {
         // key's sealed secret and its connection come in the same round trip.
         guard let owner = try await recipient(kids, recent: true), let wrapped = owner.activeWrappedDataKey,
             var recipient = owner.recipient
-        else { return .rejected(status: 400, reason: "no recipient of this message is known here") }
+        else { return try await unknownRecipient(kids) }
         var tenant = contexts.context(for: owner.tenant, wrappedDataKey: wrapped, logger: logger)
         let unpacked: UnpackedMessage
         do {
@@ -162,7 +162,7 @@ struct InboundProcessor: Sendable {
             // Read again from the database (`InboundSenders.openWithRecentRecipient`).
             guard let read = try await self.recipient(kids, recent: false), let readKey = read.activeWrappedDataKey,
                 let readRecipient = read.recipient, readRecipient.verkey == recipient.verkey
-            else { return .rejected(status: 400, reason: "no recipient of this message is known here") }
+            else { return try await unknownRecipient(kids) }
             (recipient, tenant) = (readRecipient, contexts.context(for: read.tenant, wrappedDataKey: readKey, logger: logger))
         }
         guard let (connection, sender) = try await authenticate(

@@ -163,8 +163,13 @@ extension AerieApplication {
             configuration: URLResolver.Configuration(addresses: configuration.webhookAddresses, trustedCertificates: configuration.tlsCAFile, threads: 1), logger: logger)
         var admin = AdminMethods(database: database, masterKeys: masterKeys)
         admin.credentialChanged = { [hub = events.hub] id, current in hub.credentialChanged(tenant: id, current: current) }
+        var archives = TenantArchiveMethods(
+            database: database, transfers: TenantArchiveTransfers(database: database, masterKeys: masterKeys),
+            movedKeysGrace: configuration.movedTenantGraceSeconds)
+        archives.credentialChanged = admin.credentialChanged
+        archives.tenantSelfExport = configuration.tenantSelfExport
         let core: [any AeriePlugin] = [
-            SystemPlugin(version: version), SessionMethods(authenticator: authenticator), admin,
+            SystemPlugin(version: version), SessionMethods(authenticator: authenticator), admin, archives,
             BackendMethods(
                 database: database,
                 webhooks: WebhookAdministration(

@@ -69,6 +69,8 @@ extension AerieConfiguration {
                      "Requests one sender key gets answered by one tenant a minute (per server), 0 = no limit; more answer 429"),
             .integer("AERIE_PENDING_CONNECTIONS_MAX", 1...1_000_000, \.pendingConnectionsMax,
                      "a tenant's connections waiting for their peer's first answer; a Request past it answers 429"),
+            .integer("AERIE_MOVED_TENANT_GRACE_SECONDS", 0...(365 * 24 * 3600), \.movedTenantGraceSeconds,
+                     "after a tenant moved away, how long its keys' inbound is answered 503 (retry) instead of 400"),
             V("AERIE_SCHEMA_DIR", "migrations folder", shown: "./schema, then the source checkout's") {
                 text, config in config.schemaDirectory = URL(fileURLWithPath: text)
             },
@@ -195,6 +197,8 @@ extension AerieConfiguration {
             },
             .seconds("AERIE_EVENT_RETENTION_SECONDS", 1...(3650 * 86_400), \.eventRetention,
                      "events of the durable log older than this are pruned, acked or not; acked ones go sooner"),
+            .flag("AERIE_TENANT_SELF_EXPORT", \.tenantSelfExport,
+                  "1 lets a tenant's own session export a sealed archive of itself (tenant.export)"),
             .flag("AERIE_WEBHOOK_ALLOW_HTTP", \.webhookAllowHTTP, "1 accepts http:// backend webhook URLs; development only"),
             .integer("AERIE_WEBHOOK_BATCH_SIZE", 1...1000, \.webhookBatchSize, "events per webhook POST at most"),
             .milliseconds("AERIE_WEBHOOK_BACKOFF_MS", 10...3_600_000, \.webhookBackoff,

@@ -33,6 +33,12 @@ public struct AerieConfiguration: Sendable {
     /// answer (`responded`, made in the last hour); a Request past it is answered 429 and nothing
     /// is stored, so strangers hold at most this many of the tenant's mailbox and outbox rows.
     public var pendingConnectionsMax = 100
+    /// `AERIE_MOVED_TENANT_GRACE_SECONDS`: how long after a move the old server answers the moved
+    /// tenant's keys 503 (retry later) instead of 400 (unknown): a week.
+    public var movedTenantGraceSeconds = 7 * 24 * 3600
+    /// `AERIE_TENANT_SELF_EXPORT`: a tenant's own session may export a sealed archive of itself
+    /// (`tenant.export`). Off: only the operator and the tenant's backend export.
+    public var tenantSelfExport = false
     /// `AERIE_SCHEMA_DIR`: migrations folder; default `./schema`, then the source checkout's.
     public var schemaDirectory: URL?
     public var rpc = RPCServerConfiguration()

@@ -5,6 +5,8 @@ import Foundation
 public enum TenantStatus: String, Sendable, Codable, Hashable {
     case active
     case suspended
+    /// Being moved to another server: frozen until the move ends (`TenantArchiveStore`).
+    case moving
 }
 
 /// A tenant as the admin API shows it. The token hash is left out on purpose: it is read
