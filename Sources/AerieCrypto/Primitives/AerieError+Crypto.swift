@@ -8,7 +8,8 @@ extension AerieError {
         switch error.code {
         case .invalidKey, .invalidDID, .invalidEncoding:
             self.init(.invalidInvitation, error.message, details: String(reflecting: error))
-        case .invalidSignature, .malformedSignature, .invalidMessage, .malformedEnvelope:
+        case .invalidSignature, .malformedSignature, .invalidMessage, .malformedEnvelope, .unknownContext,
+            .invalidJSONLD, .limitExceeded, .invalidProof, .proofPurposeMismatch:
             self.init(.invalidParams, error.message, field: "message", details: String(reflecting: error))
         default:
             self = .internalError(details: String(reflecting: error))

@@ -16,6 +16,11 @@ public struct CryptoError: Error, Sendable, CustomStringConvertible, CustomDebug
             case invalidSignature = "invalid_signature"
             case malformedSignature = "malformed_signature"
             case invalidMessage = "invalid_message"
+            case unknownContext = "unknown_context"
+            case invalidJSONLD = "invalid_jsonld"
+            case limitExceeded = "limit_exceeded"
+            case invalidProof = "invalid_proof"
+            case proofPurposeMismatch = "proof_purpose_mismatch"
         }
 
         private let base: Base
@@ -43,6 +48,20 @@ public struct CryptoError: Error, Sendable, CustomStringConvertible, CustomDebug
         public static let malformedSignature = Code(.malformedSignature)
         /// A plaintext message that cannot be wrapped or read (e.g. not a JSON object).
         public static let invalidMessage = Code(.invalidMessage)
+        /// A JSON-LD `@context` URL outside the pinned set (never fetched); the message names it.
+        public static let unknownContext = Code(.unknownContext)
+        /// A document JSON-LD 1.1 processing refuses (a bad term definition, a redefined
+        /// protected term, a value of the wrong shape).
+        public static let invalidJSONLD = Code(.invalidJSONLD)
+        /// A document past a bound of `LinkedDataLimits` (depth, size, nodes, contexts,
+        /// canonicalization work).
+        public static let limitExceeded = Code(.limitExceeded)
+        /// A Linked Data proof missing fields or with undecodable ones (`jws`, `proofValue`,
+        /// `verificationMethod`...).
+        public static let invalidProof = Code(.invalidProof)
+        /// A proof made for another purpose, challenge or domain, or by a key that does not
+        /// control the credential's issuer.
+        public static let proofPurposeMismatch = Code(.proofPurposeMismatch)
 
         /// The stable string, e.g. `decryption_failed`.
         public var name: String { base.rawValue }

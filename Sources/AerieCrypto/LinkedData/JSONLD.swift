@@ -1,0 +1,28 @@
+import AerieCore
+
+/// JSON-LD 1.1 processing for the documents the credential protocols carry: expansion,
+/// compaction and conversion to RDF, with contexts only from a `JSONLDContexts` set.
+public enum JSONLD {
+    /// The expanded form (an array of node objects) of a JSON-LD document.
+    public static func expand(
+        _ document: JSONValue, contexts: JSONLDContexts = .bundled, limits: LinkedDataLimits = .default
+    ) throws -> JSONValue {
+        throw CryptoError(.invalidJSONLD, "JSON-LD expansion is not implemented yet")
+    }
+
+    /// A document compacted against `context` (a URL, an object or an array of them): terms and
+    /// compact IRIs for IRIs, single values unwrapped from arrays.
+    public static func compact(
+        _ document: JSONValue, context: JSONValue, contexts: JSONLDContexts = .bundled,
+        limits: LinkedDataLimits = .default
+    ) throws -> JSONValue {
+        throw CryptoError(.invalidJSONLD, "JSON-LD compaction is not implemented yet")
+    }
+
+    /// The RDF dataset of a JSON-LD document (JSON-LD 1.1 "Deserialize JSON-LD to RDF").
+    public static func toRDF(
+        _ document: JSONValue, contexts: JSONLDContexts = .bundled, limits: LinkedDataLimits = .default
+    ) throws -> RDFDataset {
+        throw CryptoError(.invalidJSONLD, "JSON-LD to RDF is not implemented yet")
+    }
+}
