@@ -5,6 +5,7 @@ import DeletePlugin
 import DiscoverFeaturesPlugin
 import MessagesPlugin
 import OutOfBandPlugin
+import PresentProofPlugin
 
 /// The protocol plugins `AERIE_PLUGINS` can name, each with how to build it: the one place a
 /// plugin joins the server. A plugin that is not selected is not built; one built on another
@@ -78,6 +79,7 @@ struct PluginRegistry: Sendable {
             DiscoverFeaturesPlugin(
                 handshakes: try built.connections(for: DiscoverFeaturesPlugin.name), protocols: services.protocols)
         },
+        Entry(PresentProofPlugin.self, requires: [ConnectionsPlugin.name]) { _, _ in PresentProofPlugin() },
     ])
 
     let entries: [Entry]
