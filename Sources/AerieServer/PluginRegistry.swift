@@ -74,12 +74,13 @@ struct PluginRegistry: Sendable {
         Entry(DeletePlugin.self, requires: [ConnectionsPlugin.name]) { _, built in
             DeletePlugin(handshakes: try built.connections(for: DeletePlugin.name))
         },
+        // Before messages: the protocol types it handles are not the mailbox's.
+        Entry(PresentProofPlugin.self, requires: [ConnectionsPlugin.name]) { _, _ in PresentProofPlugin() },
         Entry(MessagesPlugin.self) { services, _ in MessagesPlugin(events: services.events) },
         Entry(DiscoverFeaturesPlugin.self, requires: [ConnectionsPlugin.name]) { services, built in
             DiscoverFeaturesPlugin(
                 handshakes: try built.connections(for: DiscoverFeaturesPlugin.name), protocols: services.protocols)
         },
-        Entry(PresentProofPlugin.self, requires: [ConnectionsPlugin.name]) { _, _ in PresentProofPlugin() },
     ])
 
     let entries: [Entry]
