@@ -87,6 +87,7 @@ let package = Package(
             dependencies: [
                 "AerieCore", "AerieCrypto", "AerieStore", "AerieRPC", "AerieTransport", "SystemPlugin",
                 "ConnectionsPlugin", "DeletePlugin", "DiscoverFeaturesPlugin", "MessagesPlugin", "OutOfBandPlugin",
+                "IssueCredentialPlugin",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -114,6 +115,7 @@ let package = Package(
         .target(
             name: "DiscoverFeaturesPlugin", dependencies: ["AerieCore", "AerieCrypto"], path: "Plugins/DiscoverFeaturesPlugin"),
         .target(name: "OutOfBandPlugin", dependencies: ["AerieCore", "AerieCrypto"], path: "Plugins/OutOfBandPlugin"),
+        .target(name: "IssueCredentialPlugin", dependencies: ["AerieCore", "AerieCrypto"], path: "Plugins/IssueCredentialPlugin"),
 
         .executableTarget(
             name: "aerie-server",
@@ -168,11 +170,12 @@ let package = Package(
         .testTarget(name: "MessagesPluginTests", dependencies: ["MessagesPlugin", "AerieCore"]),
         .testTarget(name: "DiscoverFeaturesPluginTests", dependencies: ["DiscoverFeaturesPlugin", "AerieCore"]),
         .testTarget(name: "OutOfBandPluginTests", dependencies: ["OutOfBandPlugin", "AerieCore", "AerieCrypto"]),
+        .testTarget(name: "IssueCredentialPluginTests", dependencies: ["IssueCredentialPlugin", "AerieCore", "AerieCrypto"]),
         .testTarget(
             name: "AerieServerTests",
             dependencies: [
                 "AerieTesting", "AerieClient", "AerieServer", "AerieCrypto", "AerieStore", "AerieCore", "AerieTransport", "DeletePlugin",
-                "OutOfBandPlugin",
+                "OutOfBandPlugin", "IssueCredentialPlugin",
             ]
         ),
     ]

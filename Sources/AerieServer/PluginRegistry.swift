@@ -3,6 +3,7 @@ import AerieStore
 import ConnectionsPlugin
 import DeletePlugin
 import DiscoverFeaturesPlugin
+import IssueCredentialPlugin
 import MessagesPlugin
 import OutOfBandPlugin
 
@@ -41,6 +42,11 @@ struct PluginRegistry: Sendable {
             }
             return connections.handshakes
         }
+
+        /// The plugins built so far that take out-of-band attached requests over.
+        var attachedRequestHandlers: [any AttachedRequestHandler] {
+            plugins.compactMap { $0 as? any AttachedRequestHandler }
+        }
     }
 
     struct Entry: Sendable {
@@ -67,8 +73,11 @@ struct PluginRegistry: Sendable {
                 fetcher: services.fetcher, endpoint: services.endpoint, commits: services.events,
                 pendingConnectionsMax: services.pendingConnectionsMax)
         },
+        Entry(IssueCredentialPlugin.self) { _, _ in IssueCredentialPlugin() },
         Entry(OutOfBandPlugin.self, requires: [ConnectionsPlugin.name]) { services, built in
-            OutOfBandPlugin(handshakes: try built.connections(for: OutOfBandPlugin.name), defaultTimeout: services.outOfBandTimeout)
+            OutOfBandPlugin(
+                handshakes: try built.connections(for: OutOfBandPlugin.name), defaultTimeout: services.outOfBandTimeout,
+                attachedHandlers: built.attachedRequestHandlers)
         },
         Entry(DeletePlugin.self, requires: [ConnectionsPlugin.name]) { _, built in
             DeletePlugin(handshakes: try built.connections(for: DeletePlugin.name))
