@@ -2,12 +2,18 @@ import AerieCore
 
 /// JSON-LD 1.1 processing for the documents the credential protocols carry: expansion,
 /// compaction and conversion to RDF, with contexts only from a `JSONLDContexts` set.
+///
+/// Supported beyond the basics: scoped (type and property) contexts, `@protected`, `@propagate`,
+/// `@vocab`, `@type` and `@id` coercion, `@container` `@graph` / `@list` / `@set` / `@language` /
+/// `@index` / `@id` / `@type`, `@json`, `@reverse`, `@included`. Refused with `invalid_jsonld`:
+/// `@import`, `@nest`, `@direction`, property-valued indexes. Relative IRIs stay relative (there
+/// is no document base) and are dropped from RDF, as PyLD does.
 public enum JSONLD {
     /// The expanded form (an array of node objects) of a JSON-LD document.
     public static func expand(
         _ document: JSONValue, contexts: JSONLDContexts = .bundled, limits: LinkedDataLimits = .default
     ) throws -> JSONValue {
-        throw CryptoError(.invalidJSONLD, "JSON-LD expansion is not implemented yet")
+        .array(try JSONLDProcessor(contexts: contexts, limits: limits).expandDocument(document))
     }
 
     /// A document compacted against `context` (a URL, an object or an array of them): terms and
@@ -23,6 +29,6 @@ public enum JSONLD {
     public static func toRDF(
         _ document: JSONValue, contexts: JSONLDContexts = .bundled, limits: LinkedDataLimits = .default
     ) throws -> RDFDataset {
-        throw CryptoError(.invalidJSONLD, "JSON-LD to RDF is not implemented yet")
+        try JSONLDProcessor(contexts: contexts, limits: limits).toRDF(document)
     }
 }

@@ -5,6 +5,8 @@ import AerieCore
 public struct JSONLDContexts: Sendable {
     /// Context documents by URL, parsed.
     public let documents: [String: JSONValue]
+    /// What has been processed from these documents, shared by every run that uses this set.
+    let cache = ProcessedContextCache()
 
     /// Contexts from URL to their document (the JSON object with `@context`).
     public init(documents: [String: JSONValue]) {
@@ -12,8 +14,8 @@ public struct JSONLDContexts: Sendable {
     }
 
     /// The contexts bundled with Aerie: credentials v1 and v2, security v1 and v2, ed25519-2020,
-    /// did v1, the presentation-exchange submission, and the examples the interop harness's
-    /// credentials use.
+    /// did v1, the presentation-exchange submission, status list 2021, and the examples the
+    /// interop harness's credentials use (citizenship v1, credentials examples v1 with ODRL).
     public static var bundled: JSONLDContexts { BundledContexts.all }
 
     /// This set with one more context (tests, or a deployment pinning its own).
@@ -28,5 +30,16 @@ public struct JSONLDContexts: Sendable {
 }
 
 enum BundledContexts {
-    static let all = JSONLDContexts(documents: [:])
+    static let all: JSONLDContexts = {
+        let sources = [
+            credentialsV1, credentialsV2, credentialsExamplesV1, odrl, securityV1, securityV2,
+            ed25519Signature2020V1, didV1, statusList2021V1, citizenshipV1, presentationSubmissionV1,
+        ]
+        var documents: [String: JSONValue] = [:]
+        for source in sources {
+            // Bundled text checked by the tests; a failure here is a build defect, not input.
+            documents[source.url] = try! JSONValue(parsing: source.text)
+        }
+        return JSONLDContexts(documents: documents)
+    }()
 }

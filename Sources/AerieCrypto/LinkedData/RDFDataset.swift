@@ -32,14 +32,67 @@ public struct RDFDataset: Sendable, Hashable {
 }
 
 extension RDFDataset {
-    /// Reads N-Quads text (one statement a line, as RDF 1.1 N-Quads defines; comments and blank
-    /// lines skipped). Throws `invalid_encoding` naming the line that does not parse.
-    public init(nQuads text: String) throws {
-        throw CryptoError(.invalidEncoding, "N-Quads parsing is not implemented yet")
-    }
-
     /// The dataset as N-Quads, one line per quad in the order held, each ending in `\n`.
     public var nQuads: String {
-        ""
+        var out = ""
+        for quad in quads { out += quad.nQuad }
+        return out
+    }
+}
+
+extension RDFQuad {
+    /// The quad as one N-Quads line, with PyLD's escaping of literals (`\\`, `\t`, `\n`, `\r`, `\"`).
+    public var nQuad: String { nQuad(labels: { $0 }) }
+
+    /// The line with blank node labels mapped by `labels`.
+    func nQuad(labels: (String) -> String) -> String {
+        var line = ""
+        line.reserveCapacity(160)
+        Self.write(subject, &line, labels)
+        line += " "
+        Self.write(predicate, &line, labels)
+        line += " "
+        Self.write(object, &line, labels)
+        if let graph {
+            line += " "
+            Self.write(graph, &line, labels)
+        }
+        line += " .\n"
+        return line
+    }
+
+    static func write(_ term: RDFTerm, _ out: inout String, _ labels: (String) -> String) {
+        switch term {
+        case .iri(let iri):
+            out += "<"
+            out += iri
+            out += ">"
+        case .blankNode(let label):
+            out += "_:"
+            out += labels(label)
+        case .literal(let value, let datatype, let language):
+            out += "\""
+            for scalar in value.unicodeScalars {
+                switch scalar {
+                case "\\": out += "\\\\"
+                case "\t": out += "\\t"
+                case "\n": out += "\\n"
+                case "\r": out += "\\r"
+                case "\"": out += "\\\""
+                default: out.unicodeScalars.append(scalar)
+                }
+            }
+            out += "\""
+            if datatype == JSONLDProcessor.rdfLangString {
+                if let language {
+                    out += "@"
+                    out += language
+                }
+            } else if datatype != JSONLDProcessor.xsdString {
+                out += "^^<"
+                out += datatype
+                out += ">"
+            }
+        }
     }
 }
