@@ -87,6 +87,7 @@ let package = Package(
             dependencies: [
                 "AerieCore", "AerieCrypto", "AerieStore", "AerieRPC", "AerieTransport", "SystemPlugin",
                 "ConnectionsPlugin", "DeletePlugin", "DiscoverFeaturesPlugin", "MessagesPlugin", "OutOfBandPlugin",
+                "IssueCredentialPlugin",
                 "PresentProofPlugin",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -115,6 +116,7 @@ let package = Package(
         .target(
             name: "DiscoverFeaturesPlugin", dependencies: ["AerieCore", "AerieCrypto"], path: "Plugins/DiscoverFeaturesPlugin"),
         .target(name: "OutOfBandPlugin", dependencies: ["AerieCore", "AerieCrypto"], path: "Plugins/OutOfBandPlugin"),
+        .target(name: "IssueCredentialPlugin", dependencies: ["AerieCore", "AerieCrypto"], path: "Plugins/IssueCredentialPlugin"),
         .target(name: "PresentProofPlugin", dependencies: ["AerieCore", "AerieCrypto"], path: "Plugins/PresentProofPlugin"),
 
         .executableTarget(
@@ -170,12 +172,13 @@ let package = Package(
         .testTarget(name: "MessagesPluginTests", dependencies: ["MessagesPlugin", "AerieCore"]),
         .testTarget(name: "DiscoverFeaturesPluginTests", dependencies: ["DiscoverFeaturesPlugin", "AerieCore"]),
         .testTarget(name: "OutOfBandPluginTests", dependencies: ["OutOfBandPlugin", "AerieCore", "AerieCrypto"]),
+        .testTarget(name: "IssueCredentialPluginTests", dependencies: ["IssueCredentialPlugin", "AerieCore", "AerieCrypto"]),
         .testTarget(name: "PresentProofPluginTests", dependencies: ["PresentProofPlugin", "AerieCore", "AerieCrypto"]),
         .testTarget(
             name: "AerieServerTests",
             dependencies: [
                 "AerieTesting", "AerieClient", "AerieServer", "AerieCrypto", "AerieStore", "AerieCore", "AerieTransport", "DeletePlugin",
-                "OutOfBandPlugin",
+                "OutOfBandPlugin", "IssueCredentialPlugin",
             ]
         ),
     ]

@@ -3,6 +3,7 @@ import AerieStore
 import ConnectionsPlugin
 import DeletePlugin
 import DiscoverFeaturesPlugin
+import IssueCredentialPlugin
 import MessagesPlugin
 import OutOfBandPlugin
 import PresentProofPlugin
@@ -42,6 +43,11 @@ struct PluginRegistry: Sendable {
             }
             return connections.handshakes
         }
+
+        /// The plugins built so far that take out-of-band attached requests over.
+        var attachedRequestHandlers: [any AttachedRequestHandler] {
+            plugins.compactMap { $0 as? any AttachedRequestHandler }
+        }
     }
 
     struct Entry: Sendable {
@@ -68,14 +74,18 @@ struct PluginRegistry: Sendable {
                 fetcher: services.fetcher, endpoint: services.endpoint, commits: services.events,
                 pendingConnectionsMax: services.pendingConnectionsMax)
         },
+        // Protocol plugins before out-of-band (which hands them attached requests) and messages
+        // (which leaves the types they handle to them).
+        Entry(IssueCredentialPlugin.self) { _, _ in IssueCredentialPlugin() },
+        Entry(PresentProofPlugin.self, requires: [ConnectionsPlugin.name]) { _, _ in PresentProofPlugin() },
         Entry(OutOfBandPlugin.self, requires: [ConnectionsPlugin.name]) { services, built in
-            OutOfBandPlugin(handshakes: try built.connections(for: OutOfBandPlugin.name), defaultTimeout: services.outOfBandTimeout)
+            OutOfBandPlugin(
+                handshakes: try built.connections(for: OutOfBandPlugin.name), defaultTimeout: services.outOfBandTimeout,
+                attachedHandlers: built.attachedRequestHandlers)
         },
         Entry(DeletePlugin.self, requires: [ConnectionsPlugin.name]) { _, built in
             DeletePlugin(handshakes: try built.connections(for: DeletePlugin.name))
         },
-        // Before messages: the protocol types it handles are not the mailbox's.
-        Entry(PresentProofPlugin.self, requires: [ConnectionsPlugin.name]) { _, _ in PresentProofPlugin() },
         Entry(MessagesPlugin.self) { services, _ in MessagesPlugin(events: services.events) },
         Entry(DiscoverFeaturesPlugin.self, requires: [ConnectionsPlugin.name]) { services, built in
             DiscoverFeaturesPlugin(
