@@ -102,3 +102,24 @@ public struct PresentProofPlugin: AeriePlugin {
         ]
     }
 }
+
+/// A proof request attached to an out-of-band invitation (seed 004): checked before anything is
+/// stored, then recorded on the invitation's connection in the out-of-band plugin's transaction.
+extension PresentProofPlugin: AttachedRequestHandler {
+    public var attachedRequestTypes: Set<String> { [PresentProofMessages.requestType] }
+
+    public func checkAttached(_ message: JSONValue) throws {
+        do {
+            _ = try PresentProofMessages.readRequest(message)
+        } catch let error as AerieError {
+            throw AerieError(.invalidInvitation, "the attached proof request is refused: \(error.message)", field: "requests~attach")
+        }
+    }
+
+    public func receiveAttached(_ message: JSONValue, invitationId: String, on connection: ConnectionRecord, in tx: any TenantTransaction)
+        throws
+    {
+        let request = try PresentProofMessages.readRequest(message)
+        try PresentProofService.recordRequest(request, on: connection.id, parentThreadId: invitationId, in: tx)
+    }
+}

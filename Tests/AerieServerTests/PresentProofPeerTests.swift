@@ -61,6 +61,10 @@ import Testing
             defer { Task { await alice.close(); await bob.close() } }
             let peer = try await TestPeer.connect(alice, endpoint: inbox.url, key: inbox.key)
             let port = server.didcommPort
+            let aliceSeen = MessagesPushTests.Collector(alice)
+            let bobSeen = MessagesPushTests.Collector(bob)
+            _ = try await alice.call("messages.subscribe")
+            _ = try await bob.call("messages.subscribe")
 
             // A stranger (a key that is not the connection's peer, or anoncrypt) is refused at the endpoint.
             let strangers = Self.request(id: "req-stranger", definition: Self.definition)
@@ -125,6 +129,12 @@ import Testing
             let report = try #require(try await inbox.wait {
                 $0["~thread"]?["thid"] == "req-1" && $0["@type"] == "https://didcomm.org/present-proof/2.0/problem-report"
             })
+            // Every state change is pushed to the tenant's subscribed sessions, and only to them.
+            let changes = try await aliceSeen.wait(for: "proofs.stateChanged", count: 2)
+            #expect(changes.map { $0.params["state"] } == ["request-received", "abandoned"])
+            #expect(changes.allSatisfy { $0.params["requestId"] == .string(requestId) })
+            #expect(changes.allSatisfy { $0.params["connectionId"] == .string(peer.connectionId) })
+            #expect(bobSeen.all("proofs.stateChanged").isEmpty)
             #expect(report.message["description"] == ["en": "not today", "code": "presentation-abandoned"])
             #expect(report.senderVerkey == peer.pwVerkey)
             let again = await #expect(throws: AerieClientError.self) {
