@@ -34,7 +34,7 @@ import Testing
         let sent = try await agent.admin(
             "POST", "/present-proof-2.0/send-request",
             body: [
-                "connection_id": .string(connection), "auto_verify": true,
+                "connection_id": .string(connection), "auto_verify": true, "auto_remove": false,
                 "presentation_request": ["dif": ["options": ["challenge": "3fa85f64-5717-4562-b3fc-2c963f66afa7", "domain": "4jt78h47fh47"], "presentation_definition": definition]],
             ])
         return try #require(sent["pres_ex_id"]?.stringValue, "\(sent)")

@@ -78,8 +78,8 @@ import Testing
 
             // Matched from the store, presented, verified by ACA-Py, acknowledged.
             let presExId = try await PresentProofACAPyTests.sendRequest(
-                agent, connection: aliceConnection, definition: Self.definition(id: "degree-1"))
-            let requestId = try await Self.request(alice, definitionId: "degree-1")
+                agent, connection: aliceConnection, definition: Self.definition(id: "0f1c9d2e-1a2b-4c3d-8e4f-5a6b7c8d9e01"))
+            let requestId = try await Self.request(alice, definitionId: "0f1c9d2e-1a2b-4c3d-8e4f-5a6b7c8d9e01")
             let match = try await alice.call("proofs.match", params: ["requestId": .string(requestId)])
             #expect(match["satisfiable"] == true, "\(match)")
             #expect(match["descriptors"]?.arrayValue?.first?["credentialIds"] == [.string(credentialId)], "\(match)")
@@ -94,8 +94,8 @@ import Testing
 
             // Bob holds nothing: Alice's credential never answers Bob's request.
             let bobPresExId = try await PresentProofACAPyTests.sendRequest(
-                agent, connection: bobConnection, definition: Self.definition(id: "degree-bob"))
-            let bobRequestId = try await Self.request(bob, definitionId: "degree-bob")
+                agent, connection: bobConnection, definition: Self.definition(id: "0f1c9d2e-1a2b-4c3d-8e4f-5a6b7c8d9e02"))
+            let bobRequestId = try await Self.request(bob, definitionId: "0f1c9d2e-1a2b-4c3d-8e4f-5a6b7c8d9e02")
             let bobMatch = try await bob.call("proofs.match", params: ["requestId": .string(bobRequestId)])
             #expect(bobMatch["satisfiable"] == false)
             #expect(bobMatch["descriptors"]?.arrayValue?.first?["unmetReason"] == "no credential is held", "\(bobMatch)")
@@ -110,8 +110,8 @@ import Testing
             // A definition the credential does not satisfy: proofs.match says why; presenting
             // answers with a problem report.
             let strictExId = try await PresentProofACAPyTests.sendRequest(
-                agent, connection: aliceConnection, definition: Self.definition(id: "degree-master", pattern: "^Master"))
-            let strictId = try await Self.request(alice, definitionId: "degree-master")
+                agent, connection: aliceConnection, definition: Self.definition(id: "0f1c9d2e-1a2b-4c3d-8e4f-5a6b7c8d9e03", pattern: "^Master"))
+            let strictId = try await Self.request(alice, definitionId: "0f1c9d2e-1a2b-4c3d-8e4f-5a6b7c8d9e03")
             let why = try await alice.call("proofs.match", params: ["requestId": .string(strictId)])
             #expect(why["satisfiable"] == false)
             let reason = why["descriptors"]?.arrayValue?.first?["rejected"]?.arrayValue?.first?["reason"]?.stringValue
@@ -135,11 +135,11 @@ import Testing
             let created = try await agent.admin(
                 "POST", "/present-proof-2.0/create-request",
                 body: [
-                    "auto_verify": true,
+                    "auto_verify": true, "auto_remove": false,
                     "presentation_request": [
                         "dif": [
-                            "options": ["challenge": "oob-challenge-1", "domain": "verifier.example"],
-                            "presentation_definition": Self.definition(id: "degree-oob", suite: "Ed25519Signature2020"),
+                            "options": ["challenge": "7d3c1f2e-5b6a-4c8d-9e0f-1a2b3c4d5e6f", "domain": "verifier.example"],
+                            "presentation_definition": Self.definition(id: "0f1c9d2e-1a2b-4c3d-8e4f-5a6b7c8d9e04", suite: "Ed25519Signature2020"),
                         ]
                     ],
                 ])
@@ -152,11 +152,11 @@ import Testing
                 ])
             let accepted = try await alice.call(
                 "outOfBand.accept", params: ["invitation": try #require(invitation["invitation"]), "timeoutSeconds": 30])
-            let request = try await PresentProofACAPyTests.waitForRequest(alice, definitionId: "degree-oob")
+            let request = try await PresentProofACAPyTests.waitForRequest(alice, definitionId: "0f1c9d2e-1a2b-4c3d-8e4f-5a6b7c8d9e04")
             #expect(request["connectionId"] == accepted["connection"]?["connectionId"], "\(request) \(accepted)")
             #expect(request["parentThreadId"] == invitation["invitation"]?["@id"])
             #expect(request["proofType"] == "Ed25519Signature2020")
-            #expect(request["challenge"] == "oob-challenge-1")
+            #expect(request["challenge"] == "7d3c1f2e-5b6a-4c8d-9e0f-1a2b3c4d5e6f")
             let requestId = try #require(request["requestId"]?.stringValue)
             _ = try await alice.call("proofs.present", params: ["requestId": .string(requestId)])
             let verified = try await PresentProofACAPyTests.waitForRecord(agent, presExId, states: ["done", "abandoned"])
