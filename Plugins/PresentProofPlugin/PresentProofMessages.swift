@@ -32,6 +32,13 @@ enum PresentProofMessages {
         var suite: ProofSuite
     }
 
+    /// Whether the request carries a DIF definition: others (Indy, AnonCreds) are not this
+    /// plugin's and stay in the mailbox for the application, as before it.
+    static func isDIF(_ message: JSONValue) -> Bool {
+        guard case .array(let formats)? = message["formats"] else { return false }
+        return formats.contains { $0["format"]?.stringValue == definitionsFormat }
+    }
+
     static func readRequest(_ message: JSONValue) throws -> Request {
         let id = try id(of: message)
         let thread = try threadIds(of: message)

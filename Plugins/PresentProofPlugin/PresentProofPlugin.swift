@@ -108,7 +108,9 @@ public struct PresentProofPlugin: AeriePlugin {
 extension PresentProofPlugin: AttachedRequestHandler {
     public var attachedRequestTypes: Set<String> { [PresentProofMessages.requestType] }
 
+    /// A request in another format (Indy) is left in the mailbox, as before this plugin.
     public func checkAttached(_ message: JSONValue) throws {
+        guard PresentProofMessages.isDIF(message) else { return }
         do {
             _ = try PresentProofMessages.readRequest(message)
         } catch let error as AerieError {
@@ -119,6 +121,7 @@ extension PresentProofPlugin: AttachedRequestHandler {
     public func receiveAttached(_ message: JSONValue, invitationId: String, on connection: ConnectionRecord, in tx: any TenantTransaction)
         throws
     {
+        guard PresentProofMessages.isDIF(message) else { return }
         let request = try PresentProofMessages.readRequest(message)
         try PresentProofService.recordRequest(request, on: connection.id, parentThreadId: invitationId, in: tx)
     }

@@ -17,6 +17,8 @@ struct PresentProofService: Sendable {
     /// a malformed or unsupported one is answered with a problem report at once.
     func receiveRequest(_ inbound: InboundMessage, tenant: TenantContext) async throws {
         let connection = try Self.peerConnection(inbound)
+        // Not a DIF request: the inbound pipeline stores it in the mailbox for the application.
+        guard PresentProofMessages.isDIF(inbound.body) else { return }
         let request: PresentProofMessages.Request
         do {
             request = try PresentProofMessages.readRequest(inbound.body)
