@@ -85,6 +85,8 @@ let package = Package(
             dependencies: [
                 "AerieCore", "AerieCrypto", "AerieStore", "AerieRPC", "AerieTransport", "SystemPlugin",
                 "ConnectionsPlugin", "DeletePlugin", "DiscoverFeaturesPlugin", "MessagesPlugin", "OutOfBandPlugin",
+                "IssueCredentialPlugin",
+                "PresentProofPlugin",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -111,6 +113,8 @@ let package = Package(
         .target(
             name: "DiscoverFeaturesPlugin", dependencies: ["AerieCore", "AerieCrypto"], path: "Plugins/DiscoverFeaturesPlugin"),
         .target(name: "OutOfBandPlugin", dependencies: ["AerieCore", "AerieCrypto"], path: "Plugins/OutOfBandPlugin"),
+        .target(name: "IssueCredentialPlugin", dependencies: ["AerieCore", "AerieCrypto"], path: "Plugins/IssueCredentialPlugin"),
+        .target(name: "PresentProofPlugin", dependencies: ["AerieCore", "AerieCrypto"], path: "Plugins/PresentProofPlugin"),
 
         .executableTarget(
             name: "aerie-server",
@@ -171,11 +175,13 @@ let package = Package(
         .testTarget(name: "MessagesPluginTests", dependencies: ["MessagesPlugin", "AerieCore"]),
         .testTarget(name: "DiscoverFeaturesPluginTests", dependencies: ["DiscoverFeaturesPlugin", "AerieCore"]),
         .testTarget(name: "OutOfBandPluginTests", dependencies: ["OutOfBandPlugin", "AerieCore", "AerieCrypto"]),
+        .testTarget(name: "IssueCredentialPluginTests", dependencies: ["IssueCredentialPlugin", "AerieCore", "AerieCrypto"]),
+        .testTarget(name: "PresentProofPluginTests", dependencies: ["PresentProofPlugin", "AerieCore", "AerieCrypto"]),
         .testTarget(
             name: "AerieServerTests",
             dependencies: [
                 "AerieTesting", "AerieClient", "AerieServer", "AerieCrypto", "AerieStore", "AerieCore", "AerieTransport",
-                "ConnectionsPlugin", "DeletePlugin", "OutOfBandPlugin",
+                "ConnectionsPlugin", "DeletePlugin", "OutOfBandPlugin", "IssueCredentialPlugin",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]

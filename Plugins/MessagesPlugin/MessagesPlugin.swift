@@ -95,8 +95,10 @@ public struct MessagesPlugin: AeriePlugin {
                 return ["unsubscribed": .bool(events.unsubscribe(context.session))]
             }
         }
-        // Stored by the inbound endpoint when the handler returns; nothing more to do here.
-        for type in MessageKind.mailboxTypes {
+        // Stored by the inbound endpoint when the handler returns; nothing more to do here. A
+        // type a protocol plugin installed before this one handles (present-proof's request) is
+        // its own, and still lands in the mailbox when that plugin claims it.
+        for type in MessageKind.mailboxTypes where router.inboundRoute(for: type) == nil {
             try router.registerInbound(type) { _, _ in }
         }
     }

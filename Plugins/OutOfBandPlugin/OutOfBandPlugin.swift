@@ -12,8 +12,12 @@ public struct OutOfBandPlugin: AeriePlugin {
 
     /// `defaultTimeout`: how long `accept` and `sendReuse` wait for the inviter unless the call
     /// says otherwise (`AERIE_OOB_TIMEOUT`, 15 s by default).
-    public init(handshakes: any ConnectionHandshakes, defaultTimeout: Duration = .seconds(15)) {
-        self.service = OutOfBandService(handshakes: handshakes, defaultTimeout: defaultTimeout)
+    /// `attachedHandlers`: the enabled plugins that take attached requests over.
+    public init(
+        handshakes: any ConnectionHandshakes, defaultTimeout: Duration = .seconds(15),
+        attachedHandlers: [any AttachedRequestHandler] = []
+    ) {
+        self.service = OutOfBandService(handshakes: handshakes, defaultTimeout: defaultTimeout, attachedHandlers: attachedHandlers)
     }
 
     public func register(with router: inout MethodRouter) throws {
@@ -37,7 +41,7 @@ public struct OutOfBandPlugin: AeriePlugin {
         ) { (params: InvitationParams, tenant: TenantContext) in
             let invitation = try await handshakes.readInvitation(params.invitation, url: params.url)
             try OutOfBandService.requireOutOfBand(invitation)
-            let attached = try AttachedMessage.extract(from: invitation)
+            let attached = try service.attachedRequest(of: invitation)
             if invitation.handshakeProtocols.isEmpty {
                 // Seed 004 row 4: the parser already refused an invitation with neither list.
                 let row = OutOfBandDecision.decide(.init(handshakeProtocols: false, attachment: true, connectionExists: false))
@@ -53,7 +57,7 @@ public struct OutOfBandPlugin: AeriePlugin {
         ) { (params: SendReuseParams, tenant: TenantContext) in
             let invitation = try await handshakes.readInvitation(params.invitation, url: params.url)
             let connection = try await handshakes.load(try params.id(), tenant: tenant)
-            let attached = try AttachedMessage.extract(from: invitation)
+            let attached = try service.attachedRequest(of: invitation)
             if let same = try await service.sameInvitation(invitation, tenant: tenant), same.record != nil {
                 return OutOfBandResult(same, invitation: invitation)
             }

@@ -10,13 +10,19 @@ public struct OutOfBandService: Sendable {
     /// How long `accept` and `sendReuse` wait by default for the inviter (reuse accepted,
     /// handshake completed).
     public let defaultTimeout: Duration
+    /// The enabled plugins that take attached requests over (a credential offer...).
+    public let attachedHandlers: [any AttachedRequestHandler]
 
     /// Bounds of a caller's `timeoutSeconds`.
     public static let timeoutRange = 1...120
 
-    public init(handshakes: any ConnectionHandshakes, defaultTimeout: Duration = .seconds(15)) {
+    public init(
+        handshakes: any ConnectionHandshakes, defaultTimeout: Duration = .seconds(15),
+        attachedHandlers: [any AttachedRequestHandler] = []
+    ) {
         self.handshakes = handshakes
         self.defaultTimeout = defaultTimeout
+        self.attachedHandlers = attachedHandlers
     }
 
     /// What was done with an invitation.
@@ -40,7 +46,7 @@ public struct OutOfBandService: Sendable {
         async throws -> Outcome
     {
         try Self.requireOutOfBand(invitation)
-        let attached = try AttachedMessage.extract(from: invitation)
+        let attached = try attachedRequest(of: invitation)
         let existing: ExistingConnection?
         switch try await known(invitation, tenant: tenant) {
         case .sameInvitation(let outcome): return outcome
@@ -164,7 +170,9 @@ public struct OutOfBandService: Sendable {
             created, label: label, didMethod: didMethod, tenant: tenant
         ) { connection, tx in
             var stored = start
-            stored.attachedMessageUid = try attached.map { try tx.mailbox.insert(Self.mailboxEntry($0, on: connection)).uid }
+            stored.attachedMessageUid = try attached.map {
+                try storeAttached($0, invitationId: invitation.id, on: connection, in: tx)
+            }
             try tx.outOfBand.insert(stored)
             FaultPoint.reach("oob.afterRecord")
         }
@@ -221,11 +229,10 @@ public struct OutOfBandService: Sendable {
         var record = OutOfBandRecord(
             invitationId: invitation.id, connectionId: connection.id, decisionRow: row.number, state: Self.initialState(row),
             attachedMessage: attached, invitation: invitation.json)
-        let message = attached.map { Self.mailboxEntry($0, on: connection) }
         let handshakes = self.handshakes
         let stored = try await tenant.database.transaction { [connection, record] tx -> (ConnectionRecord, UUID?) in
             let accepted = try handshakes.move(.connectionless, connection, reviewed: nil, in: tx)
-            let uid = try message.map { try tx.mailbox.insert($0).uid }
+            let uid = try attached.map { try storeAttached($0, invitationId: invitation.id, on: accepted, in: tx) }
             var stored = record
             stored.attachedMessageUid = uid
             try tx.outOfBand.insert(stored)
@@ -246,15 +253,37 @@ public struct OutOfBandService: Sendable {
         var record = OutOfBandRecord(
             invitationId: invitation.id, connectionId: connection.id, decisionRow: row.number, state: Self.initialState(row),
             attachedMessage: attached, invitation: invitation.json)
-        let message = Self.mailboxEntry(attached, on: connection)
         record.attachedMessageUid = try await tenant.database.transaction { [record] tx -> UUID in
-            let uid = try tx.mailbox.insert(message).uid
+            let uid = try storeAttached(attached, invitationId: invitation.id, on: connection, in: tx)
             var stored = record
             stored.attachedMessageUid = uid
             try tx.outOfBand.insert(stored)
             return uid
         }
         return (connection, record)
+    }
+
+    /// The invitation's attached request, decoded (`AttachedMessage`) and checked by the plugin
+    /// that takes its type, before anything is stored.
+    public func attachedRequest(of invitation: Invitation) throws -> JSONValue? {
+        let attached = try AttachedMessage.extract(from: invitation)
+        if let attached { try attachedHandler(for: attached)?.checkAttached(attached) }
+        return attached
+    }
+
+    /// Stores the attached request in the connection's mailbox and hands it to the plugin that
+    /// takes its type, in `tx`; answers its mailbox uid.
+    func storeAttached(_ attached: JSONValue, invitationId: String, on connection: ConnectionRecord, in tx: any TenantTransaction)
+        throws -> UUID
+    {
+        let uid = try tx.mailbox.insert(Self.mailboxEntry(attached, on: connection)).uid
+        try attachedHandler(for: attached)?.receiveAttached(attached, invitationId: invitationId, on: connection, in: tx)
+        return uid
+    }
+
+    private func attachedHandler(for attached: JSONValue) -> (any AttachedRequestHandler)? {
+        let type = InboundMessage.normalizedType(attached["@type"]?.stringValue ?? "")
+        return attachedHandlers.first { $0.attachedRequestTypes.contains(type) }
     }
 
     /// The attached request as a mailbox message of the connection, as if the inviter had sent it
@@ -290,9 +319,8 @@ public struct OutOfBandService: Sendable {
         var record = OutOfBandRecord(
             invitationId: invitation.id, connectionId: connection.id, decisionRow: row.number, state: Self.initialState(row),
             reuseMessageId: message["@id"]?.stringValue, attachedMessage: attached, invitation: invitation.json)
-        let entry = attached.map { Self.mailboxEntry($0, on: connection) }
         record.attachedMessageUid = try await tenant.database.transaction { [record] tx -> UUID? in
-            let uid = try entry.map { try tx.mailbox.insert($0).uid }
+            let uid = try attached.map { try storeAttached($0, invitationId: invitation.id, on: connection, in: tx) }
             var stored = record
             stored.attachedMessageUid = uid
             try tx.outOfBand.insert(stored)

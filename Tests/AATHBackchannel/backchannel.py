@@ -241,6 +241,8 @@ class AerieAgent:
             return 400, f"Active connection not found for their_did {record_id}"
         if topic == "did":
             raise HTTPAnswer(501, "Aerie tenants have no public DID (only pairwise DIDs)")
+        if topic == "proof-v2" and record_id:
+            return 200, self.proof_info(self.proof_request(record_id, seconds=0))
         raise HTTPAnswer(501, f"topic {topic} is not implemented for Aerie")
 
     def get_response(self, topic, record_id):
@@ -274,6 +276,7 @@ class AerieAgent:
             ("did-exchange", "receive-invitation"): self.oob_receive_invitation,
             ("did-exchange", "send-request"): self.didexchange_send_request,
             ("did-exchange", "send-response"): self.didexchange_send_response,
+            ("proof-v2", "send-presentation"): self.proof_send_presentation,
         }.get((topic, operation))
         if handler is None:
             raise HTTPAnswer(501, f"{topic}/{operation} is not implemented for Aerie")
@@ -405,6 +408,53 @@ class AerieAgent:
         return self.automatic_step(
             record_id, self.responses_sent, topic="did-exchange", what="Response sent",
             repeated=(400, "problem_report", "the exchange already has its response; Aerie does not send another"))
+
+    # --- present-proof v2 (RFC 0454), JSON-LD with DIF Presentation Exchange, Aerie as prover ---
+
+    def proof_request(self, thread_id, seconds=WAIT_SECONDS):
+        """The proof request on the verifier's thread, waiting up to `seconds` for it to arrive."""
+        deadline = time.monotonic() + seconds
+        while True:
+            after = None
+            while True:
+                params = {"limit": 500}
+                if after:
+                    params["after"] = after
+                page = self.rpc.call("proofs.list", params)
+                for view in page.get("requests", []):
+                    if view.get("threadId") == thread_id:
+                        return view
+                after = page.get("nextCursor")
+                if not after:
+                    break
+            if time.monotonic() >= deadline:
+                raise HTTPAnswer(404, f"no proof request on thread {thread_id}")
+            time.sleep(POLL_SECONDS)
+
+    @staticmethod
+    def proof_info(view):
+        return {
+            "state": view["state"],
+            "thread_id": view["threadId"],
+            "pres_ex_id": view["requestId"],
+            "connection_id": view.get("connectionId"),
+            "aerie_request": view,
+        }
+
+    def proof_send_presentation(self, record_id, data):
+        """`record_ids` ({descriptor id: [credential ids]}, the harness's credential ids being
+        Aerie's credentialIds) chooses the credentials; without it the oldest matches are used."""
+        if data.get("format") not in (None, "json-ld"):
+            raise HTTPAnswer(501, f"Aerie presents JSON-LD credentials only, not {data.get('format')}")
+        view = self.proof_request(record_id)
+        selection = {d: ids[0] for d, ids in (data.get("record_ids") or {}).items() if ids}
+        params = {"requestId": view["requestId"]}
+        if selection:
+            params["selection"] = selection
+        presented = self.rpc.call("proofs.present", params)
+        if presented.get("state") == "abandoned":
+            raise HTTPAnswer(400, f"Aerie could not present: {presented.get('problem')}")
+        return 200, self.proof_info(presented)
 
     def automatic_step(self, record_id, done, topic, what, repeated):
         """A step of the handshake Aerie takes on its own (answering the Request): wait until it

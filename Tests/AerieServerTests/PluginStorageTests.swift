@@ -120,7 +120,7 @@ import Testing
                 let (kinds, sealed) = try await alice.database.transaction { tx in
                     (tx.connectionData.map(\.kind), try tx.sealClearRows(limit: 10))
                 }
-                #expect(kinds == ["outbox", "mailbox", "invitation_limits", "oob_invitations", "tenant_keys"])
+                #expect(kinds == ["outbox", "mailbox", "invitation_limits", "credential_exchanges", "proof_exchanges", "oob_invitations", "tenant_keys"])
                 #expect(sealed == 0)
 
                 // A type no plugin provides names itself in the log-only details.

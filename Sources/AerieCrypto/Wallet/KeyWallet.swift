@@ -134,7 +134,7 @@ public struct KeyWallet: Sendable {
 
     // MARK: - Private keys, briefly
 
-    private func keyPair(_ verkey: String) async throws -> Ed25519KeyPair {
+    func keyPair(_ verkey: String) async throws -> Ed25519KeyPair {
         let kid = try KeyReference.verkeyBase58(from: verkey)
         guard let sealed = try await database.read({ try $0.keys.sealedSecret(verkey: kid) }) else {
             throw AerieError.notFound("this tenant holds no key \(kid)")

@@ -3,8 +3,10 @@ import AerieStore
 import ConnectionsPlugin
 import DeletePlugin
 import DiscoverFeaturesPlugin
+import IssueCredentialPlugin
 import MessagesPlugin
 import OutOfBandPlugin
+import PresentProofPlugin
 
 /// The protocol plugins `AERIE_PLUGINS` can name, each with how to build it: the one place a
 /// plugin joins the server. A plugin that is not selected is not built; one built on another
@@ -43,6 +45,11 @@ struct PluginRegistry: Sendable {
             }
             return connections.handshakes
         }
+
+        /// The plugins built so far that take out-of-band attached requests over.
+        var attachedRequestHandlers: [any AttachedRequestHandler] {
+            plugins.compactMap { $0 as? any AttachedRequestHandler }
+        }
     }
 
     struct Entry: Sendable {
@@ -69,8 +76,14 @@ struct PluginRegistry: Sendable {
                 fetcher: services.fetcher, endpoint: services.endpoint, commits: services.events,
                 pendingConnectionsMax: services.pendingConnectionsMax, sender: services.sender)
         },
+        // Protocol plugins before out-of-band (which hands them attached requests) and messages
+        // (which leaves the types they handle to them).
+        Entry(IssueCredentialPlugin.self) { services, _ in IssueCredentialPlugin(sender: services.sender) },
+        Entry(PresentProofPlugin.self, requires: [ConnectionsPlugin.name]) { services, _ in PresentProofPlugin(sender: services.sender) },
         Entry(OutOfBandPlugin.self, requires: [ConnectionsPlugin.name]) { services, built in
-            OutOfBandPlugin(handshakes: try built.connections(for: OutOfBandPlugin.name), defaultTimeout: services.outOfBandTimeout)
+            OutOfBandPlugin(
+                handshakes: try built.connections(for: OutOfBandPlugin.name), defaultTimeout: services.outOfBandTimeout,
+                attachedHandlers: built.attachedRequestHandlers)
         },
         Entry(DeletePlugin.self, requires: [ConnectionsPlugin.name]) { _, built in
             DeletePlugin(handshakes: try built.connections(for: DeletePlugin.name))

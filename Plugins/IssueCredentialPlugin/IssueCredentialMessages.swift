@@ -1,0 +1,235 @@
+import AerieCore
+import AerieCrypto
+import Foundation
+
+/// The issue-credential 2.0 messages (Aries RFC 0453) the holder reads and writes, with the
+/// JSON-LD attachment formats of RFC 0593: `aries/ld-proof-vc-detail@v1.0` in proposals, offers
+/// and requests, `aries/ld-proof-vc@v1.0` in the credential. Reading is bounded and refuses with
+/// `IssueCredentialError`; nothing here does I/O.
+public enum IssueCredentialMessages {
+    public static let family = InboundMessage.didcommPrefix + "issue-credential/2.0/"
+    public static let proposeType = family + "propose-credential"
+    public static let offerType = family + "offer-credential"
+    public static let requestType = family + "request-credential"
+    public static let issueType = family + "issue-credential"
+    public static let ackType = family + "ack"
+    public static let problemReportType = family + "problem-report"
+    public static let previewType = family + "credential-preview"
+
+    public static let detailFormat = "aries/ld-proof-vc-detail@v1.0"
+    public static let credentialFormat = "aries/ld-proof-vc@v1.0"
+
+    /// Largest attached document (a credential or a credential detail), decoded.
+    public static let maxAttachmentBytes = 64 * 1024
+    /// Most formats and attachments one message may list.
+    public static let maxAttachments = 8
+
+    /// RFC 0593's credential detail: the credential to issue (no proof) and the proof options.
+    public struct CredentialDetail: Sendable, Hashable {
+        public var credential: JSONValue
+        public var options: JSONValue
+
+        public init(credential: JSONValue, options: JSONValue) {
+            self.credential = credential
+            self.options = options
+        }
+
+        /// `options.proofType`.
+        public var proofType: String? { options["proofType"]?.stringValue }
+
+        public var json: JSONValue { ["credential": credential, "options": options] }
+
+        /// Reads a detail (from an attachment or a caller): an object with a credential object
+        /// that names an issuer, and options with a proof type Aerie verifies.
+        public static func read(_ value: JSONValue, field: String) throws -> CredentialDetail {
+            guard case .object = value, let credential = value["credential"], case .object = credential else {
+                throw IssueCredentialError.malformed("\(field) must hold a credential object", field: field)
+            }
+            guard let options = value["options"], case .object = options else {
+                throw IssueCredentialError.malformed("\(field) must hold an options object", field: field)
+            }
+            guard let proofType = options["proofType"]?.stringValue, ProofSuite(rawValue: proofType) != nil else {
+                throw IssueCredentialError.malformed(
+                    "\(field).options.proofType must be one of \(ProofSuite.allCases.map(\.type).joined(separator: ", "))",
+                    field: "\(field).options.proofType")
+            }
+            guard credential["proof"] == nil else {
+                throw IssueCredentialError.malformed("\(field).credential must not carry a proof", field: field)
+            }
+            _ = try CredentialContent.issuer(of: credential, field: "\(field).credential")
+            return CredentialDetail(credential: credential, options: options)
+        }
+    }
+
+    /// A received offer: its thread and detail.
+    public struct Offer: Sendable, Hashable {
+        public var messageId: String
+        /// The thread the exchange runs on: `~thread.thid` when the offer answers a proposal,
+        /// else the offer's `@id`.
+        public var threadId: String
+        /// `~thread.pthid`: the out-of-band invitation the offer came in, if any.
+        public var parentThreadId: String?
+        public var comment: String?
+        public var detail: CredentialDetail
+    }
+
+    /// A received credential: its thread and the verifiable credential (unverified here).
+    public struct Issued: Sendable, Hashable {
+        public var threadId: String
+        public var credential: JSONValue
+    }
+
+    /// A received problem report: its thread and what it says.
+    public struct ProblemReport: Sendable, Hashable {
+        public var threadId: String
+        public var code: String?
+        public var description: String
+    }
+
+    // MARK: - Reading
+
+    public static func readOffer(_ message: JSONValue) throws -> Offer {
+        let messageId = try id(of: message)
+        let thread = try threadIds(of: message)
+        let attachment = try attachment(of: message, list: "offers~attach", format: detailFormat)
+        let detail = try CredentialDetail.read(attachment, field: "offers~attach")
+        let comment = try message["comment"].flatMap { try text($0, field: "comment") }
+        return Offer(
+            messageId: messageId, threadId: thread.thid ?? messageId, parentThreadId: thread.pthid, comment: comment, detail: detail)
+    }
+
+    public static func readIssued(_ message: JSONValue) throws -> Issued {
+        _ = try id(of: message)
+        guard let thid = try threadIds(of: message).thid else {
+            throw IssueCredentialError.malformed("issue-credential must name its thread (~thread.thid)", field: "~thread.thid")
+        }
+        let credential = try attachment(of: message, list: "credentials~attach", format: credentialFormat)
+        guard case .object = credential, credential["proof"] != nil else {
+            throw IssueCredentialError.malformed("the attached credential must be an object with a proof", field: "credentials~attach")
+        }
+        return Issued(threadId: thid, credential: credential)
+    }
+
+    public static func readProblemReport(_ message: JSONValue) throws -> ProblemReport {
+        guard let thid = try threadIds(of: message).thid else {
+            throw IssueCredentialError.malformed("a problem report must name its thread (~thread.thid)", field: "~thread.thid")
+        }
+        let description = message["description"]
+        let code = try description?["code"].flatMap { try text($0, field: "description.code", limits: .name) }
+        let english = try (description?["en"]).flatMap { try text($0, field: "description.en") }
+        return ProblemReport(threadId: thid, code: code, description: english ?? code ?? "no description")
+    }
+
+    // MARK: - Writing
+
+    /// The request for `detail` (its `credentialSubject.id` already bound), on `threadId`.
+    public static func request(detail: CredentialDetail, threadId: String, parentThreadId: String?, id: String = newId()) -> JSONValue {
+        let attachId = newId()
+        var thread: [String: JSONValue] = ["thid": .string(threadId)]
+        if let parentThreadId { thread["pthid"] = .string(parentThreadId) }
+        return [
+            "@type": .string(requestType), "@id": .string(id), "~thread": .object(thread),
+            "formats": [["attach_id": .string(attachId), "format": .string(detailFormat)]],
+            "requests~attach": [base64Attachment(detail.json, id: attachId)],
+        ]
+    }
+
+    /// A proposal of `detail`; its `@id` starts the thread.
+    public static func proposal(detail: CredentialDetail, comment: String?, id: String = newId()) -> JSONValue {
+        let attachId = newId()
+        var message: [String: JSONValue] = [
+            "@type": .string(proposeType), "@id": .string(id),
+            "formats": [["attach_id": .string(attachId), "format": .string(detailFormat)]],
+            "filters~attach": [base64Attachment(detail.json, id: attachId)],
+        ]
+        if let comment { message["comment"] = .string(comment) }
+        return .object(message)
+    }
+
+    public static func ack(threadId: String, id: String = newId()) -> JSONValue {
+        ["@type": .string(ackType), "@id": .string(id), "status": "OK", "~thread": ["thid": .string(threadId)]]
+    }
+
+    /// RFC 0453's problem report; `code` one of RFC 0453's (`issuance-abandoned`...).
+    public static func problemReport(threadId: String, code: String, description: String, id: String = newId()) -> JSONValue {
+        [
+            "@type": .string(problemReportType), "@id": .string(id), "~thread": ["thid": .string(threadId)],
+            "description": ["en": .string(description), "code": .string(code)],
+        ]
+    }
+
+    public static func newId() -> String { UUID.random().lowercasedString }
+
+    // MARK: - Pieces
+
+    static func base64Attachment(_ value: JSONValue, id: String) -> JSONValue {
+        ["@id": .string(id), "mime-type": "application/json", "data": ["base64": .string(Base64.encode(value.serialized()))]]
+    }
+
+    static func id(of message: JSONValue) throws -> String {
+        guard let id = message["@id"]?.stringValue, !id.isEmpty else {
+            throw IssueCredentialError.malformed("the message has no @id", field: "@id")
+        }
+        if let violation = PeerFieldLimits.id.violation(id, name: "@id") { throw IssueCredentialError.malformed(violation, field: "@id") }
+        return id
+    }
+
+    static func threadIds(of message: JSONValue) throws -> (thid: String?, pthid: String?) {
+        guard let thread = message["~thread"] else { return (nil, nil) }
+        guard case .object = thread else { throw IssueCredentialError.malformed("~thread must be an object", field: "~thread") }
+        let thid = try thread["thid"].flatMap { try text($0, field: "~thread.thid", limits: .id) }
+        let pthid = try thread["pthid"].flatMap { try text($0, field: "~thread.pthid", limits: .id) }
+        return (thid, pthid)
+    }
+
+    static func text(_ value: JSONValue, field: String, limits: PeerFieldLimits = .text) throws -> String? {
+        if case .null = value { return nil }
+        guard let string = value.stringValue else { throw IssueCredentialError.malformed("\(field) must be a string", field: field) }
+        if let violation = limits.violation(string, name: field) { throw IssueCredentialError.malformed(violation, field: field) }
+        return string
+    }
+
+    /// The document attached under `list` whose `formats` entry is `format`: a `json` object or
+    /// `base64` JSON, at most `maxAttachmentBytes`.
+    static func attachment(of message: JSONValue, list: String, format: String) throws -> JSONValue {
+        guard case .array(let formats)? = message["formats"], !formats.isEmpty, formats.count <= maxAttachments else {
+            throw IssueCredentialError.malformed("formats must list 1 to \(maxAttachments) attachment formats", field: "formats")
+        }
+        guard case .array(let attachments)? = message[list], !attachments.isEmpty, attachments.count <= maxAttachments else {
+            throw IssueCredentialError.malformed("\(list) must hold 1 to \(maxAttachments) attachments", field: list)
+        }
+        guard let entry = formats.first(where: { $0["format"]?.stringValue == format }),
+            let attachId = entry["attach_id"]?.stringValue
+        else {
+            let named = formats.compactMap { $0["format"]?.stringValue?.prefix(64) }.joined(separator: ", ")
+            throw IssueCredentialError.unsupportedFormat("no \(format) attachment (the message offers: \(named))")
+        }
+        guard let attachment = attachments.first(where: { $0["@id"]?.stringValue == attachId }) else {
+            throw IssueCredentialError.malformed("formats names attachment \(attachId.prefix(64)), which \(list) lacks", field: list)
+        }
+        let data = attachment["data"]
+        if let json = data?["json"] {
+            guard case .object = json, json.serialized().count <= maxAttachmentBytes else {
+                throw IssueCredentialError.malformed(
+                    "\(list) data.json must be an object of at most \(maxAttachmentBytes / 1024) KiB", field: list)
+            }
+            return json
+        }
+        guard let base64 = data?["base64"]?.stringValue else {
+            throw IssueCredentialError.malformed("\(list) must carry data.json or data.base64", field: list)
+        }
+        guard base64.utf8.count <= maxAttachmentBytes * 4 / 3 + 4 else {
+            throw IssueCredentialError.malformed("\(list) is larger than \(maxAttachmentBytes / 1024) KiB", field: list)
+        }
+        let bytes: [UInt8]
+        do { bytes = try Base64.decode(base64) } catch {
+            throw IssueCredentialError.malformed("\(list) data.base64 is not base64", field: list)
+        }
+        let value: JSONValue
+        do { value = try JSONValue(parsing: bytes) } catch {
+            throw IssueCredentialError.malformed("\(list) data.base64 is not JSON", field: list)
+        }
+        guard case .object = value else { throw IssueCredentialError.malformed("\(list) must hold a JSON object", field: list) }
+        return value
+    }
+}

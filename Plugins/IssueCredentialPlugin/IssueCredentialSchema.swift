@@ -1,0 +1,103 @@
+import AerieCore
+
+/// The issue-credential plugin's tables: `aerie.credential_exchanges` (one row per exchange, its
+/// state changes logged and notified as events of kind `issue-credential`) and
+/// `aerie.stored_credentials` (the credentials the tenant holds, `CredentialRepository`). Both
+/// sealed (`RowSealing`); only ids, states, times and keyed hashes stay clear.
+enum IssueCredentialSchema {
+    static let migrations = [
+        SchemaMigration(
+            version: 53, name: "credential_exchanges",
+            sql: #"""
+-- Issue-credential 2.0 exchanges of a tenant as holder (RFC 0453). A thread is found by the keyed
+-- hash of its ~thread.thid on its connection: two issuers choosing the same thread id do not meet.
+CREATE TABLE aerie.credential_exchanges (
+    tenant_id       uuid        NOT NULL REFERENCES aerie.tenants (id),
+    id              uuid        NOT NULL,
+    connection_id   uuid,
+    thread_hash     bytea       NOT NULL,
+    state           text        NOT NULL CHECK (state IN ('proposal-sent', 'offer-received', 'request-sent',
+                                                          'credential-received', 'done', 'abandoned')),
+    credential_id   uuid,
+    -- thread id, parent thread id, comment, offer, request, holder DID, problem
+    sealed          bytea       NOT NULL,
+    created_at      timestamptz NOT NULL DEFAULT now(),
+    updated_at      timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (tenant_id, id)
+);
+CREATE UNIQUE INDEX credential_exchanges_thread ON aerie.credential_exchanges (tenant_id, connection_id, thread_hash);
+CREATE INDEX credential_exchanges_connection ON aerie.credential_exchanges (tenant_id, connection_id);
+
+ALTER TABLE aerie.credential_exchanges ENABLE ROW LEVEL SECURITY;
+ALTER TABLE aerie.credential_exchanges FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON aerie.credential_exchanges
+    USING (tenant_id = NULLIF(current_setting('aerie.tenant_id', true), '')::uuid)
+    WITH CHECK (tenant_id = NULLIF(current_setting('aerie.tenant_id', true), '')::uuid);
+GRANT SELECT, INSERT, UPDATE, DELETE ON aerie.credential_exchanges TO aerie_runtime;
+
+-- Every new exchange and state change is an event (kind issue-credential): logged for a tenant
+-- with a backend (as schema/0035's triggers decide) and notified to the server processes.
+CREATE FUNCTION aerie.credential_exchange_event() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+    payload jsonb := jsonb_build_object('exchangeId', NEW.id, 'state', NEW.state, 'connectionId', NEW.connection_id,
+                                        'credentialId', NEW.credential_id);
+    notified text;
+BEGIN
+    IF current_setting('aerie.tenant_logs', true) IS DISTINCT FROM 'off' THEN
+        PERFORM aerie.log_event(NEW.tenant_id, 'issue-credential', payload);
+    END IF;
+    notified := pg_notify('aerie_events',
+        (jsonb_build_object('tenant', NEW.tenant_id, 'kind', 'issue-credential') || payload)::text);
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER credential_exchanges_event AFTER INSERT ON aerie.credential_exchanges
+    FOR EACH ROW EXECUTE FUNCTION aerie.credential_exchange_event();
+CREATE TRIGGER credential_exchanges_state_event AFTER UPDATE ON aerie.credential_exchanges
+    FOR EACH ROW WHEN (OLD.state IS DISTINCT FROM NEW.state) EXECUTE FUNCTION aerie.credential_exchange_event();
+GRANT EXECUTE ON FUNCTION aerie.credential_exchange_event() TO aerie_runtime;
+"""#),
+        SchemaMigration(
+            version: 54, name: "stored_credentials",
+            sql: #"""
+-- Credentials a tenant holds (W3C JSON-LD, verified before they are stored). The issuer and the
+-- types are filtered by keyed hashes; the credential itself is sealed. A credential outlives the
+-- connection it came over (connection_id is only a note); deleting the tenant destroys the key.
+CREATE TABLE aerie.stored_credentials (
+    tenant_id       uuid        NOT NULL REFERENCES aerie.tenants (id),
+    id              uuid        NOT NULL,
+    connection_id   uuid,
+    exchange_id     uuid,
+    issuer_hash     bytea       NOT NULL,
+    type_hashes     text[]      NOT NULL, -- hex keyed hashes of the types
+    -- credential, issuer, types, subject id, issuance and expiration dates
+    sealed          bytea       NOT NULL,
+    created_at      timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (tenant_id, id)
+);
+CREATE INDEX stored_credentials_issuer ON aerie.stored_credentials (tenant_id, issuer_hash);
+
+ALTER TABLE aerie.stored_credentials ENABLE ROW LEVEL SECURITY;
+ALTER TABLE aerie.stored_credentials FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON aerie.stored_credentials
+    USING (tenant_id = NULLIF(current_setting('aerie.tenant_id', true), '')::uuid)
+    WITH CHECK (tenant_id = NULLIF(current_setting('aerie.tenant_id', true), '')::uuid);
+GRANT SELECT, INSERT, UPDATE, DELETE ON aerie.stored_credentials TO aerie_runtime;
+"""#),
+    ]
+
+    static let storage = PluginStorage(
+        migrations: migrations,
+        repositories: [
+            RepositoryProvider(CredentialRepository.self) { CredentialStore($0) },
+            RepositoryProvider(CredentialExchangeRepository.self) { CredentialExchangeStore($0) },
+        ],
+        connectionData: [
+            // The connection's exchanges go with it; the credentials it brought stay, unlinked.
+            ConnectionData(kind: CredentialExchangeStore.table) { tx, record in
+                try CredentialStore(tx).unlink(connectionId: record.id)
+                return try CredentialExchangeStore(tx).deleteAll(connectionId: record.id)
+            }
+        ])
+}

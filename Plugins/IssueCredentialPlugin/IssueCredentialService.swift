@@ -1,0 +1,229 @@
+import AerieCore
+import AerieCrypto
+import Foundation
+
+/// The holder side of issue-credential 2.0: the driver around `CredentialExchange`'s state rules.
+/// Every state change is written in the transaction that records the message causing it (an
+/// inbound one claimed with `InboundReceipt`, an outbound one queued with the `ConnectionSender`), so a
+/// crash leaves either both or neither.
+public struct IssueCredentialService: Sendable {
+    /// Sends over the tenant's connections (the server's `ConnectionSender`).
+    public let sender: any ConnectionSender
+
+    public init(sender: any ConnectionSender) {
+        self.sender = sender
+    }
+
+    // MARK: - Inbound
+
+    /// An offer from the connection's peer: a new exchange, or a counter-offer on one of ours.
+    func receiveOffer(_ inbound: InboundMessage, tenant: TenantContext) async throws {
+        let connection = try Self.peerConnection(inbound)
+        let offer: IssueCredentialMessages.Offer
+        do {
+            offer = try IssueCredentialMessages.readOffer(inbound.body)
+        } catch {
+            try await report(error, on: inbound, connection: connection, tenant: tenant)
+            return
+        }
+        try await tenant.database.transaction { tx in
+            if let receipt = inbound.receipt, try !receipt.claim(in: tx, connection: connection.id) { return }
+            try Self.recordOffer(offer, on: connection.id, in: tx)
+        }
+    }
+
+    /// Stores `offer` as a new exchange (`offer-received`) or as the counter-offer on its thread.
+    static func recordOffer(_ offer: IssueCredentialMessages.Offer, on connectionId: UUID, in tx: any TenantTransaction) throws {
+        let exchanges = try tx.credentialExchanges
+        if var exchange = try exchanges.find(threadId: offer.threadId, connectionId: connectionId, forUpdate: true) {
+            try exchange.apply(.offerReceived)
+            exchange.offer = offer.detail
+            exchange.comment = offer.comment
+            try exchanges.update(exchange)
+        } else {
+            try exchanges.insert(
+                CredentialExchange(
+                    connectionId: connectionId, threadId: offer.threadId, parentThreadId: offer.parentThreadId,
+                    state: try CredentialExchange.next(nil, on: .offerReceived), comment: offer.comment, offer: offer.detail))
+        }
+    }
+
+    /// The credential: checked against the request and verified before anything is stored; then
+    /// stored sealed, the exchange `credential-received` then `done`, and the ack queued, in one
+    /// transaction. A credential that fails a check abandons the exchange with a problem report.
+    func receiveCredential(_ inbound: InboundMessage, tenant: TenantContext) async throws {
+        let connection = try Self.peerConnection(inbound)
+        let issued: IssueCredentialMessages.Issued
+        do {
+            issued = try IssueCredentialMessages.readIssued(inbound.body)
+        } catch {
+            try await report(error, on: inbound, connection: connection, tenant: tenant)
+            return
+        }
+        guard
+            let exchange = try await tenant.database.read({ tx in
+                try tx.credentialExchanges.find(threadId: issued.threadId, connectionId: connection.id, forUpdate: false)
+            })
+        else {
+            throw AerieError.notFound("no credential exchange of this connection has the thread of this credential")
+        }
+        guard exchange.state == .requestSent, let request = exchange.request, let holder = exchange.holderDid else {
+            throw AerieError(.conflict, "the exchange is \(exchange.state.rawValue): no credential was requested")
+        }
+        let proof: VerifiedProof
+        do {
+            proof = try CredentialContent.verifyIssued(issued.credential, requested: request, holder: holder)
+        } catch {
+            tenant.logger.notice(
+                "credential refused", metadata: ["exchange": "\(exchange.id)", "error": "\(String(reflecting: error))"])
+            try await abandon(exchange, code: IssueCredentialError.problemCode(error), reason: Self.describe(error), received: inbound, tenant: tenant)
+            return
+        }
+        let credential = StoredCredential(
+            credential: issued.credential, issuer: proof.controller, types: CredentialContent.types(of: issued.credential),
+            subjectId: holder, issuanceDate: CredentialContent.date(issued.credential, "issuanceDate"),
+            expirationDate: CredentialContent.date(issued.credential, "expirationDate"), connectionId: connection.id,
+            exchangeId: exchange.id)
+        let ack = IssueCredentialMessages.ack(threadId: exchange.threadId)
+        _ = try await sender.send(ack, on: connection.id, tenant: tenant) { _, tx in
+            if let receipt = inbound.receipt, try !receipt.claim(in: tx, connection: connection.id) { return false }
+            let exchanges = try tx.credentialExchanges
+            guard var current = try exchanges.get(exchange.id, forUpdate: true) else { return false }
+            try current.apply(.credentialReceived)
+            current.credentialId = credential.id
+            try tx.credentials.insert(credential)
+            try exchanges.update(current)
+            try current.apply(.ackSent)
+            try exchanges.update(current)
+            return true
+        }
+    }
+
+    /// The issuer's problem report: the exchange is abandoned with what it says.
+    func receiveProblemReport(_ inbound: InboundMessage, tenant: TenantContext) async throws {
+        let connection = try Self.peerConnection(inbound)
+        let report = try IssueCredentialMessages.readProblemReport(inbound.body)
+        try await tenant.database.transaction { tx in
+            if let receipt = inbound.receipt, try !receipt.claim(in: tx, connection: connection.id) { return }
+            let exchanges = try tx.credentialExchanges
+            guard var exchange = try exchanges.find(threadId: report.threadId, connectionId: connection.id, forUpdate: true) else {
+                throw AerieError.notFound("no credential exchange of this connection has the thread of this problem report")
+            }
+            try exchange.apply(.problemReport)
+            exchange.problem = "the issuer reported: " + [report.code, report.description].compactMap { $0 }.joined(separator: ": ")
+            try exchanges.update(exchange)
+        }
+    }
+
+    // MARK: - The tenant's calls
+
+    /// Requests the offered credential, bound to a new did:key of the tenant.
+    func accept(_ exchangeId: UUID, tenant: TenantContext) async throws -> CredentialExchange {
+        let exchange = try await load(exchangeId, tenant: tenant)
+        _ = try CredentialExchange.next(exchange.state, on: .requestSent)
+        guard let connectionId = exchange.connectionId, let offer = exchange.offer else {
+            throw AerieError(.conflict, "the exchange has no offer to accept over a connection")
+        }
+        let key = try await AerieError.mappingCrypto { try await tenant.keys.makeKey() }
+        let holder = try AerieError.mappingCrypto { try DIDKey.did(verkeyBase58: key.verkey) }
+        let detail = IssueCredentialMessages.CredentialDetail(
+            credential: try CredentialContent.binding(offer.credential, to: holder), options: offer.options)
+        let message = IssueCredentialMessages.request(
+            detail: detail, threadId: exchange.threadId, parentThreadId: exchange.parentThreadId)
+        _ = try await sender.send(message, on: connectionId, tenant: tenant) { _, tx in
+            let exchanges = try tx.credentialExchanges
+            guard var current = try exchanges.get(exchangeId, forUpdate: true) else { throw Self.noExchange(exchangeId) }
+            try current.apply(.requestSent)
+            current.request = detail
+            current.holderDid = holder
+            try key.store(in: tx)
+            try exchanges.update(current)
+            return true
+        }
+        return try await load(exchangeId, tenant: tenant)
+    }
+
+    /// Sends a proposal of `detail` over the connection: a new exchange in `proposal-sent`.
+    func propose(_ detail: IssueCredentialMessages.CredentialDetail, comment: String?, on connectionId: UUID, tenant: TenantContext)
+        async throws -> CredentialExchange
+    {
+        let message = IssueCredentialMessages.proposal(detail: detail, comment: comment)
+        guard let threadId = message["@id"]?.stringValue else { throw AerieError.internalError(details: "a proposal without @id") }
+        let exchange = CredentialExchange(
+            connectionId: connectionId, threadId: threadId, state: try CredentialExchange.next(nil, on: .proposalSent),
+            comment: comment, offer: detail)
+        _ = try await sender.send(message, on: connectionId, tenant: tenant) { _, tx in
+            try tx.credentialExchanges.insert(exchange)
+            return true
+        }
+        return exchange
+    }
+
+    /// Refuses the offer (or gives up the proposal): a problem report, the exchange `abandoned`.
+    func decline(_ exchangeId: UUID, reason: String?, tenant: TenantContext) async throws -> CredentialExchange {
+        let exchange = try await load(exchangeId, tenant: tenant)
+        guard exchange.state == .offerReceived || exchange.state == .proposalSent else {
+            throw AerieError(.conflict, "the exchange is \(exchange.state.rawValue): only an offer or a proposal can be declined")
+        }
+        return try await abandon(exchange, code: "issuance-abandoned", reason: reason ?? "the holder declined the offer", tenant: tenant)
+    }
+
+    func load(_ id: UUID, tenant: TenantContext) async throws -> CredentialExchange {
+        guard let exchange = try await tenant.database.read({ try $0.credentialExchanges.get(id, forUpdate: false) }) else {
+            throw Self.noExchange(id)
+        }
+        return exchange
+    }
+
+    // MARK: - Pieces
+
+    /// Sends a problem report on the exchange's thread and abandons it (with the message that
+    /// caused it claimed, when there is one), in one transaction.
+    @discardableResult
+    private func abandon(
+        _ exchange: CredentialExchange, code: String, reason: String, received inbound: InboundMessage? = nil, tenant: TenantContext
+    ) async throws -> CredentialExchange {
+        guard let connectionId = exchange.connectionId else { throw AerieError(.conflict, "the exchange has no connection") }
+        let message = IssueCredentialMessages.problemReport(threadId: exchange.threadId, code: code, description: reason)
+        _ = try await sender.send(message, on: connectionId, tenant: tenant) { _, tx in
+            if let receipt = inbound?.receipt, try !receipt.claim(in: tx, connection: connectionId) { return false }
+            let exchanges = try tx.credentialExchanges
+            guard var current = try exchanges.get(exchange.id, forUpdate: true) else { throw Self.noExchange(exchange.id) }
+            try current.apply(.problemReport)
+            current.problem = reason
+            try exchanges.update(current)
+            return true
+        }
+        return try await load(exchange.id, tenant: tenant)
+    }
+
+    /// A malformed message from the peer: a problem report on its thread (nothing else stored
+    /// but the message), so the issuer learns why.
+    private func report(_ error: any Error, on inbound: InboundMessage, connection: ConnectionRecord, tenant: TenantContext) async throws {
+        let thread = (try? IssueCredentialMessages.threadIds(of: inbound.body).thid) ?? inbound.id
+        guard let thread, PeerFieldLimits.id.violation(thread, name: "") == nil else { throw error }
+        let message = IssueCredentialMessages.problemReport(
+            threadId: thread, code: IssueCredentialError.problemCode(error), description: Self.describe(error))
+        _ = try await sender.send(message, on: connection.id, tenant: tenant) { _, tx in
+            if let receipt = inbound.receipt { return try receipt.claim(in: tx, connection: connection.id) }
+            return true
+        }
+    }
+
+    /// The connection of a message its peer sent: issue-credential is taken from nobody else
+    /// (the endpoint authenticated the sender against the connection).
+    static func peerConnection(_ inbound: InboundMessage) throws -> ConnectionRecord {
+        guard let connection = inbound.connection, inbound.sender == .peer else {
+            throw InboundSender.Refused("issue-credential messages are taken only from a connection's peer")
+        }
+        return connection
+    }
+
+    static func describe(_ error: any Error) -> String {
+        (error as? AerieError)?.message ?? "the message could not be handled"
+    }
+
+    static func noExchange(_ id: UUID) -> AerieError {
+        AerieError.notFound("no credential exchange \(id.lowercasedString)")
+    }
+}

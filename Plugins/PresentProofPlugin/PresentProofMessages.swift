@@ -1,0 +1,179 @@
+import AerieCore
+import AerieCrypto
+import Foundation
+
+/// Present-proof 2.0 (RFC 0454) messages with DIF Presentation Exchange attachments (RFC 0510):
+/// the verifier's request read with bounds, and the prover's presentation, ack and problem report.
+enum PresentProofMessages {
+    static let family = InboundMessage.didcommPrefix + "present-proof/2.0/"
+    static let requestType = family + "request-presentation"
+    static let presentationType = family + "presentation"
+    static let ackType = family + "ack"
+    static let problemReportType = family + "problem-report"
+
+    static let definitionsFormat = "dif/presentation-exchange/definitions@v1.0"
+    static let submissionFormat = "dif/presentation-exchange/submission@v1.0"
+
+    static let maxAttachmentBytes = 64 * 1024
+    static let maxAttachments = 8
+
+    /// A verifier's `request-presentation`.
+    struct Request: Sendable {
+        var id: String
+        var threadId: String
+        var parentThreadId: String?
+        var comment: String?
+        var definition: PresentationDefinition
+        /// The definition as received, shown by `proofs.get`.
+        var definitionJSON: JSONValue
+        var challenge: String
+        var domain: String?
+        /// The suite the verifier asks for (`format.ldp_vp.proof_type`), Ed25519Signature2018 by default.
+        var suite: ProofSuite
+    }
+
+    /// Whether the request carries a DIF definition: others (Indy, AnonCreds) are not this
+    /// plugin's and stay in the mailbox for the application, as before it.
+    static func isDIF(_ message: JSONValue) -> Bool {
+        guard case .array(let formats)? = message["formats"] else { return false }
+        return formats.contains { $0["format"]?.stringValue == definitionsFormat }
+    }
+
+    static func readRequest(_ message: JSONValue) throws -> Request {
+        let id = try id(of: message)
+        let thread = try threadIds(of: message)
+        let attached = try attachment(of: message, list: "request_presentations~attach", format: definitionsFormat)
+        guard let definitionJSON = attached["presentation_definition"], case .object = definitionJSON else {
+            throw PresentProofError.malformed(
+                "the definitions attachment has no presentation_definition object", field: "request_presentations~attach")
+        }
+        let definition = try PresentationDefinition(parsing: definitionJSON)
+        let options = attached["options"]
+        // ACA-Py always sends a challenge; without one a presentation could be replayed, so the
+        // request's own @id binds it, as the DIF spec suggests for a missing nonce.
+        let challenge = try options?["challenge"].flatMap { try text($0, field: "options.challenge", limits: .id) } ?? id
+        let domain = try options?["domain"].flatMap { try text($0, field: "options.domain", limits: .url) }
+        return Request(
+            id: id, threadId: thread.thid ?? id, parentThreadId: thread.pthid,
+            comment: try message["comment"].flatMap { try text($0, field: "comment") }, definition: definition,
+            definitionJSON: definitionJSON, challenge: challenge, domain: domain, suite: try suite(asked: definitionJSON["format"]))
+    }
+
+    /// Ed25519Signature2018 unless the definition's `format.ldp_vp.proof_type` names only 2020;
+    /// a format that names neither (BBS+, JWT) is refused.
+    static func suite(asked format: JSONValue?) throws -> ProofSuite {
+        guard let format, case .object(let formats) = format else { return .ed25519Signature2018 }
+        guard let ldp = formats["ldp_vp"] ?? formats["ldp"] else {
+            let named = formats.keys.sorted().prefix(4).joined(separator: ", ")
+            throw PresentProofError.unsupportedFormat("the definition asks for \(named); Aerie presents ldp_vp only")
+        }
+        guard case .array(let types)? = ldp["proof_type"] else { return .ed25519Signature2018 }
+        let names = types.compactMap(\.stringValue)
+        if names.contains(ProofSuite.ed25519Signature2018.type) { return .ed25519Signature2018 }
+        if names.contains(ProofSuite.ed25519Signature2020.type) { return .ed25519Signature2020 }
+        throw PresentProofError.unsupportedFormat(
+            "the definition asks for \(names.prefix(4).joined(separator: ", ")); Aerie signs with Ed25519Signature2018 or 2020")
+    }
+
+    /// The signed presentation, as a `presentation` on the request's thread.
+    static func presentation(_ signed: JSONValue, threadId: String, parentThreadId: String?, id: String = newId()) -> JSONValue {
+        let attachId = newId()
+        var thread: [String: JSONValue] = ["thid": .string(threadId)]
+        if let parentThreadId { thread["pthid"] = .string(parentThreadId) }
+        return [
+            "@type": .string(presentationType), "@id": .string(id), "~thread": .object(thread),
+            "formats": [["attach_id": .string(attachId), "format": .string(submissionFormat)]],
+            "presentations~attach": [["@id": .string(attachId), "mime-type": "application/json", "data": ["json": signed]]],
+        ]
+    }
+
+    /// RFC 0454's problem report; `code` one of its codes (`presentation-abandoned`...).
+    static func problemReport(threadId: String, code: String, description: String, id: String = newId()) -> JSONValue {
+        [
+            "@type": .string(problemReportType), "@id": .string(id), "~thread": ["thid": .string(threadId)],
+            "description": ["en": .string(description), "code": .string(code)],
+        ]
+    }
+
+    /// A peer's problem report: its code and text, bounded.
+    static func readProblemReport(_ message: JSONValue) throws -> (threadId: String, code: String, description: String) {
+        guard let thid = try threadIds(of: message).thid else {
+            throw PresentProofError.malformed("the problem report names no thread", field: "~thread.thid")
+        }
+        let description = message["description"]
+        let code = try description?["code"].flatMap { try text($0, field: "description.code", limits: .id) } ?? "unspecified"
+        let en = try description?["en"].flatMap { try text($0, field: "description.en") } ?? ""
+        return (thid, code, en)
+    }
+
+    static func newId() -> String { UUID.random().lowercasedString }
+
+    // MARK: - Pieces
+
+    static func id(of message: JSONValue) throws -> String {
+        guard let id = message["@id"]?.stringValue, !id.isEmpty else {
+            throw PresentProofError.malformed("the message has no @id", field: "@id")
+        }
+        if let violation = PeerFieldLimits.id.violation(id, name: "@id") { throw PresentProofError.malformed(violation, field: "@id") }
+        return id
+    }
+
+    static func threadIds(of message: JSONValue) throws -> (thid: String?, pthid: String?) {
+        guard let thread = message["~thread"] else { return (nil, nil) }
+        guard case .object = thread else { throw PresentProofError.malformed("~thread must be an object", field: "~thread") }
+        let thid = try thread["thid"].flatMap { try text($0, field: "~thread.thid", limits: .id) }
+        let pthid = try thread["pthid"].flatMap { try text($0, field: "~thread.pthid", limits: .id) }
+        return (thid, pthid)
+    }
+
+    static func text(_ value: JSONValue, field: String, limits: PeerFieldLimits = .text) throws -> String? {
+        if case .null = value { return nil }
+        guard let string = value.stringValue else { throw PresentProofError.malformed("\(field) must be a string", field: field) }
+        if let violation = limits.violation(string, name: field) { throw PresentProofError.malformed(violation, field: field) }
+        return string
+    }
+
+    /// The document attached under `list` whose `formats` entry is `format`: a `json` object or
+    /// `base64` JSON, at most `maxAttachmentBytes`.
+    static func attachment(of message: JSONValue, list: String, format: String) throws -> JSONValue {
+        guard case .array(let formats)? = message["formats"], !formats.isEmpty, formats.count <= maxAttachments else {
+            throw PresentProofError.malformed("formats must list 1 to \(maxAttachments) attachment formats", field: "formats")
+        }
+        guard case .array(let attachments)? = message[list], !attachments.isEmpty, attachments.count <= maxAttachments else {
+            throw PresentProofError.malformed("\(list) must hold 1 to \(maxAttachments) attachments", field: list)
+        }
+        guard let entry = formats.first(where: { $0["format"]?.stringValue == format }),
+            let attachId = entry["attach_id"]?.stringValue
+        else {
+            let named = formats.compactMap { $0["format"]?.stringValue?.prefix(64) }.joined(separator: ", ")
+            throw PresentProofError.unsupportedFormat("no \(format) attachment (the message offers: \(named))")
+        }
+        guard let attachment = attachments.first(where: { $0["@id"]?.stringValue == attachId }) else {
+            throw PresentProofError.malformed("formats names attachment \(attachId.prefix(64)), which \(list) lacks", field: list)
+        }
+        let data = attachment["data"]
+        if let json = data?["json"] {
+            guard case .object = json, json.serialized().count <= maxAttachmentBytes else {
+                throw PresentProofError.malformed(
+                    "\(list) data.json must be an object of at most \(maxAttachmentBytes / 1024) KiB", field: list)
+            }
+            return json
+        }
+        guard let base64 = data?["base64"]?.stringValue else {
+            throw PresentProofError.malformed("\(list) must carry data.json or data.base64", field: list)
+        }
+        guard base64.utf8.count <= maxAttachmentBytes * 4 / 3 + 4 else {
+            throw PresentProofError.malformed("\(list) is larger than \(maxAttachmentBytes / 1024) KiB", field: list)
+        }
+        let bytes: [UInt8]
+        do { bytes = try Base64.decode(base64) } catch {
+            throw PresentProofError.malformed("\(list) data.base64 is not base64", field: list)
+        }
+        let value: JSONValue
+        do { value = try JSONValue(parsing: bytes) } catch {
+            throw PresentProofError.malformed("\(list) data.base64 is not JSON", field: list)
+        }
+        guard case .object = value else { throw PresentProofError.malformed("\(list) must hold a JSON object", field: list) }
+        return value
+    }
+}
