@@ -71,7 +71,7 @@ import Testing
             (["out-of-band"], "'out-of-band', which is built on 'connections': add 'connections'"),
             (["delete", "messages"], "'delete', which is built on 'connections': add 'connections'"),
             (["discover-features"], "'discover-features', which is built on 'connections': add 'connections'"),
-            (["connections", "mailbox"], "unknown plugin 'mailbox'; available: connections, out-of-band, delete, messages"),
+            (["connections", "mailbox"], "unknown plugin 'mailbox'; available: connections, issue-credential, present-proof, out-of-band, delete, messages, discover-features"),
         ] {
             do {
                 try await LiveServer.with(plugins: plugins) { _ in Issue.record("\(plugins) started") }

@@ -298,7 +298,7 @@ import Testing
             // No peer key yet: nothing to notify, the delete goes ahead.
             let deleted = try await alice.call("connections.delete", params: ["connectionId": .string(id), "notify": true])
             #expect(deleted["notified"] == false)
-            #expect(deleted["removed"] == ["connections": 1, "tenant_keys": 1, "mailbox": 0, "invitation_limits": 0, "oob_invitations": 0, "outbox": 1])
+            #expect(deleted["removed"] == ["connections": 1, "tenant_keys": 1, "mailbox": 0, "invitation_limits": 0, "oob_invitations": 0, "outbox": 1, "credential_exchanges": 0, "proof_exchanges": 0])
             #expect(try await DeleteConnectionTests.postPing(to: verkey, server: server) == 400)
             #expect(try await DeleteConnectionTests.tenantRows(server, aliceID).values.allSatisfy { $0 == 0 })
             await expectCode("not_found") { try await alice.call("connections.delete", params: ["connectionId": .string(id)]) }
@@ -374,7 +374,7 @@ import Testing
             _ = try await alice.call("settings.set", params: ["key": .string("link:\(id)"), "value": true])
             _ = try await alice.call("settings.set", params: ["key": "other", "value": true])
             let deleted = try await alice.call("connections.delete", params: ["connectionId": .string(id)])
-            #expect(deleted["removed"] == ["connections": 1, "tenant_keys": 0, "mailbox": 0, "invitation_limits": 0, "oob_invitations": 0, "outbox": 0, "linked_settings": 1])
+            #expect(deleted["removed"] == ["connections": 1, "tenant_keys": 0, "mailbox": 0, "invitation_limits": 0, "oob_invitations": 0, "outbox": 0, "linked_settings": 1, "credential_exchanges": 0, "proof_exchanges": 0])
             await expectCode("not_found") { try await alice.call("settings.get", params: ["key": .string("link:\(id)")]) }
             #expect(try await alice.call("settings.get", params: ["key": "other"])["value"] == true)
         }
