@@ -88,8 +88,10 @@ public struct MessagesPlugin: AeriePlugin {
                 return ["unsubscribed": .bool(events.unsubscribe(context.session))]
             }
         }
-        // Stored by the inbound endpoint when the handler returns; nothing more to do here.
-        for type in MessageKind.mailboxTypes {
+        // Stored by the inbound endpoint when the handler returns; nothing more to do here. A type
+        // an enabled plugin already handles (issue-credential's offers...) is that plugin's; it
+        // comes here only while that plugin is off.
+        for type in MessageKind.mailboxTypes where router.inboundRoute(for: type) == nil {
             try router.registerInbound(type) { _, _ in }
         }
     }
