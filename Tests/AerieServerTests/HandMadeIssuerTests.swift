@@ -3,6 +3,7 @@ import AerieCore
 import AerieCrypto
 import AerieTesting
 import Foundation
+import Synchronization
 import Testing
 
 /// Issue-credential 2.0 from a hand-made issuer (the test holds every key: `TestPeer`,
@@ -88,11 +89,59 @@ import Testing
             #expect(stranger.exchange["state"] == "request-sent")
             #expect(try await tenant.call("credentials.list", params: [:])["credentials"]?.arrayValue?.isEmpty == true)
 
-            // The same issuer's honest credential verifies and is stored.
+            // The same issuer's honest credential verifies and is stored; each state change is pushed.
+            let pushed = PushedStates()
+            _ = try await tenant.call("messages.subscribe", params: [:])
+            let listening = Task {
+                for await notification in tenant.notifications where notification.method == "credentials.stateChanged" {
+                    pushed.append(notification.params)
+                }
+            }
+            defer { listening.cancel() }
             let honest = try await run("offer-honest", credential: { $0 }, packer: peer.pack)
             #expect(honest.exchange["state"] == "done", "\(honest.exchange)")
+            let states = try await ACAPyIssueCredentialTests.eventually("the pushed states") { () -> [String]? in
+                let states = pushed.states(of: honest.exchange["exchangeId"])
+                return states.last == "done" ? states : nil
+            }
+            #expect(states == ["offer-received", "request-sent", "credential-received", "done"])
             #expect(try await tenant.call("credentials.list", params: [:])["credentials"]?.arrayValue?.count == 1)
+
+            // At rest: a superuser's SELECT of every table holds none of the credential's claims or DIDs.
+            let rows = try await SealedStorageTests.everyRow(server.database)
+            SealedStorageTests.expectNoSecrets(["Bachelor of Hand", issuer], in: rows, "a superuser's SELECT after a stored credential")
         }
+    }
+
+    /// An out-of-band invitation whose attached offer is malformed is refused as a whole before
+    /// anything is stored: no connection, no exchange.
+    @Test func aMalformedAttachedOfferRefusesTheInvitation() async throws {
+        try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+            let (tenant, _) = try await server.tenantClient(label: "oob holder")
+            defer { Task { await tenant.close() } }
+            guard case .object(var invitation) = try DIDExchangeResponseTests.invitation(inviter: .generate(), id: "inv-bad-offer"),
+                case .object(var offer) = Self.offer(issuer: "did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK", id: "o-1")
+            else { return }
+            offer["formats"] = [["attach_id": "ld", "format": "hlindy/cred-abstract@v2.0"]]
+            invitation["requests~attach"] = [["@id": "a", "data": ["json": .object(offer)]]]
+            do {
+                _ = try await tenant.call("outOfBand.accept", params: ["invitation": .object(invitation), "wait": false])
+                Issue.record("a malformed attached offer was accepted")
+            } catch let error as AerieClientError {
+                #expect(error.code == -32010, "\(error)")
+            }
+            #expect(try await tenant.call("connections.list", params: [:])["connections"]?.arrayValue?.isEmpty == true)
+            #expect(try await tenant.call("credentials.exchanges", params: [:])["exchanges"]?.arrayValue?.isEmpty == true)
+        }
+    }
+}
+
+/// What `credentials.stateChanged` pushed.
+final class PushedStates: Sendable {
+    private let received = Mutex<[JSONValue]>([])
+    func append(_ params: JSONValue) { received.withLock { $0.append(params) } }
+    func states(of exchangeId: JSONValue?) -> [String] {
+        received.withLock { $0 }.filter { $0["exchangeId"] == exchangeId }.compactMap { $0["state"]?.stringValue }
     }
 }
 
