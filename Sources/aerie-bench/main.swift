@@ -31,7 +31,7 @@ let flagOptions: Set<String> = [
 ]
 
 let usage = """
-    USAGE: aerie-bench <rpc|crypto|connections|messages|oob|hostile|events|scale|all> [options]
+    USAGE: aerie-bench <rpc|crypto|ldp|connections|messages|oob|hostile|events|scale|all> [options]
 
       rpc      JSON-RPC load: bare NIO echo ceiling, system.ping, authenticated settings.get and connections.get;
                closed loop (throughput) then paced (latency at a fixed offered load)
@@ -41,6 +41,9 @@ let usage = """
                Needs PostgreSQL: AERIE_TEST_PG (superuser conninfo) or it starts a throwaway cluster.
       crypto   DIDComm v1 authcrypt pack+unpack vs the raw libsodium calls it needs
                --iterations N (3000)
+      ldp      Linked Data proofs: Ed25519Signature2018 sign and verify of one credential per second,
+               against ACA-Py 1.2.7's own code doing the same in the same run --seconds S (5).
+               Needs the venv that ./scripts/test installs.
       connections  N connections from one ACA-Py 1.2.7 inviter, accepted by aerie-server (its own
                process) and by an ACA-Py 1.2.7 invitee, sequentially and C at a time: wall and CPU
                --count N (50)  --concurrency C (10). Needs the venv that ./scripts/test installs.
@@ -94,7 +97,7 @@ if arguments.contains("--help") || arguments.contains("-h") || arguments.first =
     print(usage)
     exit(0)
 }
-guard let command = arguments.first, ["rpc", "crypto", "connections", "messages", "oob", "hostile", "events", "scale", "all"].contains(command) else {
+guard let command = arguments.first, ["rpc", "crypto", "ldp", "connections", "messages", "oob", "hostile", "events", "scale", "all"].contains(command) else {
     print(usage)
     exit(2)
 }
@@ -114,6 +117,14 @@ do {
 
 if command == "crypto" || command == "all" {
     print(runCryptoBench(iterations: Int(option("--iterations", default: 3000))))
+}
+if command == "ldp" || command == "all" {
+    do {
+        print(try runLinkedDataBench(seconds: option("--seconds", default: 5)))
+    } catch {
+        FileHandle.standardError.write(Data("aerie-bench ldp failed: \(error)\n".utf8))
+        exit(1)
+    }
 }
 if command == "rpc" || command == "all" {
     let bench = RPCBench(

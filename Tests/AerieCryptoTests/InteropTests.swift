@@ -195,11 +195,12 @@ enum ACAPy {
     /// blocked in `waitUntilExit` would hold one of the concurrency pool's threads (two on this
     /// machine) for the seconds Python takes to start, and two such tests at once stalled every
     /// other test's async work (a pool test's waits ran past their 10 s timeout).
-    static func run(_ operations: [[String: Any]]) async throws -> [[String: Any]] {
+    /// `script` names a helper in Tests/Interop (`acapy_ldp.py` for Linked Data proofs).
+    static func run(_ operations: [[String: Any]], script: String = "acapy_didcomm.py") async throws -> [[String: Any]] {
         let request = try JSONSerialization.data(withJSONObject: operations)
         let outcome: Outcome = try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
-                continuation.resume(with: Result { try runBlocking(request) })
+                continuation.resume(with: Result { try runBlocking(request, script: script) })
             }
         }
         guard outcome.status == 0,
@@ -221,10 +222,10 @@ enum ACAPy {
         let stderr: Data
     }
 
-    private static func runBlocking(_ request: Data) throws -> Outcome {
+    private static func runBlocking(_ request: Data, script: String) throws -> Outcome {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try python())
-        process.arguments = [packageRoot.appendingPathComponent("Tests/Interop/acapy_didcomm.py").path]
+        process.arguments = [packageRoot.appendingPathComponent("Tests/Interop/\(script)").path]
         let input = Pipe()
         let output = Pipe()
         // stderr goes to a file: nothing to drain concurrently, and it is there for the failure message.

@@ -6,7 +6,8 @@ Contexts come only from ACA-Py's own static set and its test contexts (citizensh
 ODRL); an unknown URL fails the operation, nothing is fetched. did:key documents come from
 ACA-Py's resolver. Keys come from 32-character seeds; seeds are never written out. Operations:
 
-  {"op": "canonize", "document": JSON}                  -> {"nquads": TEXT}  (PyLD URDNA2015)
+  {"op": "canonize", "document": JSON}                  -> {"nquads": TEXT}  (PyLD URDNA2015;
+                                                          "document_text": TEXT keeps 5.0 a float)
   {"op": "sign", "document": JSON, "suite": "Ed25519Signature2018"|"Ed25519Signature2020",
    "seed": S, "purpose": "assertionMethod"|"authentication", "challenge": C?, "domain": D?,
    "created": "2024-01-02T03:04:05Z"}                   -> {"document": JSON, "verification_method": VM}
@@ -135,7 +136,8 @@ async def main():
     for op in operations:
         try:
             if op["op"] == "canonize":
-                nquads = jsonld.normalize(op["document"], {"algorithm": "URDNA2015",
+                document = json.loads(op["document_text"]) if "document_text" in op else op["document"]
+                nquads = jsonld.normalize(document, {"algorithm": "URDNA2015",
                                           "format": "application/n-quads", "documentLoader": loader})
                 results.append({"nquads": nquads})
             elif op["op"] == "sign":

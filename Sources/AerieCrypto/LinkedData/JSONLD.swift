@@ -1,7 +1,8 @@
 import AerieCore
 
-/// JSON-LD 1.1 processing for the documents the credential protocols carry: expansion,
-/// compaction and conversion to RDF, with contexts only from a `JSONLDContexts` set.
+/// JSON-LD 1.1 processing for the documents the credential protocols carry: expansion and
+/// conversion to RDF, with contexts only from a `JSONLDContexts` set. (No compaction: the
+/// protocols keep documents in the compact form they arrive in.)
 ///
 /// Supported beyond the basics: scoped (type and property) contexts, `@protected`, `@propagate`,
 /// `@vocab`, `@type` and `@id` coercion, `@container` `@graph` / `@list` / `@set` / `@language` /
@@ -14,15 +15,6 @@ public enum JSONLD {
         _ document: JSONValue, contexts: JSONLDContexts = .bundled, limits: LinkedDataLimits = .default
     ) throws -> JSONValue {
         .array(try JSONLDProcessor(contexts: contexts, limits: limits).expandDocument(document))
-    }
-
-    /// A document compacted against `context` (a URL, an object or an array of them): terms and
-    /// compact IRIs for IRIs, single values unwrapped from arrays.
-    public static func compact(
-        _ document: JSONValue, context: JSONValue, contexts: JSONLDContexts = .bundled,
-        limits: LinkedDataLimits = .default
-    ) throws -> JSONValue {
-        throw CryptoError(.invalidJSONLD, "JSON-LD compaction is not implemented yet")
     }
 
     /// The RDF dataset of a JSON-LD document (JSON-LD 1.1 "Deserialize JSON-LD to RDF").

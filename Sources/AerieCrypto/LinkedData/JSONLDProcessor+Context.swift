@@ -67,7 +67,7 @@ extension JSONLDProcessor {
         let result = try process(
             active, loaded, remoteContexts: remoteContexts + [url], overrideProtected: overrideProtected,
             propagate: propagate, pinned: true, depth: depth + 1)
-        return remember(key, result, shared: shared)
+        return remember(key, applied: active, result, shared: shared)
     }
 
     private static let contextKeywords: Set<String> = [

@@ -52,7 +52,7 @@ extension JSONLDProcessor {
         let result = try process(
             active, context, overrideProtected: overrideProtected, propagate: propagate,
             pinned: ScopedContextID.isPinned(id), depth: depth)
-        return remember(key, result, shared: shared)
+        return remember(key, applied: active, result, shared: shared)
     }
 
     /// Expansion Algorithm (§5.1.2); nil for null.

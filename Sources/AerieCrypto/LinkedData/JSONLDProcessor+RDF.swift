@@ -38,7 +38,7 @@ extension JSONLDProcessor {
                 guard let subject = Self.node(subjectID) else { continue }
                 let node = graph[subjectID]!
                 for property in node.keys.sorted() {
-                    let values = asList(node[property]!)
+                    let values = node[property]!
                     if property == "@type" {
                         for case .string(let type) in values {
                             guard let object = Self.node(type) else { continue }
@@ -175,8 +175,10 @@ extension JSONLDProcessor {
 
 /// The node map of §7.2: graphs of nodes by id, blank nodes relabelled `_:b0`, `_:b1`…
 struct NodeMap {
-    var graphs: [String: [String: [String: JSONValue]]] = [:]
+    /// Graph name → node id → property → values (`@id` and `@index` hold one).
+    var graphs: [String: [String: [String: [JSONValue]]]] = [:]
     private var labels: [String: String] = [:]
+    private var seen: [String: Set<JSONValue>] = [:]
     private var counter = 0
     private var nodes = 0
     let maxNodes: Int
@@ -211,9 +213,11 @@ struct NodeMap {
 
     /// Appends `value` to `property` of `subject` in `graph`, once unless `duplicates`.
     private mutating func append(_ value: JSONValue, graph: String, subject: String, property: String, duplicates: Bool = false) {
-        var values: [JSONValue] = if case .array(let items)? = graphs[graph]?[subject]?[property] { items } else { [] }
-        if duplicates || !values.contains(value) { values.append(value) }
-        graphs[graph, default: [:]][subject, default: ["@id": .string(subject)]][property] = .array(values)
+        if !duplicates {
+            // A set beside each value list: a property with many values stays linear.
+            guard seen[graph + "\u{0}" + subject + "\u{0}" + property, default: []].insert(value).inserted else { return }
+        }
+        graphs[graph, default: [:]][subject, default: ["@id": [.string(subject)]]][property, default: []].append(value)
     }
 
     mutating func add(
@@ -264,7 +268,7 @@ struct NodeMap {
                 guard nodes <= maxNodes else {
                     throw CryptoError(.limitExceeded, "JSON-LD document makes more than \(maxNodes) nodes")
                 }
-                graphs[graph]![id] = ["@id": .string(id)]
+                graphs[graph]![id] = ["@id": [.string(id)]]
             }
             if case .reverse(let from)? = subject, let property {
                 append(.object(["@id": .string(from)]), graph: graph, subject: id, property: property)
@@ -280,10 +284,10 @@ struct NodeMap {
                 for type in types { append(type, graph: graph, subject: id, property: "@type") }
             }
             if let index = fields["@index"] {
-                if let existing = graphs[graph]![id]!["@index"], existing != index {
+                if let existing = graphs[graph]![id]!["@index"], existing != [index] {
                     throw processor.invalid("conflicting indexes for \(id)")
                 }
-                graphs[graph]![id]!["@index"] = index
+                graphs[graph]![id]!["@index"] = [index]
             }
             if case .object(let reverse)? = fields["@reverse"] {
                 for name in reverse.keys.sorted() {
@@ -301,7 +305,7 @@ struct NodeMap {
             for name in fields.keys.sorted()
             where !["@id", "@type", "@index", "@reverse", "@graph", "@included"].contains(name) {
                 let propertyName = JSONLDIRI.isBlankNode(name) ? try relabel(name) : name
-                if graphs[graph]![id]![propertyName] == nil { graphs[graph]![id]![propertyName] = .array([]) }
+                if graphs[graph]![id]![propertyName] == nil { graphs[graph]![id]![propertyName] = [] }
                 try add(fields[name]!, graph: graph, subject: .id(id), property: propertyName, list: nil, processor: processor)
             }
         default:

@@ -40,9 +40,13 @@ final class JSONLDProcessor {
 
     /// Remembers `result` for `key`, answering the instance to use (another run's, when it stored
     /// the same first).
-    func remember(_ key: ContextCacheKey, _ result: JSONLDActiveContext, shared: Bool) -> JSONLDActiveContext {
+    func remember(
+        _ key: ContextCacheKey, applied active: JSONLDActiveContext, _ result: JSONLDActiveContext, shared: Bool
+    ) -> JSONLDActiveContext {
         if shared, let kept = contexts.cache.store(key, result) { return kept }
         localCache[key] = result
+        // The key names `active` by identity: it must outlive the entry.
+        made.append(active)
         made.append(result)
         return result
     }
