@@ -8,10 +8,11 @@ import Testing
 /// issuer and an Aerie tenant as the holder: over a connection with both Ed25519 suites, from an
 /// out-of-band invitation's attached offer, and declined. ACA-Py's own records are checked after.
 @Suite(.serialized, .timeLimit(.minutes(10))) struct ACAPyIssueCredentialTests {
-    /// The credential ACA-Py is asked to offer (contexts of the bundled set only).
+    /// The credential ACA-Py is asked to offer. Its claims are defined by an inline `@vocab`:
+    /// ACA-Py 1.2.7 resolves only its own static contexts offline (not the examples context).
     static func credential(issuer: String, name: String) -> JSONValue {
         [
-            "@context": ["https://www.w3.org/2018/credentials/v1", "https://www.w3.org/2018/credentials/examples/v1"],
+            "@context": ["https://www.w3.org/2018/credentials/v1", ["@vocab": "https://example.org/aerie-tests#"]],
             "type": ["VerifiableCredential", "UniversityDegreeCredential"], "issuer": .string(issuer),
             "issuanceDate": "2024-01-01T00:00:00Z",
             "credentialSubject": ["degree": ["type": "BachelorDegree", "name": .string(name)]],
