@@ -66,7 +66,9 @@ import Testing
     static func acapyRecord(_ agent: ACAPyAgent, _ id: String, state: String) async throws -> JSONValue {
         try await eventually("ACA-Py's record in \(state)") {
             let record = try await agent.admin("GET", "/issue-credential-2.0/records/\(id)")
-            return record["cred_ex_record"]?["state"]?.stringValue == state ? record : nil
+            // Not `cond ? record : nil`: JSONValue takes `nil` as `.null`, which would end the wait.
+            guard record["cred_ex_record"]?["state"]?.stringValue == state else { return nil }
+            return record
         }
     }
 

@@ -53,7 +53,9 @@ import Testing
                 let status = try await DIDCommEndpointTests.post(try packer(issue), to: server.didcommPort)
                 let ended = try await ACAPyIssueCredentialTests.eventually("the exchange to end") { () async throws -> JSONValue? in
                     let current = try await tenant.call("credentials.exchange", params: ["exchangeId": exchangeId])
-                    return ["done", "abandoned"].contains(current["state"]?.stringValue ?? "") || status != 202 ? current : nil
+                    // Not `cond ? current : nil`: JSONValue takes `nil` as `.null`, which would end the wait.
+                    guard ["done", "abandoned"].contains(current["state"]?.stringValue ?? "") || status != 202 else { return nil }
+                    return current
                 }
                 return (ended, status)
             }

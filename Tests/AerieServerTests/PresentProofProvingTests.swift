@@ -63,7 +63,9 @@ import Testing
     static func waitForState(_ tenant: AerieClient, _ requestId: String, _ state: String) async throws -> JSONValue {
         try await Issuing.eventually("proof request \(requestId) in \(state)") {
             let view = try await tenant.call("proofs.get", params: ["requestId": .string(requestId)])
-            return view["state"] == .string(state) ? view : nil
+            // Not `cond ? view : nil`: JSONValue takes `nil` as `.null`, which would end the wait.
+            guard view["state"] == .string(state) else { return nil }
+            return view
         }
     }
 
