@@ -1,5 +1,6 @@
 import AerieClient
 import AerieCore
+import AerieCrypto
 import AerieTesting
 import Foundation
 import Testing
@@ -45,7 +46,7 @@ import Testing
             let pwDid = try #require(accepted["pwDid"]?.stringValue)
 
             let theirs = try await agent.waitForConnection(acapyConnection, states: ["active", "completed"])
-            #expect(theirs["their_did"]?.stringValue == pwDid)
+            #expect(theirs["their_did"]?.stringValue.map(PeerDID4.shortForm) == pwDid)
             #expect(theirs["their_label"]?.stringValue == "Alice")
             #expect(accepted["theirDid"]?.stringValue == theirs["my_did"]?.stringValue)
 

@@ -1,5 +1,6 @@
 import AerieClient
 import AerieCore
+import AerieCrypto
 import AerieTesting
 import Foundation
 import Testing
@@ -38,7 +39,7 @@ import Testing
         let pwDid = try #require(accepted["connection"]?["pwDid"]?.stringValue)
         for _ in 0..<75 {
             let theirs = try await agent.admin("GET", "/connections?state=active")
-            if let id = (theirs["results"]?.arrayValue ?? []).first(where: { $0["their_did"]?.stringValue == pwDid })?["connection_id"]?
+            if let id = (theirs["results"]?.arrayValue ?? []).first(where: { $0["their_did"]?.stringValue.map(PeerDID4.shortForm) == pwDid })?["connection_id"]?
                 .stringValue
             {
                 return (id, ours)

@@ -36,7 +36,7 @@ import Testing
             let list = try await tenant.call("connections.list", params: [:])
             #expect(list["connections"]?.arrayValue?.count == 1)
             let theirs = try await agent.admin("GET", "/connections")
-            #expect(theirs["results"]?.arrayValue?.filter { $0["their_did"]?.stringValue == pwDid }.count == 1)
+            #expect(theirs["results"]?.arrayValue?.filter { $0["their_did"]?.stringValue.map(PeerDID4.shortForm) == pwDid }.count == 1)
         }
     }
 
@@ -74,7 +74,7 @@ import Testing
 
             // ACA-Py: still one connection with us, now carrying the second invitation's @id.
             let theirs = try await agent.admin("GET", "/connections")
-            let ours = (theirs["results"]?.arrayValue ?? []).filter { $0["their_did"]?.stringValue == pwDid }
+            let ours = (theirs["results"]?.arrayValue ?? []).filter { $0["their_did"]?.stringValue.map(PeerDID4.shortForm) == pwDid }
             #expect(ours.count == 1, "\(theirs)")
             #expect(ours.first?["invitation_msg_id"] == secondInvitation["@id"])
             #expect(ours.first?["state"] == "active" || ours.first?["state"] == "completed")
@@ -237,7 +237,7 @@ import Testing
             let pwDid = try #require(connected["connection"]?["pwDid"]?.stringValue)
             let theirs = try await ACAPyDIDExchangeTests.completedConnection(
                 agent, invitationId: try #require(firstInvitation["@id"]?.stringValue))
-            #expect(theirs["their_did"]?.stringValue == pwDid)
+            #expect(theirs["their_did"]?.stringValue.map(PeerDID4.shortForm) == pwDid)
 
             let second = try await agent.admin("POST", "/out-of-band/create-invitation", body: body)
             let secondInvitation = try #require(second["invitation"])
@@ -247,7 +247,7 @@ import Testing
             #expect(reused["connection"]?["connectionId"]?.stringValue == connectionId)
             #expect(reused["connection"]?["stateName"] == "reused")
             let all = try await agent.admin("GET", "/connections")
-            let ours = (all["results"]?.arrayValue ?? []).filter { $0["their_did"]?.stringValue == pwDid }
+            let ours = (all["results"]?.arrayValue ?? []).filter { $0["their_did"]?.stringValue.map(PeerDID4.shortForm) == pwDid }
             #expect(ours.count == 1, "\(all)")
             #expect(ours.first?["invitation_msg_id"] == secondInvitation["@id"])
             #expect(ours.first?["rfc23_state"] == "completed")
