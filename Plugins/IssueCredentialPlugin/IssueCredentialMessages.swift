@@ -20,9 +20,7 @@ public enum IssueCredentialMessages {
     public static let credentialFormat = "aries/ld-proof-vc@v1.0"
 
     /// Largest attached document (a credential or a credential detail), decoded.
-    public static let maxAttachmentBytes = 64 * 1024
-    /// Most formats and attachments one message may list.
-    public static let maxAttachments = 8
+    public static let maxAttachmentBytes = FormattedAttachment.maxBytes
 
     /// RFC 0593's credential detail: the credential to issue (no proof) and the proof options.
     public struct CredentialDetail: Sendable, Hashable {
@@ -91,7 +89,7 @@ public enum IssueCredentialMessages {
     public static func readOffer(_ message: JSONValue) throws -> Offer {
         let messageId = try id(of: message)
         let thread = try threadIds(of: message)
-        let attachment = try attachment(of: message, list: "offers~attach", format: detailFormat)
+        let attachment = try FormattedAttachment.document(of: message, list: "offers~attach", format: detailFormat)
         let detail = try CredentialDetail.read(attachment, field: "offers~attach")
         let comment = try message["comment"].flatMap { try text($0, field: "comment") }
         return Offer(
@@ -103,7 +101,7 @@ public enum IssueCredentialMessages {
         guard let thid = try threadIds(of: message).thid else {
             throw IssueCredentialError.malformed("issue-credential must name its thread (~thread.thid)", field: "~thread.thid")
         }
-        let credential = try attachment(of: message, list: "credentials~attach", format: credentialFormat)
+        let credential = try FormattedAttachment.document(of: message, list: "credentials~attach", format: credentialFormat)
         guard case .object = credential, credential["proof"] != nil else {
             throw IssueCredentialError.malformed("the attached credential must be an object with a proof", field: "credentials~attach")
         }
@@ -187,49 +185,5 @@ public enum IssueCredentialMessages {
         guard let string = value.stringValue else { throw IssueCredentialError.malformed("\(field) must be a string", field: field) }
         if let violation = limits.violation(string, name: field) { throw IssueCredentialError.malformed(violation, field: field) }
         return string
-    }
-
-    /// The document attached under `list` whose `formats` entry is `format`: a `json` object or
-    /// `base64` JSON, at most `maxAttachmentBytes`.
-    static func attachment(of message: JSONValue, list: String, format: String) throws -> JSONValue {
-        guard case .array(let formats)? = message["formats"], !formats.isEmpty, formats.count <= maxAttachments else {
-            throw IssueCredentialError.malformed("formats must list 1 to \(maxAttachments) attachment formats", field: "formats")
-        }
-        guard case .array(let attachments)? = message[list], !attachments.isEmpty, attachments.count <= maxAttachments else {
-            throw IssueCredentialError.malformed("\(list) must hold 1 to \(maxAttachments) attachments", field: list)
-        }
-        guard let entry = formats.first(where: { $0["format"]?.stringValue == format }),
-            let attachId = entry["attach_id"]?.stringValue
-        else {
-            let named = formats.compactMap { $0["format"]?.stringValue?.prefix(64) }.joined(separator: ", ")
-            throw IssueCredentialError.unsupportedFormat("no \(format) attachment (the message offers: \(named))")
-        }
-        guard let attachment = attachments.first(where: { $0["@id"]?.stringValue == attachId }) else {
-            throw IssueCredentialError.malformed("formats names attachment \(attachId.prefix(64)), which \(list) lacks", field: list)
-        }
-        let data = attachment["data"]
-        if let json = data?["json"] {
-            guard case .object = json, json.serialized().count <= maxAttachmentBytes else {
-                throw IssueCredentialError.malformed(
-                    "\(list) data.json must be an object of at most \(maxAttachmentBytes / 1024) KiB", field: list)
-            }
-            return json
-        }
-        guard let base64 = data?["base64"]?.stringValue else {
-            throw IssueCredentialError.malformed("\(list) must carry data.json or data.base64", field: list)
-        }
-        guard base64.utf8.count <= maxAttachmentBytes * 4 / 3 + 4 else {
-            throw IssueCredentialError.malformed("\(list) is larger than \(maxAttachmentBytes / 1024) KiB", field: list)
-        }
-        let bytes: [UInt8]
-        do { bytes = try Base64.decode(base64) } catch {
-            throw IssueCredentialError.malformed("\(list) data.base64 is not base64", field: list)
-        }
-        let value: JSONValue
-        do { value = try JSONValue(parsing: bytes) } catch {
-            throw IssueCredentialError.malformed("\(list) data.base64 is not JSON", field: list)
-        }
-        guard case .object = value else { throw IssueCredentialError.malformed("\(list) must hold a JSON object", field: list) }
-        return value
     }
 }

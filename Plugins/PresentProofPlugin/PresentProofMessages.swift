@@ -14,9 +14,6 @@ enum PresentProofMessages {
     static let definitionsFormat = "dif/presentation-exchange/definitions@v1.0"
     static let submissionFormat = "dif/presentation-exchange/submission@v1.0"
 
-    static let maxAttachmentBytes = 64 * 1024
-    static let maxAttachments = 8
-
     /// A verifier's `request-presentation`.
     struct Request: Sendable {
         var id: String
@@ -42,7 +39,7 @@ enum PresentProofMessages {
     static func readRequest(_ message: JSONValue) throws -> Request {
         let id = try id(of: message)
         let thread = try threadIds(of: message)
-        let attached = try attachment(of: message, list: "request_presentations~attach", format: definitionsFormat)
+        let attached = try FormattedAttachment.document(of: message, list: "request_presentations~attach", format: definitionsFormat)
         guard let definitionJSON = attached["presentation_definition"], case .object = definitionJSON else {
             throw PresentProofError.malformed(
                 "the definitions attachment has no presentation_definition object", field: "request_presentations~attach")
@@ -131,49 +128,5 @@ enum PresentProofMessages {
         guard let string = value.stringValue else { throw PresentProofError.malformed("\(field) must be a string", field: field) }
         if let violation = limits.violation(string, name: field) { throw PresentProofError.malformed(violation, field: field) }
         return string
-    }
-
-    /// The document attached under `list` whose `formats` entry is `format`: a `json` object or
-    /// `base64` JSON, at most `maxAttachmentBytes`.
-    static func attachment(of message: JSONValue, list: String, format: String) throws -> JSONValue {
-        guard case .array(let formats)? = message["formats"], !formats.isEmpty, formats.count <= maxAttachments else {
-            throw PresentProofError.malformed("formats must list 1 to \(maxAttachments) attachment formats", field: "formats")
-        }
-        guard case .array(let attachments)? = message[list], !attachments.isEmpty, attachments.count <= maxAttachments else {
-            throw PresentProofError.malformed("\(list) must hold 1 to \(maxAttachments) attachments", field: list)
-        }
-        guard let entry = formats.first(where: { $0["format"]?.stringValue == format }),
-            let attachId = entry["attach_id"]?.stringValue
-        else {
-            let named = formats.compactMap { $0["format"]?.stringValue?.prefix(64) }.joined(separator: ", ")
-            throw PresentProofError.unsupportedFormat("no \(format) attachment (the message offers: \(named))")
-        }
-        guard let attachment = attachments.first(where: { $0["@id"]?.stringValue == attachId }) else {
-            throw PresentProofError.malformed("formats names attachment \(attachId.prefix(64)), which \(list) lacks", field: list)
-        }
-        let data = attachment["data"]
-        if let json = data?["json"] {
-            guard case .object = json, json.serialized().count <= maxAttachmentBytes else {
-                throw PresentProofError.malformed(
-                    "\(list) data.json must be an object of at most \(maxAttachmentBytes / 1024) KiB", field: list)
-            }
-            return json
-        }
-        guard let base64 = data?["base64"]?.stringValue else {
-            throw PresentProofError.malformed("\(list) must carry data.json or data.base64", field: list)
-        }
-        guard base64.utf8.count <= maxAttachmentBytes * 4 / 3 + 4 else {
-            throw PresentProofError.malformed("\(list) is larger than \(maxAttachmentBytes / 1024) KiB", field: list)
-        }
-        let bytes: [UInt8]
-        do { bytes = try Base64.decode(base64) } catch {
-            throw PresentProofError.malformed("\(list) data.base64 is not base64", field: list)
-        }
-        let value: JSONValue
-        do { value = try JSONValue(parsing: bytes) } catch {
-            throw PresentProofError.malformed("\(list) data.base64 is not JSON", field: list)
-        }
-        guard case .object = value else { throw PresentProofError.malformed("\(list) must hold a JSON object", field: list) }
-        return value
     }
 }

@@ -40,49 +40,24 @@ struct ProofExchangeStore: ProofExchangeRepository {
             """, try parameters(e)) == 1
     }
 
+    private var rows: ExchangeRows<ProofExchange> {
+        ExchangeRows(table: Self.table, columns: Self.columns, tenantID: tenantID, sql: sql, record: exchange)
+    }
+
     func get(_ id: UUID, forUpdate: Bool) throws -> ProofExchange? {
-        let result = try sql.query(
-            "SELECT \(Self.columns) FROM aerie.proof_exchanges WHERE tenant_id = $1::uuid AND id = $2::uuid\(forUpdate ? " FOR UPDATE" : "")",
-            [.text(tenantID.rawValue), .uuid(id)])
-        return result.rowCount == 1 ? try exchange(result, 0) : nil
+        try rows.get(id, forUpdate: forUpdate)
     }
 
     func find(threadId: String, connectionId: UUID?, forUpdate: Bool) throws -> ProofExchange? {
-        let result = try sql.query(
-            """
-            SELECT \(Self.columns) FROM aerie.proof_exchanges
-            WHERE tenant_id = $1::uuid AND thread_hash = $2 AND connection_id IS NOT DISTINCT FROM $3::uuid
-            \(forUpdate ? "FOR UPDATE" : "")
-            """,
-            [.text(tenantID.rawValue), .bytes(try hash(threadId)), .optionalUUID(connectionId)])
-        return result.rowCount >= 1 ? try exchange(result, 0) : nil
+        try rows.find(threadHash: try hash(threadId), connectionId: connectionId, forUpdate: forUpdate)
     }
 
     func list(state: ProofExchange.State?, after: UUID?, limit: Int) throws -> [ProofExchange] {
-        var conditions = ["tenant_id = $1::uuid"]
-        var parameters: [SQLValue] = [.text(tenantID.rawValue), .int(min(max(limit, 0), Self.maxPage))]
-        if let state {
-            parameters.append(.text(state.rawValue))
-            conditions.append("state = $\(parameters.count)")
-        }
-        if let after {
-            parameters.append(.uuid(after))
-            conditions.append(
-                "(created_at, id) > (SELECT created_at, id FROM aerie.proof_exchanges WHERE tenant_id = $1::uuid AND id = $\(parameters.count)::uuid)"
-            )
-        }
-        let result = try sql.query(
-            """
-            SELECT \(Self.columns) FROM aerie.proof_exchanges WHERE \(conditions.joined(separator: " AND "))
-            ORDER BY created_at, id LIMIT $2::int4
-            """, parameters)
-        return try (0..<result.rowCount).map { try exchange(result, $0) }
+        try rows.list(state: state?.rawValue, after: after, limit: limit, maxPage: Self.maxPage)
     }
 
     func deleteAll(connectionId: UUID) throws -> Int {
-        try sql.execute(
-            "DELETE FROM aerie.proof_exchanges WHERE tenant_id = $1::uuid AND connection_id = $2::uuid",
-            [.text(tenantID.rawValue), .uuid(connectionId)])
+        try rows.deleteAll(connectionId: connectionId)
     }
 
     private func hash(_ threadId: String) throws -> [UInt8] {

@@ -92,7 +92,7 @@ import Testing
         #expect(request["@type"] == "https://didcomm.org/issue-credential/2.0/request-credential")
         #expect(request["~thread"] == ["thid": "offer-1", "pthid": "inv-1"])
         // Read back as ACA-Py would: the attachment the formats name, base64 JSON.
-        let attached = try IssueCredentialMessages.attachment(
+        let attached = try FormattedAttachment.document(
             of: request, list: "requests~attach", format: IssueCredentialMessages.detailFormat)
         #expect(attached["credential"]?["credentialSubject"]?["id"] == .string(holder))
         #expect(attached["credential"]?["credentialSubject"]?["degree"] == Self.credential["credentialSubject"]?["degree"])

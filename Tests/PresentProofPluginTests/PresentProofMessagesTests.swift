@@ -68,7 +68,7 @@ import Testing
         #expect(message["~thread"] == ["thid": "t-1", "pthid": "inv-1"])
         let attachId = try #require(message["formats"]?[0]?["attach_id"])
         #expect(message["formats"] == [["attach_id": attachId, "format": "dif/presentation-exchange/submission@v1.0"]])
-        #expect(try PresentProofMessages.attachment(of: message, list: "presentations~attach", format: PresentProofMessages.submissionFormat) == vp)
+        #expect(try FormattedAttachment.document(of: message, list: "presentations~attach", format: PresentProofMessages.submissionFormat) == vp)
         let report = PresentProofMessages.problemReport(threadId: "t-1", code: "presentation-abandoned", description: "no match")
         let read = try PresentProofMessages.readProblemReport(report)
         #expect(read.threadId == "t-1")
