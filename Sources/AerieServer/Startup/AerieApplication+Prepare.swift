@@ -189,22 +189,9 @@ extension AerieApplication {
             configuration: URLResolver.Configuration(
                 addresses: outbound.webhookAddresses, trustedCertificates: outbound.tlsCAFile, threads: 1),
             logger: logger)
-        var admin = AdminMethods(database: database, masterKeys: masterKeys)
-        admin.credentialChanged = { [hub = events.hub] id, current in hub.credentialChanged(tenant: id, current: current) }
-        var archives = TenantArchiveMethods(
-            database: database, transfers: TenantArchiveTransfers(database: database, masterKeys: masterKeys),
-            movedKeysGrace: configuration.tenants.movedGraceSeconds)
-        archives.credentialChanged = admin.credentialChanged
-        archives.tenantSelfExport = configuration.tenants.selfExport
-        let core: [any AeriePlugin] = [
-            SystemPlugin(version: version), SessionMethods(authenticator: authenticator), admin, archives,
-            BackendMethods(
-                database: database,
-                webhooks: WebhookAdministration(
-                    masterKeys: masterKeys, destinations: webhookDestinations, allowHTTP: configuration.webhooks.allowHTTP,
-                    delivery: events.webhooks)),
-            EventMethods(streams: events.streams),
-        ]
+        let core = coreMethods(
+            configuration, database: database, masterKeys: masterKeys, authenticator: authenticator, events: events,
+            webhookDestinations: webhookDestinations)
         // What discover-features discloses: filled from the router once it is built.
         let servedProtocols = ServedProtocols()
         let plugins = try PluginRegistry.standard.build(
@@ -256,15 +243,49 @@ extension AerieApplication {
                 logger: logger)
         }
         if let listen = configuration.operations.metricsListen {
-            let readiness = Readiness()
-            let endpoint = OperatorEndpoint(
-                sampler: MetricsSampler(rpcServer: rpcServer, database: database, events: events.hub),
-                database: database, events: events.hub, readiness: readiness)
-            order.operatorEndpoint = HTTPListener(
-                configuration: HTTPListener.Configuration(host: listen.host, port: listen.port, limits: .operator),
-                name: "operator HTTP (metrics, health)", logger: logger, handler: endpoint.answer)
-            order.drainSignal = DrainSignalService(readiness: readiness)
+            let (listener, drainSignal) = operatorEndpoint(
+                listen, rpcServer: rpcServer, database: database, events: events.hub, logger: logger)
+            order.operatorEndpoint = listener
+            order.drainSignal = drainSignal
         }
         return order
+    }
+
+    /// The methods every server has: system, session, admin, tenant archives, backends, events.
+    static func coreMethods(
+        _ configuration: AerieConfiguration, database: AerieDatabase, masterKeys: MasterKeyring,
+        authenticator: TenantAuthenticator, events: EventWiring, webhookDestinations: URLResolver
+    ) -> [any AeriePlugin] {
+        var admin = AdminMethods(database: database, masterKeys: masterKeys)
+        admin.credentialChanged = { [hub = events.hub] id, current in hub.credentialChanged(tenant: id, current: current) }
+        var archives = TenantArchiveMethods(
+            database: database, transfers: TenantArchiveTransfers(database: database, masterKeys: masterKeys),
+            movedKeysGrace: configuration.tenants.movedGraceSeconds)
+        archives.credentialChanged = admin.credentialChanged
+        archives.tenantSelfExport = configuration.tenants.selfExport
+        return [
+            SystemPlugin(version: version), SessionMethods(authenticator: authenticator), admin, archives,
+            BackendMethods(
+                database: database,
+                webhooks: WebhookAdministration(
+                    masterKeys: masterKeys, destinations: webhookDestinations, allowHTTP: configuration.webhooks.allowHTTP,
+                    delivery: events.webhooks)),
+            EventMethods(streams: events.streams),
+        ]
+    }
+
+    /// The operator endpoint on `listen` (/metrics, /healthz, /readyz), and the service that
+    /// turns `/readyz` to 503 when the drain begins.
+    static func operatorEndpoint(
+        _ listen: AerieConfiguration.ListenAddress, rpcServer: RPCServer, database: AerieDatabase, events: EventHub, logger: Logger
+    ) -> (HTTPListener, DrainSignalService) {
+        let readiness = Readiness()
+        let endpoint = OperatorEndpoint(
+            sampler: MetricsSampler(rpcServer: rpcServer, database: database, events: events),
+            database: database, events: events, readiness: readiness)
+        let listener = HTTPListener(
+            configuration: HTTPListener.Configuration(host: listen.host, port: listen.port, limits: .operator),
+            name: "operator HTTP (metrics, health)", logger: logger, handler: endpoint.answer)
+        return (listener, DrainSignalService(readiness: readiness))
     }
 }
