@@ -77,16 +77,16 @@ public final class LiveServer: Sendable {
         configure(&rpc)
         var configuration = AerieConfiguration(
             home: home, databaseURL: database.runtimeConninfo, ownerDatabaseURL: database.ownerConninfo)
-        configuration.databasePoolSize = 4
+        configuration.database.poolSize = 4
         configuration.rpc = rpc
         configuration.plugins = plugins
-        configuration.logLevel = .warning
-        configuration.didcommPort = 0
+        configuration.operations.logLevel = .warning
+        configuration.didcomm.port = 0
         // Every test peer (ACA-Py, hand-made invitations) and webhook receiver listens on
-        // loopback; tests of the address policy set their own (`allowedNetworks = []`,
-        // `webhookAllowedNetworks = []`).
-        configuration.allowedNetworks = Self.loopbackNetworks
-        configuration.webhookAllowedNetworks = Self.loopbackNetworks
+        // loopback; tests of the address policy set their own (`outbound.allowedNetworks = []`,
+        // `outbound.webhookAllowedNetworks = []`).
+        configuration.outbound.allowedNetworks = Self.loopbackNetworks
+        configuration.outbound.webhookAllowedNetworks = Self.loopbackNetworks
         configureServer(&configuration)
         return try await launch(configuration: configuration, database: database, extraPlugins: extraPlugins)
     }
@@ -122,7 +122,7 @@ public final class LiveServer: Sendable {
     public func sibling(_ change: (inout AerieConfiguration) -> Void = { _ in }) async throws -> LiveServer {
         var next = configuration
         next.rpc.port = 0
-        next.didcommPort = 0
+        next.didcomm.port = 0
         change(&next)
         return try await Self.launch(configuration: next, database: database, extraPlugins: extraPlugins, isSibling: true)
     }
@@ -134,7 +134,7 @@ public final class LiveServer: Sendable {
         await group.triggerGracefulShutdown()
         try await running.value
         var next = configuration
-        next.didcommPort = didcommPort
+        next.didcomm.port = didcommPort
         change(&next)
         return try await Self.launch(configuration: next, database: database, extraPlugins: extraPlugins)
     }

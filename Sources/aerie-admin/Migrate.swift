@@ -21,7 +21,7 @@ struct Migrate: AsyncParsableCommand {
         try await reporting {
             let configuration = try DirectDatabaseAccess.configuration()
             let logger = DirectDatabaseAccess.logger
-            let schema = configuration.schemaDirectory ?? SchemaLocator.defaultDirectory()
+            let schema = configuration.database.schemaDirectory ?? SchemaLocator.defaultDirectory()
             let applied: [Int]
             do {
                 applied = try await AerieApplication.migrate(configuration: configuration, schemaDirectory: schema, logger: logger)

@@ -20,10 +20,10 @@ struct EventsBench {
 
     func run() async throws -> String {
         let server = try await LiveServer.start(server: {
-            $0.databasePoolSize = AerieConfiguration().databasePoolSize
+            $0.database.poolSize = AerieConfiguration().database.poolSize
             // The seeded tenants' labels are in the clear form and their data keys placeholders:
             // the background sealing would try (and fail) to seal every one during the runs.
-            $0.sealingSweepInterval = nil
+            $0.secrets.sealingSweepInterval = nil
         })
         do {
             let report = try await measure(server)

@@ -16,11 +16,11 @@ struct ExportBench {
 
     func run() async throws -> String {
         let configure: (inout AerieConfiguration) -> Void = {
-            $0.deliveryEnabled = false
-            $0.sealingSweepInterval = nil
+            $0.delivery.enabled = false
+            $0.secrets.sealingSweepInterval = nil
             // The importing side's mailbox quota (100,000 by default) would refuse the archive.
-            $0.quotas.mailboxMessages = 0
-            $0.quotas.mailboxBytes = 0
+            $0.database.quotas.mailboxMessages = 0
+            $0.database.quotas.mailboxBytes = 0
         }
         let source = try await LiveServer.start(server: configure)
         let destination = try await LiveServer.start(server: configure)

@@ -20,13 +20,13 @@ struct MessagesBench {
 
     func run() async throws -> String {
         let server = try await LiveServer.start(server: {
-            $0.allowPrivateURLs = true
-            $0.deliveryEnabled = false
-            $0.databasePoolSize = AerieConfiguration().databasePoolSize
+            $0.outbound.allowPrivateURLs = true
+            $0.delivery.enabled = false
+            $0.database.poolSize = AerieConfiguration().database.poolSize
             // The seeded rows are written in SQL, so in the clear form of before schema/0018 (and
             // under keys no seeded tenant can unwrap): the background sealing leaves them alone,
             // as a database would be after its upgrade finished.
-            $0.sealingSweepInterval = nil
+            $0.secrets.sealingSweepInterval = nil
         })
         do {
             let report = try await measure(server)

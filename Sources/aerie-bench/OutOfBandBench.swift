@@ -16,7 +16,7 @@ struct OutOfBandBench {
     var reuses: Int
 
     func run() async throws -> String {
-        let server = try await LiveServer.start(server: { $0.deliveryEnabled = false })
+        let server = try await LiveServer.start(server: { $0.delivery.enabled = false })
         var report: String
         do {
             report = try await measure(server)
@@ -27,7 +27,7 @@ struct OutOfBandBench {
         }
         let agent = try await ACAPyAgent.start(label: "Bench Inviter")
         do {
-            let live = try await LiveServer.start(server: { $0.allowPrivateURLs = true })
+            let live = try await LiveServer.start(server: { $0.outbound.allowPrivateURLs = true })
             do {
                 report += "\n" + (try await measureWithPeer(live, agent))
                 try await live.stop()

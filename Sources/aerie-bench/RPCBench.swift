@@ -62,8 +62,8 @@ struct RPCBench {
         let server = try await LiveServer.start(
             rpc: { $0.authTimeoutSeconds = 3600 },
             server: {
-                $0.databasePoolSize = AerieConfiguration().databasePoolSize
-                if metrics { $0.metricsListen = AerieConfiguration.ListenAddress(host: "127.0.0.1", port: 0) }
+                $0.database.poolSize = AerieConfiguration().database.poolSize
+                if metrics { $0.operations.metricsListen = AerieConfiguration.ListenAddress(host: "127.0.0.1", port: 0) }
             })
         let (token, connectionId) = try await benchTenant(server)
         let pingOutcome = try await measure(name: "system.ping", port: server.port, setup: nil, line: Self.pingLine)
@@ -86,12 +86,12 @@ struct RPCBench {
         // The same read with the database read of before the connection view cache, then also
         // with the per-call database check of before the credential cache.
         let (noViewOutcome, pacedNoView) = try await getWithout(
-            "connections.get (no view cache)", interval: interval, { $0.connectionCacheSize = 0 })
+            "connections.get (no view cache)", interval: interval, { $0.caches.connectionsSize = 0 })
         let (uncachedOutcome, pacedUncached) = try await getWithout(
             "connections.get (no caches)", interval: interval,
             {
-                $0.connectionCacheSize = 0
-                $0.credentialCacheSize = 0
+                $0.caches.connectionsSize = 0
+                $0.caches.credentialsSize = 0
             })
 
         var lines = ["rpc: \(sessions) sessions, closed loop, \(String(format: "%.0f", seconds)) s each after \(String(format: "%.0f", warmup)) s warm-up"]
@@ -126,8 +126,8 @@ struct RPCBench {
         // Configured as the first server (metrics too), but for `change`.
         let metrics = self.metrics
         let server = try await LiveServer.start(server: {
-            $0.databasePoolSize = AerieConfiguration().databasePoolSize
-            if metrics { $0.metricsListen = AerieConfiguration.ListenAddress(host: "127.0.0.1", port: 0) }
+            $0.database.poolSize = AerieConfiguration().database.poolSize
+            if metrics { $0.operations.metricsListen = AerieConfiguration.ListenAddress(host: "127.0.0.1", port: 0) }
             change(&$0)
         })
         let (token, connectionId) = try await benchTenant(server)

@@ -82,10 +82,10 @@ struct ScaleBench {
         let server = try await LiveServer.start(
             rpc: { $0.authTimeoutSeconds = 3600 },
             server: {
-                $0.databasePoolSize = AerieConfiguration().databasePoolSize
+                $0.database.poolSize = AerieConfiguration().database.poolSize
                 // The seeded rows are in the clear form under placeholder keys: the background
                 // sealing would try (and fail) to seal every seeded tenant during the runs.
-                $0.sealingSweepInterval = nil
+                $0.secrets.sealingSweepInterval = nil
             })
         do {
             let (token, connectionId) = try await rpc.benchTenant(server)

@@ -37,9 +37,9 @@ do {
     exit(2)
 }
 
-configuration.bootstrapLogging()
+configuration.operations.bootstrapLogging()
 // Metrics are bound to their backend when created: bootstrap before anything records.
-if configuration.metricsListen != nil { _ = AerieMetrics.registry }
+if configuration.operations.metricsListen != nil { _ = AerieMetrics.registry }
 let logger = Logger(label: "aerie")
 
 do {

@@ -15,8 +15,8 @@ extension ACAPyConnectionTests {
         let agent = try await ACAPyAgent.start()
         do {
             try await LiveServer.with(server: {
-                $0.allowPrivateURLs = true
-                $0.deliveryEnabled = false
+                $0.outbound.allowPrivateURLs = true
+                $0.delivery.enabled = false
             }) { server in
                 let created = try await agent.admin("POST", "/connections/create-invitation", body: [:])
                 let url = try #require(created["invitation_url"]?.stringValue)
@@ -31,7 +31,7 @@ extension ACAPyConnectionTests {
                 try await Self.outboxInserts(server, allowed: false)
                 // A second process on the database delivers the Request; the Response comes back
                 // to the first one's endpoint, the one the Request advertised.
-                let deliverer = try await server.sibling { $0.deliveryEnabled = true }
+                let deliverer = try await server.sibling { $0.delivery.enabled = true }
                 do {
                     var entry: JSONValue? = nil
                     for _ in 0..<150 {

@@ -17,8 +17,8 @@ import Testing
         let agent = try await ACAPyAgent.start(extraArguments: agentArguments)
         do {
             try await LiveServer.with(server: {
-                $0.allowPrivateURLs = true
-                $0.publicEndpoint = publicEndpoint
+                $0.outbound.allowPrivateURLs = true
+                $0.didcomm.publicEndpoint = publicEndpoint
             }) { server in
                 try await body(server, agent)
             }
@@ -74,7 +74,7 @@ import Testing
     /// holds; both sides reach active.
     @Test func aWaitOnOneServerEndsWithTheResponseAnotherServerHandled() async throws {
         try await Self.withAerieAndACAPy { server, agent in
-            let waiting = try await server.sibling { $0.publicEndpoint = "http://127.0.0.1:\(server.didcommPort)" }
+            let waiting = try await server.sibling { $0.didcomm.publicEndpoint = "http://127.0.0.1:\(server.didcommPort)" }
             do {
                 let created = try await agent.admin("POST", "/connections/create-invitation", body: [:])
                 let url = try #require(created["invitation_url"]?.stringValue)
@@ -152,8 +152,8 @@ extension ACAPyConnectionTests {
         var current: LiveServer? = nil
         do {
             let first = try await LiveServer.start(server: {
-                $0.allowPrivateURLs = true
-                $0.deliveryEnabled = false
+                $0.outbound.allowPrivateURLs = true
+                $0.delivery.enabled = false
             })
             current = first
             let created = try await agent.admin("POST", "/connections/create-invitation", body: [:])
@@ -165,7 +165,7 @@ extension ACAPyConnectionTests {
             let pwDid = accepted["pwDid"]
             await tenant.close()
 
-            let second = try await first.restarted { $0.deliveryEnabled = true }
+            let second = try await first.restarted { $0.delivery.enabled = true }
             current = second
             // A session on the new process (the test never kept the token: rotate it).
             let admin = try await second.adminClient()

@@ -19,7 +19,7 @@ import Testing
     ) async throws {
         let agent = try await ACAPyAgent.start(version: version)
         do {
-            try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+            try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true }) { server in
                 try await body(server, agent)
             }
         } catch {

@@ -19,7 +19,7 @@ import Testing
         let hooks = try await ACAPyWebhooks()
         let agent = try await ACAPyAgent.start(version: version, extraArguments: ["--webhook-url", hooks.url, "--monitor-ping"])
         do {
-            try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+            try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true }) { server in
                 try await Self.exchange(server, agent, hooks, version: version)
             }
         } catch {

@@ -214,7 +214,7 @@ import Testing
     @Test func actingForATenantAgainstARealPeer() async throws {
         let agent = try await ACAPyAgent.start()
         do {
-            try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+            try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true }) { server in
                 let admin = try await server.adminClient()
                 let backend = try await Self.createBackend(admin, "gamma wallet")
                 let session = try await Self.session(server, token: backend.token)

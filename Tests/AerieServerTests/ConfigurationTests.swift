@@ -8,19 +8,19 @@ import Testing
 @Suite(.timeLimit(.minutes(10))) struct ConfigurationTests {
     @Test func operatorVariables() throws {
         let defaults = try AerieConfiguration.fromEnvironment([:])
-        #expect(defaults.metricsListen == AerieConfiguration.defaultMetricsListen)
-        #expect(defaults.logFormat == .text)
-        #expect(defaults.deliveryLeaseSeconds == 120)
+        #expect(defaults.operations.metricsListen == AerieConfiguration.Operations.defaultMetricsListen)
+        #expect(defaults.operations.logFormat == .text)
+        #expect(defaults.delivery.leaseSeconds == 120)
 
         let set = try AerieConfiguration.fromEnvironment([
             "AERIE_METRICS_LISTEN": "[::1]:9100", "AERIE_LOG_FORMAT": "JSON", "AERIE_DELIVERY_LEASE_SECONDS": "30",
         ])
-        #expect(set.metricsListen == AerieConfiguration.ListenAddress(host: "::1", port: 9100))
-        #expect(set.logFormat == .json)
-        #expect(set.deliveryLeaseSeconds == 30)
-        #expect(try AerieConfiguration.fromEnvironment(["AERIE_METRICS_LISTEN": "off"]).metricsListen == nil)
+        #expect(set.operations.metricsListen == AerieConfiguration.ListenAddress(host: "::1", port: 9100))
+        #expect(set.operations.logFormat == .json)
+        #expect(set.delivery.leaseSeconds == 30)
+        #expect(try AerieConfiguration.fromEnvironment(["AERIE_METRICS_LISTEN": "off"]).operations.metricsListen == nil)
         // A configuration made in code (tests, embedders) opens no operator port unless asked.
-        #expect(AerieConfiguration().metricsListen == nil)
+        #expect(AerieConfiguration().operations.metricsListen == nil)
 
         for (variable, value) in [
             ("AERIE_METRICS_LISTEN", "7402"), ("AERIE_LOG_FORMAT", "xml"), ("AERIE_DELIVERY_LEASE_SECONDS", "1"),
@@ -54,10 +54,10 @@ import Testing
         func line(_ variable: String) -> String? {
             help.split(separator: "\n").first { $0.hasPrefix("  \(variable) ") }.map(String.init)
         }
-        #expect(line("AERIE_DB_POOL_SIZE")?.hasSuffix("(\(defaults.databasePoolSize))") == true)
+        #expect(line("AERIE_DB_POOL_SIZE")?.hasSuffix("(\(defaults.database.poolSize))") == true)
         #expect(line("AERIE_RPC_LISTEN")?.hasSuffix("(127.0.0.1:\(defaults.rpc.port))") == true)
         #expect(line("AERIE_RPC_MAX_LINE_BYTES")?.hasSuffix("(\(defaults.rpc.maxLineBytes))") == true)
-        #expect(line("AERIE_DIDCOMM_HEADER_TIMEOUT")?.hasSuffix("(\(defaults.didcommLimits.headerTimeout.components.seconds))") == true)
+        #expect(line("AERIE_DIDCOMM_HEADER_TIMEOUT")?.hasSuffix("(\(defaults.didcomm.limits.headerTimeout.components.seconds))") == true)
         #expect(line("AERIE_WEBHOOK_BACKOFF_MS")?.hasSuffix("(2000)") == true)
         #expect(line("AERIE_METRICS_LISTEN")?.hasSuffix("(127.0.0.1:7402)") == true)
         #expect(line("AERIE_HOME")?.hasSuffix("(./.aerie)") == true)
@@ -86,13 +86,13 @@ import Testing
             "AERIE_RPC_MAX_BATCH": "5", "AERIE_MAILBOX_MAX_BYTES": "0", "AERIE_SEALING_SWEEP_SECONDS": "0",
             "AERIE_DB_POOL_TENANT_SHARE": "3", "AERIE_PLUGINS": "connections, delete", "AERIE_HOME": "/var/lib/aerie",
         ])
-        #expect(set.webhookBackoff == .milliseconds(250))
-        #expect(set.webhookAllowHTTP)
-        #expect(set.didcommLimits.bodyTimeout == .seconds(7))
+        #expect(set.webhooks.backoff == .milliseconds(250))
+        #expect(set.webhooks.allowHTTP)
+        #expect(set.didcomm.limits.bodyTimeout == .seconds(7))
         #expect(set.rpc.maxBatchEntries == 5)
-        #expect(set.quotas.mailboxBytes == 0)
-        #expect(set.sealingSweepInterval == nil)
-        #expect(set.databaseTenantShare == 3)
+        #expect(set.database.quotas.mailboxBytes == 0)
+        #expect(set.secrets.sealingSweepInterval == nil)
+        #expect(set.database.tenantShare == 3)
         #expect(set.plugins == ["connections", "delete"])
         #expect(set.home.path == "/var/lib/aerie")
         #expect {

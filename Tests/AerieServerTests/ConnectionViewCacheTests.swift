@@ -59,7 +59,7 @@ import Testing
     }
 
     @Test func bothServersFollowEveryKindOfChange() async throws {
-        try await LiveServer.with(server: { $0.deliveryEnabled = false }) { first in
+        try await LiveServer.with(server: { $0.delivery.enabled = false }) { first in
             let second = try await first.sibling()
             do {
                 let (_, aliceToken) = try await Revocation.tenant(first, label: "alice")
@@ -137,7 +137,7 @@ import Testing
     }
 
     @Test func offEveryCallReadsTheDatabase() async throws {
-        try await LiveServer.with(server: { $0.connectionCacheSize = 0 }) { server in
+        try await LiveServer.with(server: { $0.caches.connectionsSize = 0 }) { server in
             let (alice, bob) = try await Self.twoTenants(server)
             defer { Task { await alice.close(); await bob.close() } }
             let id = try await Self.connection(alice, label: "alice's")

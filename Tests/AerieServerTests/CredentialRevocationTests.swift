@@ -77,7 +77,7 @@ import Testing
 
     @Test(arguments: ["admin.tenants.rotateToken", "admin.tenants.suspend"])
     func aChangedCredentialEndsPushAndTheNextCall(_ method: String) async throws {
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true; $0.deliveryEnabled = false }) { server in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true; $0.delivery.enabled = false }) { server in
             let (aliceID, aliceToken) = try await Self.tenant(server, label: "alice")
             let (bobID, bobToken) = try await Self.tenant(server, label: "bob")
             let (alice, aliceConnection, aliceSeen) = try await Self.subscribed(server, token: aliceToken)
@@ -112,7 +112,7 @@ import Testing
     }
 
     @Test func bothServerProcessesSeeARotationAndASuspension() async throws {
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true; $0.deliveryEnabled = false }) { first in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true; $0.delivery.enabled = false }) { first in
             let second = try await first.sibling()
             do {
                 let (aliceID, aliceToken) = try await Self.tenant(first, label: "alice")
@@ -179,7 +179,7 @@ import Testing
     }
 
     @Test func aDeletedTenantsSessionsStopAndTheOtherTenantGoesOn() async throws {
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true; $0.deliveryEnabled = false }) { server in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true; $0.delivery.enabled = false }) { server in
             let (aliceID, aliceToken) = try await Self.tenant(server, label: "alice")
             let (_, bobToken) = try await Self.tenant(server, label: "bob")
             let alice = try await MessagesPushTests.client(server, token: aliceToken)
@@ -225,7 +225,7 @@ import Testing
     }
 
     @Test func withoutTheCacheEveryCallStillChecksTheDatabase() async throws {
-        try await LiveServer.with(server: { $0.credentialCacheSize = 0 }) { server in
+        try await LiveServer.with(server: { $0.caches.credentialsSize = 0 }) { server in
             let (aliceID, aliceToken) = try await Self.tenant(server, label: "alice")
             let alice = try await MessagesPushTests.client(server, token: aliceToken)
             defer { Task { await alice.close() } }

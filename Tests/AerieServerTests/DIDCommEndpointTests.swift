@@ -44,7 +44,7 @@ import Testing
     }
 
     @Test func storesAMessageForATenantKeyOnceAndRefusesUnknownTypes() async throws {
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true }) { server in
             let (alice, aliceID) = try await server.tenantClient(label: "alice")
             let (bob, bobID) = try await server.tenantClient(label: "bob")
             defer { Task { await alice.close(); await bob.close() } }
@@ -75,10 +75,10 @@ import Testing
 
     @Test func undeliverableRequestFailsTheConnection() async throws {
         try await LiveServer.with(server: {
-            $0.allowPrivateURLs = true
-            $0.deliveryHorizon = .milliseconds(300)
-            $0.deliveryBackoff = .milliseconds(10)
-            $0.deliveryPollInterval = .milliseconds(100)
+            $0.outbound.allowPrivateURLs = true
+            $0.delivery.horizon = .milliseconds(300)
+            $0.delivery.backoff = .milliseconds(10)
+            $0.delivery.pollInterval = .milliseconds(100)
         }) { server in
             let (alice, _) = try await server.tenantClient(label: "alice")
             defer { Task { await alice.close() } }
@@ -104,7 +104,7 @@ import Testing
     }
 
     @Test func problemReportFailsTheConnectionWithItsReason() async throws {
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true }) { server in
             let (alice, _) = try await server.tenantClient(label: "alice")
             defer { Task { await alice.close() } }
             let invitation = try Self.deadInvitation(id: "inv-problem")
@@ -126,7 +126,7 @@ import Testing
     }
 
     @Test func serializeAndDeserialize() async throws {
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true; $0.deliveryEnabled = false }) { server in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true; $0.delivery.enabled = false }) { server in
             let (alice, _) = try await server.tenantClient(label: "alice")
             let (bob, _) = try await server.tenantClient(label: "bob")
             defer { Task { await alice.close(); await bob.close() } }

@@ -51,7 +51,7 @@ import Testing
     }
 
     @Test func wrongSignatureFailsAndRightSignatureAccepts() async throws {
-        try await LiveServer.with(server: { $0.deliveryEnabled = false }) { server in
+        try await LiveServer.with(server: { $0.delivery.enabled = false }) { server in
             let inviter = Ed25519KeyPair.generate()
             let theirKey = Ed25519KeyPair.generate()
             let theirDid = try PeerDID2.make(verkey: theirKey.verkey, serviceEndpoint: "http://127.0.0.1:9")
@@ -105,7 +105,7 @@ import Testing
 
     /// A didexchange problem report fails the connection with its reason.
     @Test func problemReportFails() async throws {
-        try await LiveServer.with(server: { $0.deliveryEnabled = false }) { server in
+        try await LiveServer.with(server: { $0.delivery.enabled = false }) { server in
             let inviter = Ed25519KeyPair.generate()
             let (tenant, _) = try await server.tenantClient(label: "gina")
             defer { Task { await tenant.close() } }

@@ -44,7 +44,7 @@ import Testing
     /// flow both ways after each rotation, and the rotating tenant's push says `sent` then
     /// `completed`.
     @Test func twoTenantsRotateAndKeepTalking() async throws {
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true }) { server in
             let (alice, _) = try await server.tenantClient(label: "alice")
             let (bob, _) = try await server.tenantClient(label: "bob")
             defer { Task { await alice.close(); await bob.close() } }
@@ -115,7 +115,7 @@ import Testing
         let newKey = Ed25519KeyPair.generate()
         let newInbox = try await PeerInbox(key: newKey)
         defer { Task { await oldInbox.stop(); await newInbox.stop() } }
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true }) { server in
             let (alice, _) = try await server.tenantClient(label: "alice")
             defer { Task { await alice.close() } }
             let peer = try await TestPeer.connect(alice, endpoint: oldInbox.url, key: oldInbox.key)
@@ -199,7 +199,7 @@ import Testing
     @Test func racingRotationsOneWinsAndAProblemReportKeepsTheOldDID() async throws {
         let inbox = try await PeerInbox()
         defer { Task { await inbox.stop() } }
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true }) { server in
             let (alice, _) = try await server.tenantClient(label: "alice")
             defer { Task { await alice.close() } }
             let peer = try await TestPeer.connect(alice, endpoint: inbox.url, key: inbox.key)
@@ -267,7 +267,7 @@ import Testing
     @Test func aRestartBetweenRotateAndAckLosesNothing() async throws {
         let inbox = try await PeerInbox()
         defer { Task { await inbox.stop() } }
-        var server = try await LiveServer.start(server: { $0.allowPrivateURLs = true })
+        var server = try await LiveServer.start(server: { $0.outbound.allowPrivateURLs = true })
         do {
             let admin = try await server.adminClient()
             let created = try await admin.call("admin.tenants.create", params: ["label": "alice"])
@@ -327,7 +327,7 @@ import Testing
     @Test func aBackendStreamsRotationEvents() async throws {
         let inbox = try await PeerInbox()
         defer { Task { await inbox.stop() } }
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true }) { server in
             let admin = try await server.adminClient()
             let backend = try await BackendSessionTests.createBackend(admin, "rotations")
             await admin.close()
@@ -387,7 +387,7 @@ import Testing
         let hooks = try await ACAPyWebhooks()
         let agent = try await ACAPyAgent.start(version: version, extraArguments: ["--webhook-url", hooks.url])
         do {
-            try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+            try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true }) { server in
                 try await Self.rotateWithACAPy(server, agent, hooks)
             }
         } catch {

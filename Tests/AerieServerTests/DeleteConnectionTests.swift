@@ -170,7 +170,7 @@ import Testing
     @Test func notifyTellsThePeerBeforeTheKeyIsGone() async throws {
         let agent = try await ACAPyAgent.start(extraArguments: ["--log-level", "info"])
         do {
-            try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+            try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true }) { server in
                 let (alice, aliceID) = try await server.tenantClient(label: "alice")
                 defer { Task { await alice.close() } }
                 let (accepted, _) = try await Self.accept(agent, alice)
@@ -279,7 +279,7 @@ import Testing
 /// The delete plugin without a peer: errors, a connection still connecting, and the plugin off.
 @Suite(.timeLimit(.minutes(10))) struct DeletePluginWiringTests {
     @Test func notFoundInvalidAndAConnectionStillConnecting() async throws {
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true; $0.deliveryEnabled = false }) { server in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true; $0.delivery.enabled = false }) { server in
             let (alice, aliceID) = try await server.tenantClient(label: "alice")
             defer { Task { await alice.close() } }
             await expectCode("not_found") {
@@ -314,7 +314,7 @@ import Testing
     /// the handshake ends at once with it instead of running to its timeout. Another tenant sees
     /// nothing of it: its first event is its own, made after the delete.
     @Test func deleteIsTheConnectionsLastStateChange() async throws {
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true; $0.deliveryEnabled = false }) { server in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true; $0.delivery.enabled = false }) { server in
             let (alice, bob, aliceSeen, bobSeen) = try await MessagesPushTests.subscribedPair(server)
             defer { Task { await alice.close(); await bob.close() } }
 
@@ -365,7 +365,7 @@ import Testing
         let connections = ConnectionsPlugin(
             fetcher: URLResolver(configuration: .init(), logger: Logger(label: "test")), sender: ConnectionSendService())
         let plugin = DeletePlugin(deletion: ConnectionDeletion(handshakes: connections.handshakes, extraData: [linked]))
-        try await LiveServer.with(extraPlugins: [plugin], plugins: ["connections"], server: { $0.deliveryEnabled = false }) { server in
+        try await LiveServer.with(extraPlugins: [plugin], plugins: ["connections"], server: { $0.delivery.enabled = false }) { server in
             let (alice, _) = try await server.tenantClient(label: "alice")
             defer { Task { await alice.close() } }
             let created = try await alice.call(

@@ -30,9 +30,9 @@ import Testing
         var tarpits: [LoopbackListener] = []
         do {
             try await LiveServer.with(server: {
-                $0.allowPrivateURLs = true
-                $0.deliveryConcurrency = 8
-                $0.deliveryPerDestination = 3
+                $0.outbound.allowPrivateURLs = true
+                $0.delivery.concurrency = 8
+                $0.delivery.perDestination = 3
             }) { server in
                 let (alice, _) = try await server.tenantClient(label: "alice")
                 let (bob, _) = try await server.tenantClient(label: "bob")
@@ -74,7 +74,7 @@ import Testing
         var tarpits: [LoopbackListener] = []
         defer { Task { await inbox.stop() } }
         do {
-            try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+            try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true }) { server in
                 let (alice, _) = try await server.tenantClient(label: "alice")
                 let (bob, _) = try await server.tenantClient(label: "bob")
                 defer { Task { await alice.close(); await bob.close() } }

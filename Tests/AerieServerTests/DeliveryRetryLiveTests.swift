@@ -11,11 +11,11 @@ import Testing
 /// and the message arrives once the peer takes it.
 @Suite(.serialized, .timeLimit(.minutes(10))) struct DeliveryRetryLiveTests {
     static func configure(_ config: inout AerieConfiguration) {
-        config.allowPrivateURLs = true
-        config.deliveryBackoff = .milliseconds(100)
-        config.deliveryMaxBackoff = .milliseconds(500)
-        config.deliveryHorizon = .seconds(120)
-        config.deliveryPollInterval = .milliseconds(200)
+        config.outbound.allowPrivateURLs = true
+        config.delivery.backoff = .milliseconds(100)
+        config.delivery.maxBackoff = .milliseconds(500)
+        config.delivery.horizon = .seconds(120)
+        config.delivery.pollInterval = .milliseconds(200)
     }
 
     /// The outbox row of the sent message `uid`: attempts and last error.
@@ -57,7 +57,7 @@ import Testing
     @Test func aMessageToAFullMailboxWaitsAndArrivesOnceThereIsRoom() async throws {
         let quota = 12
         try await LiveServer.with(server: Self.configure) { server in
-            let peerServer = try await server.sibling { $0.quotas.mailboxMessages = quota }
+            let peerServer = try await server.sibling { $0.database.quotas.mailboxMessages = quota }
             do {
                 let (alice, aliceID) = try await server.tenantClient(label: "alice")
                 let (carol, _) = try await server.tenantClient(label: "carol")
@@ -109,7 +109,7 @@ import Testing
         defer { Task { await recovering.stop(); await down.stop(); await refusing.stop() } }
         try await LiveServer.with(server: {
             Self.configure(&$0)
-            $0.deliveryHorizon = .seconds(4)
+            $0.delivery.horizon = .seconds(4)
         }) { server in
             let (alice, _) = try await server.tenantClient(label: "alice")
             defer { Task { await alice.close() } }

@@ -32,7 +32,7 @@ import Testing
     }
 
     @Test func twoTenantsDiscoverEachOthersProtocolsAndAThirdCannotAsk() async throws {
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true }) { server in
             let (alice, _) = try await server.tenantClient(label: "alice")
             let (bob, _) = try await server.tenantClient(label: "bob")
             let (carol, _) = try await server.tenantClient(label: "carol")
@@ -73,7 +73,7 @@ import Testing
     /// With the messages plugin disabled, basicmessage is not disclosed (and a pending
     /// connection cannot be asked).
     @Test func aDisabledPluginIsNotDisclosed() async throws {
-        try await LiveServer.with(plugins: ["connections", "discover-features"], server: { $0.allowPrivateURLs = true }) { server in
+        try await LiveServer.with(plugins: ["connections", "discover-features"], server: { $0.outbound.allowPrivateURLs = true }) { server in
             let (alice, _) = try await server.tenantClient(label: "alice")
             let (bob, _) = try await server.tenantClient(label: "bob")
             defer { Task { await alice.close(); await bob.close() } }
@@ -97,7 +97,7 @@ import Testing
     @Test func onlyThePeerIsAnsweredOnceAndBadQueriesGetNoAnswer() async throws {
         let inbox = try await PeerInbox()
         defer { Task { await inbox.stop() } }
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true }) { server in
             let (alice, _) = try await server.tenantClient(label: "alice")
             defer { Task { await alice.close() } }
             let peer = try await TestPeer.connect(alice, endpoint: inbox.url, key: inbox.key)
@@ -151,7 +151,7 @@ import Testing
     @Test func anUnansweredQueryTimesOut() async throws {
         let inbox = try await PeerInbox()
         defer { Task { await inbox.stop() } }
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true }) { server in
             let (alice, _) = try await server.tenantClient(label: "alice")
             defer { Task { await alice.close() } }
             let peer = try await TestPeer.connect(alice, endpoint: inbox.url, key: inbox.key)
@@ -180,7 +180,7 @@ import Testing
     func acapyAndAerieDiscoverEachOther(version: ACAPyAgent.Version) async throws {
         let agent = try await ACAPyAgent.start(version: version)
         do {
-            try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+            try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true }) { server in
                 try await Self.discover(server, agent)
             }
         } catch {
@@ -198,7 +198,7 @@ import Testing
     func acapyDIDPeer4InvitationConnects(version: ACAPyAgent.Version) async throws {
         let agent = try await ACAPyAgent.start(version: version)
         do {
-            try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+            try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true }) { server in
                 let (alice, _) = try await server.tenantClient(label: "alice")
                 defer { Task { await alice.close() } }
                 let (connectionId, acapyConnection) = try await Self.connectThroughDIDPeer4Invitation(alice, agent)

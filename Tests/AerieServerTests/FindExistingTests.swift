@@ -10,7 +10,7 @@ import Testing
     static let publicDid = "did:sov:LjgpST2rjsoxYegQDRm7EL"
 
     @Test func anotherInvitationWithTheSamePublicDIDFindsTheConnection() async throws {
-        try await LiveServer.with(server: { $0.deliveryEnabled = false }) { server in
+        try await LiveServer.with(server: { $0.delivery.enabled = false }) { server in
             let (alice, _) = try await server.tenantClient(label: "alice")
             let (bob, _) = try await server.tenantClient(label: "bob")
             defer { Task { await alice.close(); await bob.close() } }

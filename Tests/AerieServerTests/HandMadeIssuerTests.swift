@@ -22,7 +22,7 @@ import Testing
     }
 
     @Test func aTamperedCredentialIsRefusedAndAnHonestOneStored() async throws {
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true }) { server in
             let (tenant, _) = try await server.tenantClient(label: "holder")
             defer { Task { await tenant.close() } }
             let inbox = try await PeerInbox()
@@ -118,7 +118,7 @@ import Testing
     /// An out-of-band invitation whose attached offer is malformed is refused as a whole before
     /// anything is stored: no connection, no exchange.
     @Test func aMalformedAttachedOfferRefusesTheInvitation() async throws {
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true }) { server in
             let (tenant, _) = try await server.tenantClient(label: "oob holder")
             defer { Task { await tenant.close() } }
             guard case .object(var invitation) = try DIDExchangeResponseTests.invitation(inviter: .generate(), id: "inv-bad-offer"),

@@ -20,7 +20,7 @@ import Testing
     }
 
     @Test func onlyThePeersKeyIsAcceptedOnAnEstablishedConnection() async throws {
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true; $0.deliveryEnabled = false }) { server in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true; $0.delivery.enabled = false }) { server in
             let (alice, aliceID) = try await server.tenantClient(label: "alice")
             let (bob, bobID) = try await server.tenantClient(label: "bob")
             defer { Task { await alice.close(); await bob.close() } }
@@ -59,7 +59,7 @@ import Testing
     }
 
     @Test func duringTheHandshakeOnlyTheKeysItAllows() async throws {
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true; $0.deliveryEnabled = false }) { server in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true; $0.delivery.enabled = false }) { server in
             let (alice, aliceID) = try await server.tenantClient(label: "alice")
             let (bob, bobID) = try await server.tenantClient(label: "bob")
             defer { Task { await alice.close(); await bob.close() } }
@@ -121,7 +121,7 @@ import Testing
     }
 
     @Test func aProblemReportFromTheInvitationKeyFailsTheHandshake() async throws {
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true; $0.deliveryEnabled = false }) { server in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true; $0.delivery.enabled = false }) { server in
             let (alice, _) = try await server.tenantClient(label: "alice")
             defer { Task { await alice.close() } }
             let inviter = try Ed25519KeyPair(seed: Random.bytes(32))

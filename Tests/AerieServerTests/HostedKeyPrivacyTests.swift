@@ -10,7 +10,7 @@ import Testing
 /// when no token is at hand); strings PostgreSQL cannot store are refused as invalid params.
 @Suite(.timeLimit(.minutes(10))) struct HostedKeyPrivacyTests {
     @Test func unknownAndHostedRecipientsGetTheSameAnswer() async throws {
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true }) { server in
             let (alice, _) = try await server.tenantClient(label: "alice")
             defer { Task { await alice.close() } }
             let created = try await alice.call("connections.createWithInvite", params: ["invitation": try DIDCommEndpointTests.deadInvitation()])

@@ -49,7 +49,7 @@ import Testing
     /// are all answered 400, none sooner than the floor (25 ms), which covers the extra lookup
     /// and unpacking the hosted key costs.
     @Test func refusalsTakeTheSameTimeWhateverTheKey() async throws {
-        try await LiveServer.with(server: { $0.deliveryEnabled = false }) { server in
+        try await LiveServer.with(server: { $0.delivery.enabled = false }) { server in
             let (alice, _) = try await server.tenantClient(label: "alice")
             defer { Task { await alice.close() } }
             let peer = try await TestPeer.connect(alice)

@@ -88,11 +88,11 @@ import Testing
         _ body: (Fixture) async throws -> Void
     ) async throws {
         try await LiveServer.with(extraPlugins: [plugin], server: {
-            $0.allowPrivateURLs = true
-            $0.deliveryEnabled = false
-            $0.inboundRecoveryInterval = recovery
-            $0.inboundHandlingBackoff = .seconds(1)
-            $0.inboundHandlingMaxAttempts = maxAttempts
+            $0.outbound.allowPrivateURLs = true
+            $0.delivery.enabled = false
+            $0.didcomm.recoveryInterval = recovery
+            $0.didcomm.handlingBackoff = .seconds(1)
+            $0.didcomm.handlingMaxAttempts = maxAttempts
         }) { server in
             let (tenant, tenantID) = try await server.tenantClient(label: "alice")
             defer { Task { await tenant.close() } }

@@ -84,7 +84,7 @@ import Testing
     @Test func aRequestIsAnsweredSignedByTheInvitationKeyAndTheFirstMessageAccepts() async throws {
         let inbox = try await PeerInbox()
         defer { Task { await inbox.stop() } }
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true }) { server in
             let (alice, aliceID) = try await server.tenantClient(label: "alice")
             let (bob, bobID) = try await server.tenantClient(label: "bob")
             defer { Task { await alice.close(); await bob.close() } }
@@ -158,7 +158,7 @@ import Testing
     @Test func aSingleUseInvitationTakesOneRequestAndRefusesStrangersAndForgeries() async throws {
         let inbox = try await PeerInbox()
         defer { Task { await inbox.stop() } }
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true }) { server in
             let (alice, aliceID) = try await server.tenantClient(label: "alice")
             defer { Task { await alice.close() } }
             let port = server.didcommPort
@@ -200,7 +200,7 @@ import Testing
         for _ in 0..<8 { opened.append(try await PeerInbox()) }
         let inboxes = opened
         defer { Task { for inbox in inboxes { await inbox.stop() } } }
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true }) { server in
             let (alice, aliceID) = try await server.tenantClient(label: "alice")
             defer { Task { await alice.close() } }
             let created = try await alice.call("connections.createInvitation")
@@ -230,7 +230,7 @@ import Testing
     @Test func aMultiUseInvitationMakesAConnectionPerRequest() async throws {
         let inbox = try await PeerInbox()
         defer { Task { await inbox.stop() } }
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true }) { server in
             let (alice, _) = try await server.tenantClient(label: "alice")
             defer { Task { await alice.close() } }
             let created = try await alice.call("connections.createInvitation", params: ["multiUse": true, "alias": "desk"])
@@ -261,7 +261,7 @@ import Testing
     @Test func deleteRevokesParamsAreCheckedAndAProblemReportFails() async throws {
         let inbox = try await PeerInbox()
         defer { Task { await inbox.stop() } }
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true }) { server in
             let (alice, _) = try await server.tenantClient(label: "alice")
             defer { Task { await alice.close() } }
             let port = server.didcommPort
@@ -301,7 +301,7 @@ import Testing
     /// Item 5: two tenants of one Aerie connect over connections/1.0 through the server's own
     /// HTTP endpoint, exchange basic messages both ways, and a third tenant sees none of it.
     @Test func twoTenantsConnectAndTalkAndAThirdSeesNothing() async throws {
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true }) { server in
             let (alice, aliceID) = try await server.tenantClient(label: "alice")
             let (bob, bobID) = try await server.tenantClient(label: "bob")
             let (carol, carolID) = try await server.tenantClient(label: "carol")

@@ -56,7 +56,7 @@ import Testing
     static func configuration(_ fixture: WalletFixture, home: URL, masterKey: String? = nil) -> AerieConfiguration {
         var configuration = AerieConfiguration(
             home: home, databaseURL: fixture.database.runtimeConninfo, ownerDatabaseURL: fixture.database.ownerConninfo)
-        configuration.masterKeyBase64 = masterKey
+        configuration.secrets.masterKeyBase64 = masterKey
         return configuration
     }
 
@@ -257,7 +257,7 @@ import Testing
                 let current = try readKeyFile(server.home.appendingPathComponent("master-key"))
                 var configuration = AerieConfiguration(
                     home: elsewhere, databaseURL: server.database.runtimeConninfo, ownerDatabaseURL: server.database.ownerConninfo)
-                configuration.masterKeyBase64 = current.base64
+                configuration.secrets.masterKeyBase64 = current.base64
                 _ = try await AerieApplication.rotateMasterKey(
                     configuration: configuration, writeNewKeyTo: elsewhere.appendingPathComponent("new"),
                     logger: Self.logger)

@@ -89,7 +89,7 @@ import Testing
     /// included), alone or in a batch, and what AerieClient reads from it is the same value; a
     /// notification gets no line.
     @Test func downloadOverARawLineIsOneValidResponse() async throws {
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true; $0.deliveryEnabled = false }) { server in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true; $0.delivery.enabled = false }) { server in
             let admin = try await server.adminClient()
             let created = try await admin.call("admin.tenants.create", params: ["label": "raw"])
             await admin.close()
@@ -148,7 +148,7 @@ import Testing
     }
 
     @Test func downloadFiltersUpdatesAndPagesPerTenant() async throws {
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true; $0.deliveryEnabled = false }) { server in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true; $0.delivery.enabled = false }) { server in
             let (alice, aliceID) = try await server.tenantClient(label: "alice")
             let (bob, _) = try await server.tenantClient(label: "bob")
             defer { Task { await alice.close(); await bob.close() } }
@@ -270,10 +270,10 @@ import Testing
 
     @Test func retentionPurgesOnlyOldReviewedMessagesOfEveryTenant() async throws {
         try await LiveServer.with(server: {
-            $0.allowPrivateURLs = true
-            $0.deliveryEnabled = false
-            $0.messageRetentionDays = 30
-            $0.retentionSweepInterval = .milliseconds(100)
+            $0.outbound.allowPrivateURLs = true
+            $0.delivery.enabled = false
+            $0.tenants.messageRetentionDays = 30
+            $0.tenants.retentionSweepInterval = .milliseconds(100)
         }) { server in
             let (alice, aliceID) = try await server.tenantClient(label: "alice")
             let (bob, bobID) = try await server.tenantClient(label: "bob")

@@ -83,7 +83,7 @@ import Testing
     }
 
     @Test func subscribersGetTheirOwnTenantsMessagesThroughTheirFilters() async throws {
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true; $0.deliveryEnabled = false }) { server in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true; $0.delivery.enabled = false }) { server in
             let (alice, _) = try await server.tenantClient(label: "alice")
             let (bob, _) = try await server.tenantClient(label: "bob")
             defer { Task { await alice.close(); await bob.close() } }
@@ -150,7 +150,7 @@ import Testing
     }
 
     @Test func eventsReachASubscriberOnAnotherServerProcess() async throws {
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true; $0.deliveryEnabled = false }) { first in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true; $0.delivery.enabled = false }) { first in
             let second = try await first.sibling()
             do {
                 let aliceToken = try await Self.tenant(first, label: "alice")
@@ -188,7 +188,7 @@ import Testing
     }
 
     @Test func aSessionThatReauthenticatesAsAnotherTenantGetsNothingOfTheFirst() async throws {
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true; $0.deliveryEnabled = false }) { server in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true; $0.delivery.enabled = false }) { server in
             let aliceToken = try await Self.tenant(server, label: "alice")
             let bobToken = try await Self.tenant(server, label: "bob")
             let alice = try await Self.client(server, token: aliceToken)

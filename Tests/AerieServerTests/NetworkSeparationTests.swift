@@ -14,11 +14,11 @@ import Testing
         let peer = try await LoopbackListener.start()
         defer { Task { await peer.stop() } }
         try await LiveServer.with(server: {
-            $0.allowPrivateURLs = false
-            $0.allowedNetworks = [IPNetwork("127.0.0.1/32")!]
-            $0.webhookAllowedNetworks = [IPNetwork("127.0.0.2/32")!]
-            $0.webhookAllowHTTP = true
-            $0.deliveryPollInterval = .milliseconds(100)
+            $0.outbound.allowPrivateURLs = false
+            $0.outbound.allowedNetworks = [IPNetwork("127.0.0.1/32")!]
+            $0.outbound.webhookAllowedNetworks = [IPNetwork("127.0.0.2/32")!]
+            $0.webhooks.allowHTTP = true
+            $0.delivery.pollInterval = .milliseconds(100)
         }) { server in
             let admin = try await server.adminClient()
             defer { Task { await admin.close() } }
@@ -62,9 +62,9 @@ import Testing
         let configuration = try AerieConfiguration.fromEnvironment([
             "AERIE_ALLOWED_NETWORKS": "10.0.0.0/8", "AERIE_WEBHOOK_ALLOWED_NETWORKS": "192.168.5.0/24,fd00::/8",
         ])
-        #expect(configuration.allowedNetworks == [IPNetwork("10.0.0.0/8")!])
-        #expect(configuration.webhookAllowedNetworks == [IPNetwork("192.168.5.0/24")!, IPNetwork("fd00::/8")!])
-        #expect(try AerieConfiguration.fromEnvironment([:]).webhookAllowedNetworks.isEmpty)
+        #expect(configuration.outbound.allowedNetworks == [IPNetwork("10.0.0.0/8")!])
+        #expect(configuration.outbound.webhookAllowedNetworks == [IPNetwork("192.168.5.0/24")!, IPNetwork("fd00::/8")!])
+        #expect(try AerieConfiguration.fromEnvironment([:]).outbound.webhookAllowedNetworks.isEmpty)
         #expect(throws: (any Error).self) { try AerieConfiguration.fromEnvironment(["AERIE_WEBHOOK_ALLOWED_NETWORKS": "not a network"]) }
     }
 }

@@ -133,7 +133,7 @@ import Testing
     @Test func readinessTurnsUnreadyTheMomentDrainStarts() async throws {
         try await LiveServer.with(
             extraPlugins: [ProbePlugin()],
-            server: { $0.metricsListen = AerieConfiguration.ListenAddress(host: "127.0.0.1", port: 0) }
+            server: { $0.operations.metricsListen = AerieConfiguration.ListenAddress(host: "127.0.0.1", port: 0) }
         ) { server in
             let port = try #require(server.operatorPort)
             // Ready once the LISTEN connection is up (it opens in the background at start).

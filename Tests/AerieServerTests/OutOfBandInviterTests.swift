@@ -14,7 +14,7 @@ import Testing
     @Test func acapy170AsInviteeCompletesADIDExchange() async throws {
         let agent = try await ACAPyAgent.start(version: .v1_7_0)
         do {
-            try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+            try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true }) { server in
                 let (alice, _) = try await server.tenantClient(label: "alice")
                 let (bob, _) = try await server.tenantClient(label: "bob")
                 defer { Task { await alice.close(); await bob.close() } }
@@ -55,7 +55,7 @@ import Testing
     @Test func acapy170AsInviteeCompletesADIDExchange10() async throws {
         let agent = try await ACAPyAgent.start(version: .v1_7_0)
         do {
-            try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+            try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true }) { server in
                 let (alice, _) = try await server.tenantClient(label: "alice")
                 defer { Task { await alice.close() } }
                 let created = try await alice.call(
@@ -93,7 +93,7 @@ import Testing
     @Test(arguments: ["1.1", "1.0"]) func acapy127AsInviteeCompletesADIDExchange(version: String) async throws {
         let agent = try await ACAPyAgent.start(version: .v1_2_7)
         do {
-            try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+            try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true }) { server in
                 let (alice, _) = try await server.tenantClient(label: "alice")
                 defer { Task { await alice.close() } }
                 let created = try await alice.call(
@@ -126,7 +126,7 @@ import Testing
     /// `outOfBand.accept` reaches 4 on Alice's 1.0 Response, Alice's side is 4 on Bob's
     /// `complete`, text messages both ways; a third tenant sees nothing.
     @Test func twoTenantsConnectOverDIDExchange10() async throws {
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true }) { server in
             let (alice, _) = try await server.tenantClient(label: "alice")
             let (bob, _) = try await server.tenantClient(label: "bob")
             let (carol, carolID) = try await server.tenantClient(label: "carol")
@@ -161,7 +161,7 @@ import Testing
     @Test func aDIDExchangeRequestIsTakenOnlyInAVersionTheInvitationOffered() async throws {
         let inbox = try await PeerInbox()
         defer { Task { await inbox.stop() } }
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true }) { server in
             let (alice, aliceID) = try await server.tenantClient(label: "alice")
             defer { Task { await alice.close() } }
             let port = server.didcommPort
@@ -222,7 +222,7 @@ import Testing
     @Test func acapy170ReusesItsConnectionForASecondInvitationNamingTheTenantsDID() async throws {
         let agent = try await ACAPyAgent.start(version: .v1_7_0)
         do {
-            try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+            try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true }) { server in
                 let (alice, _) = try await server.tenantClient(label: "alice")
                 defer { Task { await alice.close() } }
                 let first = try await alice.call("outOfBand.createInvitation", params: ["useDid": true, "label": "Aerie Alice"])
@@ -263,7 +263,7 @@ import Testing
     }
 
     @Test func twoTenantsConnectOverOutOfBandAndAReuseIsAnswered() async throws {
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true }) { server in
             let (alice, _) = try await server.tenantClient(label: "alice")
             let (bob, _) = try await server.tenantClient(label: "bob")
             let (carol, carolID) = try await server.tenantClient(label: "carol")

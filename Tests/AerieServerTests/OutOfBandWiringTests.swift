@@ -207,7 +207,7 @@ import Testing
     /// the wait ends in `timeout` and the connection is untouched; the inviter's
     /// handshake-reuse-accepted, posted to the DIDComm endpoint, makes it `reused`.
     @Test func rows6And8ReuseIsMatchedByParentThread() async throws {
-        try await LiveServer.with(server: { $0.deliveryEnabled = false }) { server in
+        try await LiveServer.with(server: { $0.delivery.enabled = false }) { server in
             let (tenant, _) = try await server.tenantClient(label: "rows-6-8")
             defer { Task { await tenant.close() } }
             let inviter = try Inviter()
@@ -249,7 +249,7 @@ import Testing
     /// The inviter refuses a reuse with an out-of-band problem report naming the invitation: the
     /// record fails with its reason, the connection stays as it was.
     @Test func reuseRefusedByProblemReport() async throws {
-        try await LiveServer.with(server: { $0.deliveryEnabled = false }) { server in
+        try await LiveServer.with(server: { $0.delivery.enabled = false }) { server in
             let (tenant, _) = try await server.tenantClient(label: "refused")
             defer { Task { await tenant.close() } }
             let inviter = try Inviter()
@@ -275,7 +275,7 @@ import Testing
     /// Two tenants accept the same invitation: each gets its own connection and record; one
     /// tenant's reuse-accepted cannot touch the other's.
     @Test func twoTenantsAreIsolated() async throws {
-        try await LiveServer.with(server: { $0.deliveryEnabled = false }) { server in
+        try await LiveServer.with(server: { $0.delivery.enabled = false }) { server in
             let (alice, aliceID) = try await server.tenantClient(label: "alice")
             let (bob, bobID) = try await server.tenantClient(label: "bob")
             defer { Task { await alice.close(); await bob.close() } }

@@ -44,8 +44,8 @@ import Testing
         let listener = try await LoopbackListener.start()
         defer { Task { await listener.stop() } }
         try await LiveServer.with(server: {
-            $0.allowPrivateURLs = false
-            $0.allowedNetworks = []
+            $0.outbound.allowPrivateURLs = false
+            $0.outbound.allowedNetworks = []
         }) { server in
             let (alice, aliceID) = try await server.tenantClient(label: "alice")
             defer { Task { await alice.close() } }
@@ -101,9 +101,9 @@ import Testing
         let listener = try await LoopbackListener.start()
         defer { Task { await listener.stop() } }
         try await LiveServer.with(server: {
-            $0.allowPrivateURLs = false
-            $0.allowedNetworks = [IPNetwork("127.0.0.1/32")!]
-            $0.deliveryPollInterval = .milliseconds(100)
+            $0.outbound.allowPrivateURLs = false
+            $0.outbound.allowedNetworks = [IPNetwork("127.0.0.1/32")!]
+            $0.delivery.pollInterval = .milliseconds(100)
         }) { server in
             let (alice, _) = try await server.tenantClient(label: "alice")
             defer { Task { await alice.close() } }
@@ -127,10 +127,10 @@ import Testing
     /// retry horizon (72 hours by default) is far off, and its outbox row goes.
     @Test func aRefusedPeerEndpointFailsTheSendAtOnce() async throws {
         try await LiveServer.with(server: {
-            $0.allowPrivateURLs = false
-            $0.allowedNetworks = [IPNetwork("127.0.0.1/32")!]
-            $0.deliveryBackoff = .seconds(30)
-            $0.deliveryPollInterval = .milliseconds(100)
+            $0.outbound.allowPrivateURLs = false
+            $0.outbound.allowedNetworks = [IPNetwork("127.0.0.1/32")!]
+            $0.delivery.backoff = .seconds(30)
+            $0.delivery.pollInterval = .milliseconds(100)
         }) { server in
             let (alice, aliceID) = try await server.tenantClient(label: "alice")
             defer { Task { await alice.close() } }

@@ -119,7 +119,7 @@ import Testing
     /// third tenant sees nothing. Then the same with did:peer:2 asked for.
     @Test(arguments: [nil, PeerDIDMethod.peer2])
     func twoTenantsConnect(didMethod: PeerDIDMethod?) async throws {
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true }) { server in
             let (alice, _) = try await server.tenantClient(label: "alice")
             let (bob, _) = try await server.tenantClient(label: "bob")
             let (carol, carolID) = try await server.tenantClient(label: "carol")
@@ -152,7 +152,7 @@ import Testing
     /// invitation (its long form), an invitation naming the short form finds that connection
     /// (`connections.accept` answers it as existing; `outOfBand.accept` reuses it) and makes none.
     @Test func aShortFormNamesTheConnectionItsLongFormMade() async throws {
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true }) { server in
             let (alice, _) = try await server.tenantClient(label: "alice")
             let (bob, _) = try await server.tenantClient(label: "bob")
             defer { Task { await alice.close(); await bob.close() } }
@@ -181,7 +181,7 @@ import Testing
     /// invitation naming a did:peer:4 short form the tenant never saw in its long form is refused
     /// as unsupported, by name.
     @Test func badDIDPeer4sAreRefused() async throws {
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true }) { server in
             let (alice, aliceID) = try await server.tenantClient(label: "alice")
             defer { Task { await alice.close() } }
             let created = try await alice.call("outOfBand.createInvitation")

@@ -30,8 +30,8 @@ import Testing
         let inbox = try await PeerInbox()
         defer { Task { await inbox.stop() } }
         try await LiveServer.with(server: {
-            $0.allowPrivateURLs = true
-            $0.didcommMaxBodyBytes = 4 << 20
+            $0.outbound.allowPrivateURLs = true
+            $0.didcomm.maxBodyBytes = 4 << 20
         }) { server in
             let (alice, aliceID) = try await server.tenantClient(label: "alice")
             let (bob, _) = try await server.tenantClient(label: "bob")
@@ -71,7 +71,7 @@ import Testing
     @Test func aDIDExchangeRequestClaimingAnotherDIDIsRefusedAndNothingShowsIt() async throws {
         let inbox = try await PeerInbox()
         defer { Task { await inbox.stop() } }
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true }) { server in
             let (alice, aliceID) = try await server.tenantClient(label: "alice")
             defer { Task { await alice.close() } }
             let created = try await alice.call(
@@ -128,7 +128,7 @@ import Testing
     /// As the invitee: a didexchange Response signed by the invitation key whose DID is a ledger
     /// DID of another key fails the connection with the reason; nothing shows that DID.
     @Test func aResponseClaimingAnotherDIDFailsTheConnection() async throws {
-        try await LiveServer.with(server: { $0.deliveryEnabled = false }) { server in
+        try await LiveServer.with(server: { $0.delivery.enabled = false }) { server in
             let inviter = Ed25519KeyPair.generate()
             let theirKey = Ed25519KeyPair.generate()
             let (tenant, _) = try await server.tenantClient(label: "frank")

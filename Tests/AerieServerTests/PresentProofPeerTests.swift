@@ -55,7 +55,7 @@ import Testing
     @Test func requestsAreRecordedFromThePeerOnlyAndBadOnesAnsweredWithAProblemReport() async throws {
         let inbox = try await PeerInbox()
         defer { Task { await inbox.stop() } }
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true }) { server in
             let (alice, _) = try await server.tenantClient(label: "alice")
             let (bob, _) = try await server.tenantClient(label: "bob")
             defer { Task { await alice.close(); await bob.close() } }

@@ -13,7 +13,7 @@ import Testing
     typealias Collector = MessagesPushTests.Collector
 
     @Test func aSuspensionDuringAListenOutageEndsPushWhenTheListenIsBack() async throws {
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true; $0.deliveryEnabled = false }) { server in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true; $0.delivery.enabled = false }) { server in
             let (aliceID, aliceToken) = try await CredentialRevocationTests.tenant(server, label: "alice")
             let (_, bobToken) = try await CredentialRevocationTests.tenant(server, label: "bob")
             let (alice, aliceConnection, aliceSeen) = try await CredentialRevocationTests.subscribed(server, token: aliceToken)

@@ -28,8 +28,8 @@ import Testing
 
     @Test func aFullMailboxRefusesWithRetryableStatusAndLosesNothing() async throws {
         try await LiveServer.with(server: {
-            $0.deliveryEnabled = false
-            $0.quotas = DatabaseConfiguration.Quotas(mailboxMessages: 4, mailboxBytes: 0, outboxPending: 0)
+            $0.delivery.enabled = false
+            $0.database.quotas = DatabaseConfiguration.Quotas(mailboxMessages: 4, mailboxBytes: 0, outboxPending: 0)
         }) { server in
             let (alice, aliceID) = try await server.tenantClient(label: "alice")
             let (bob, bobID) = try await server.tenantClient(label: "bob")
@@ -69,8 +69,8 @@ import Testing
 
     @Test func tooManyMessagesWaitingToBeSentIsQuotaExceeded() async throws {
         try await LiveServer.with(server: {
-            $0.deliveryEnabled = false
-            $0.quotas = DatabaseConfiguration.Quotas(mailboxMessages: 0, mailboxBytes: 0, outboxPending: 2)
+            $0.delivery.enabled = false
+            $0.database.quotas = DatabaseConfiguration.Quotas(mailboxMessages: 0, mailboxBytes: 0, outboxPending: 2)
         }) { server in
             let (alice, aliceID) = try await server.tenantClient(label: "alice")
             let (bob, _) = try await server.tenantClient(label: "bob")

@@ -61,7 +61,7 @@ import Testing
     }
 
     @Test func aKeptKeyOpensTheResponseAndAStaleOneChangesNothingTheDatabaseWouldNot() async throws {
-        try await LiveServer.with(server: { $0.deliveryEnabled = false }) { server in
+        try await LiveServer.with(server: { $0.delivery.enabled = false }) { server in
             try await server.withTwoTenants { tenantA, tenantB in
                 let (a, aID) = tenantA
                 let (b, bID) = tenantB

@@ -13,7 +13,7 @@ import Testing
 /// own connection to the same invitation, receive their copies at the same time.
 @Suite(.timeLimit(.minutes(10))) struct ResponseCopiesTests {
     @Test func twoCopiesOfAResponseAtOnceAreAppliedOnce() async throws {
-        try await LiveServer.with(server: { $0.deliveryEnabled = false }) { server in
+        try await LiveServer.with(server: { $0.delivery.enabled = false }) { server in
             try await server.withTwoTenants { tenantA, tenantB in
                 let (a, aID) = tenantA
                 let (b, bID) = tenantB

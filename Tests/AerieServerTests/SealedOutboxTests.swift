@@ -12,9 +12,9 @@ import Testing
 @Suite(.timeLimit(.minutes(5))) struct SealedOutboxTests {
     @Test func aPendingSendsEndpointIsSealedAndItsRetryReachesTheFullURL() async throws {
         try await LiveServer.with(server: {
-            $0.allowPrivateURLs = true
-            $0.deliveryBackoff = .milliseconds(500)
-            $0.deliveryPollInterval = .milliseconds(100)
+            $0.outbound.allowPrivateURLs = true
+            $0.delivery.backoff = .milliseconds(500)
+            $0.delivery.pollInterval = .milliseconds(100)
         }) { server in
             let (alice, aliceID) = try await server.tenantClient(label: "alice")
             let (bob, bobID) = try await server.tenantClient(label: "bob")

@@ -17,9 +17,9 @@ import Testing
     static let sentStatuses: JSONValue = ["MS-101", "MS-102", "MS-105"]
 
     static func configure(_ config: inout AerieConfiguration) {
-        config.allowPrivateURLs = true
-        config.deliveryHorizon = .milliseconds(300)
-        config.deliveryBackoff = .milliseconds(100)
+        config.outbound.allowPrivateURLs = true
+        config.delivery.horizon = .milliseconds(300)
+        config.delivery.backoff = .milliseconds(100)
     }
 
     /// The messages of one connection in a download answer, by uid.
@@ -136,7 +136,7 @@ import Testing
     }
 
     @Test func refusedSendsAreClearErrorsAndStoreNothing() async throws {
-        try await LiveServer.with(server: { Self.configure(&$0); $0.deliveryEnabled = false }) { server in
+        try await LiveServer.with(server: { Self.configure(&$0); $0.delivery.enabled = false }) { server in
             let (alice, aliceID) = try await server.tenantClient(label: "alice")
             let (bob, _) = try await server.tenantClient(label: "bob")
             defer { Task { await alice.close(); await bob.close() } }
@@ -418,7 +418,7 @@ extension SendMessagesTests {
     /// Sends racing the connection's delete: each send either committed before the delete (and
     /// the delete removed its record and row) or is refused; nothing of the connection is left.
     @Test func sendsRacingADeleteLeaveNothingBehind() async throws {
-        try await LiveServer.with(server: { Self.configure(&$0); $0.deliveryEnabled = false }) { server in
+        try await LiveServer.with(server: { Self.configure(&$0); $0.delivery.enabled = false }) { server in
             let (alice, aliceID) = try await server.tenantClient(label: "alice")
             defer { Task { await alice.close() } }
             let peer = try await TestPeer.connect(alice)

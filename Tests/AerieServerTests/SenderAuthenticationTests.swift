@@ -26,7 +26,7 @@ import Testing
     }
 
     @Test func onlyThePeersKeyIsTheirs() async throws {
-        try await LiveServer.with(server: { $0.deliveryEnabled = false }) { server in
+        try await LiveServer.with(server: { $0.delivery.enabled = false }) { server in
             let (alice, aliceID) = try await server.tenantClient(label: "alice")
             let (bob, bobID) = try await server.tenantClient(label: "bob")
             defer { Task { await alice.close(); await bob.close() } }

@@ -39,7 +39,7 @@ import Testing
         let count = 1000  // the fd limit here is far above the 4,000 sockets this needs (both ends)
         try await LiveServer.with(
             rpc: { $0.authTimeoutSeconds = 4 },
-            server: { $0.didcommLimits.headerTimeout = .seconds(4) }
+            server: { $0.didcomm.limits.headerTimeout = .seconds(4) }
         ) { server in
             let (tenant, _) = try await server.tenantClient(label: "real")
             defer { Task { await tenant.close() } }
@@ -86,7 +86,7 @@ import Testing
     }
 
     @Test func httpConnectionCapAndDeadlines() async throws {
-        try await LiveServer.with(server: { $0.didcommLimits.maxConnections = 3 }) { server in
+        try await LiveServer.with(server: { $0.didcomm.limits.maxConnections = 3 }) { server in
             // Three connections, each admitted (one request answered) and then idle, kept alive.
             let request = "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc"
             var idle: [RawLineClient] = []
@@ -117,8 +117,8 @@ import Testing
         // A body slower than the request deadline: 503 (retry later), then closed. (A server of
         // its own: with a 1 s deadline, the requests above could meet it on a loaded machine.)
         try await LiveServer.with(server: {
-            $0.didcommLimits.bodyTimeout = .seconds(10)
-            $0.didcommLimits.requestTimeout = .seconds(1)
+            $0.didcomm.limits.bodyTimeout = .seconds(10)
+            $0.didcomm.limits.requestTimeout = .seconds(1)
         }) { server in
             let slowBody = try await RawLineClient.connect(port: server.didcommPort)
             try await slowBody.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789")
@@ -131,7 +131,7 @@ import Testing
 
     @Test func keepAliveIsLimited() async throws {
         let request = "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc"
-        try await LiveServer.with(server: { $0.didcommLimits.maxRequestsPerConnection = 2 }) { server in
+        try await LiveServer.with(server: { $0.didcomm.limits.maxRequestsPerConnection = 2 }) { server in
             let client = try await RawLineClient.connect(port: server.didcommPort)
             try await client.send(request)
             let first = try await Self.within(30) { try await Self.readResponse(client) }
@@ -143,7 +143,7 @@ import Testing
             await client.close()
         }
         // Idle past the keep-alive timeout: closed.
-        try await LiveServer.with(server: { $0.didcommLimits.keepAliveTimeout = .seconds(1) }) { server in
+        try await LiveServer.with(server: { $0.didcomm.limits.keepAliveTimeout = .seconds(1) }) { server in
             let idle = try await RawLineClient.connect(port: server.didcommPort)
             try await idle.send(request)
             _ = try await Self.within(30) { try await Self.readResponse(idle) }

@@ -53,8 +53,8 @@ import Testing
 
     @Test func aRequestThatCannotBeAnsweredIsRefusedAndNotStored() async throws {
         try await LiveServer.with(server: {
-            $0.deliveryEnabled = false
-            $0.allowPrivateURLs = true
+            $0.delivery.enabled = false
+            $0.outbound.allowPrivateURLs = true
         }) { server in
             let (alice, aliceID) = try await server.tenantClient(label: "alice")
             defer { Task { await alice.close() } }
@@ -95,12 +95,12 @@ import Testing
     /// affected by the first tenant's pending connections.
     @Test func aFloodOfStrangersLeavesRoomForTheEstablishedPeer() async throws {
         try await LiveServer.with(server: {
-            $0.deliveryEnabled = false
-            $0.allowPrivateURLs = true
-            $0.quotas = DatabaseConfiguration.Quotas(mailboxMessages: 12, mailboxBytes: 0, outboxPending: 0)
-            $0.pendingConnectionsMax = 5
-            $0.invitationRequestsPerMinute = 0
-            $0.senderRequestsPerMinute = 0
+            $0.delivery.enabled = false
+            $0.outbound.allowPrivateURLs = true
+            $0.database.quotas = DatabaseConfiguration.Quotas(mailboxMessages: 12, mailboxBytes: 0, outboxPending: 0)
+            $0.connections.pendingMax = 5
+            $0.connections.invitationRequestsPerMinute = 0
+            $0.connections.senderRequestsPerMinute = 0
         }) { server in
             let (alice, aliceID) = try await server.tenantClient(label: "alice")
             let (bob, bobID) = try await server.tenantClient(label: "bob")
@@ -154,11 +154,11 @@ import Testing
         let agent = try await ACAPyAgent.start()
         do {
             try await LiveServer.with(server: {
-                $0.allowPrivateURLs = true
-                $0.quotas = DatabaseConfiguration.Quotas(mailboxMessages: 10, mailboxBytes: 0, outboxPending: 0)
-                $0.pendingConnectionsMax = 3
-                $0.invitationRequestsPerMinute = 0
-                $0.senderRequestsPerMinute = 0
+                $0.outbound.allowPrivateURLs = true
+                $0.database.quotas = DatabaseConfiguration.Quotas(mailboxMessages: 10, mailboxBytes: 0, outboxPending: 0)
+                $0.connections.pendingMax = 3
+                $0.connections.invitationRequestsPerMinute = 0
+                $0.connections.senderRequestsPerMinute = 0
             }) { server in
                 let (alice, aliceID) = try await server.tenantClient(label: "alice")
                 defer { Task { await alice.close() } }
@@ -196,9 +196,9 @@ import Testing
     /// room, the same envelope is answered.
     @Test func aTransientFailureOfAStrangersRequestStoresNothing() async throws {
         try await LiveServer.with(server: {
-            $0.deliveryEnabled = false
-            $0.allowPrivateURLs = true
-            $0.quotas = DatabaseConfiguration.Quotas(mailboxMessages: 0, mailboxBytes: 0, outboxPending: 1)
+            $0.delivery.enabled = false
+            $0.outbound.allowPrivateURLs = true
+            $0.database.quotas = DatabaseConfiguration.Quotas(mailboxMessages: 0, mailboxBytes: 0, outboxPending: 1)
         }) { server in
             let (alice, aliceID) = try await server.tenantClient(label: "alice")
             defer { Task { await alice.close() } }
@@ -228,10 +228,10 @@ import Testing
     /// the row. A sender's limit and an invitation's are per tenant.
     @Test func theRateLimitsCutAFloodBeforeAnythingIsStored() async throws {
         try await LiveServer.with(server: {
-            $0.deliveryEnabled = false
-            $0.allowPrivateURLs = true
-            $0.invitationRequestsPerMinute = 5
-            $0.senderRequestsPerMinute = 2
+            $0.delivery.enabled = false
+            $0.outbound.allowPrivateURLs = true
+            $0.connections.invitationRequestsPerMinute = 5
+            $0.connections.senderRequestsPerMinute = 2
         }) { server in
             let (alice, aliceID) = try await server.tenantClient(label: "alice")
             let (bob, _) = try await server.tenantClient(label: "bob")
@@ -262,8 +262,8 @@ import Testing
 
     @Test func maxUsesHoldsWhenRequestsRaceAndExpiryRefuses() async throws {
         try await LiveServer.with(server: {
-            $0.deliveryEnabled = false
-            $0.allowPrivateURLs = true
+            $0.delivery.enabled = false
+            $0.outbound.allowPrivateURLs = true
         }) { server in
             let (alice, aliceID) = try await server.tenantClient(label: "alice")
             let (bob, bobID) = try await server.tenantClient(label: "bob")
@@ -312,7 +312,7 @@ import Testing
     }
 
     @Test func bothCreateInvitationMethodsTakeLimitsAndCheckThem() async throws {
-        try await LiveServer.with(server: { $0.deliveryEnabled = false }) { server in
+        try await LiveServer.with(server: { $0.delivery.enabled = false }) { server in
             let (alice, _) = try await server.tenantClient(label: "alice")
             defer { Task { await alice.close() } }
             for method in ["connections.createInvitation", "outOfBand.createInvitation"] {

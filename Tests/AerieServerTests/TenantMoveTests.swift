@@ -12,11 +12,11 @@ import Testing
 /// through the shared public endpoint; the old server keeps nothing readable of it.
 @Suite(.serialized, .timeLimit(.minutes(15))) struct TenantMoveTests {
     static func configure(_ config: inout AerieConfiguration, endpoint: String) {
-        config.allowPrivateURLs = true
-        config.publicEndpoint = endpoint
-        config.deliveryBackoff = .milliseconds(100)
-        config.deliveryMaxBackoff = .milliseconds(500)
-        config.deliveryPollInterval = .milliseconds(200)
+        config.outbound.allowPrivateURLs = true
+        config.didcomm.publicEndpoint = endpoint
+        config.delivery.backoff = .milliseconds(100)
+        config.delivery.maxBackoff = .milliseconds(500)
+        config.delivery.pollInterval = .milliseconds(200)
     }
 
     /// A tenant made with the admin token of `server`, with its token.
@@ -254,7 +254,7 @@ import Testing
     /// operator allows it.
     @Test func backendsExportTheirOwnTenantsAndATenantItselfWhenAllowed() async throws {
         let endpoint = try await SharedEndpoint()
-        let source = try await LiveServer.start(server: { Self.configure(&$0, endpoint: endpoint.url); $0.tenantSelfExport = true })
+        let source = try await LiveServer.start(server: { Self.configure(&$0, endpoint: endpoint.url); $0.tenants.selfExport = true })
         let destination = try await LiveServer.start(server: { Self.configure(&$0, endpoint: endpoint.url) })
         do {
             let sourceAdmin = try await source.adminClient()

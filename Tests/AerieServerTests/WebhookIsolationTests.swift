@@ -13,8 +13,8 @@ import Testing
         defer { receiver.stop() }
         try await LiveServer.with(server: {
             WebhookTests.configure(&$0)
-            $0.webhookBatchSize = 1
-            $0.webhookTimeout = .seconds(30)
+            $0.webhooks.batchSize = 1
+            $0.webhooks.timeout = .seconds(30)
         }) { server in
             let database = server.database.runtime()
             defer { Task { await database.shutdown() } }

@@ -20,10 +20,10 @@ import Testing
 @Suite(.timeLimit(.minutes(10))) struct WebhookTests {
     /// Settings every webhook test server uses: loopback receivers over http, quick retries.
     static func configure(_ configuration: inout AerieConfiguration) {
-        configuration.webhookAllowHTTP = true
-        configuration.webhookBatchSize = 10
-        configuration.webhookBackoff = .milliseconds(200)
-        configuration.webhookMaxBackoff = .seconds(1)
+        configuration.webhooks.allowHTTP = true
+        configuration.webhooks.batchSize = 10
+        configuration.webhooks.backoff = .milliseconds(200)
+        configuration.webhooks.maxBackoff = .seconds(1)
     }
 
     static func setWebhook(_ admin: AerieClient, backend: String, url: String) async throws -> String {
@@ -385,8 +385,8 @@ import Testing
         do {
             try await LiveServer.with(server: {
                 Self.configure(&$0)
-                $0.webhookAllowHTTP = false
-                $0.tlsCAFile = receiver.caFile
+                $0.webhooks.allowHTTP = false
+                $0.outbound.tlsCAFile = receiver.caFile
             }) { server in
                 let database = server.database.runtime()
                 defer { Task { await database.shutdown() } }
@@ -410,7 +410,7 @@ import Testing
         let receiver = try WebhookReceiver.start()
         defer { receiver.stop() }
         // The address policy of production: no private networks allowed.
-        try await LiveServer.with(server: { $0.webhookAllowedNetworks = [] }) { server in
+        try await LiveServer.with(server: { $0.outbound.webhookAllowedNetworks = [] }) { server in
             let admin = try await server.adminClient()
             defer { Task { await admin.close() } }
             let backend = try await BackendSessionTests.createBackend(admin, "refused")

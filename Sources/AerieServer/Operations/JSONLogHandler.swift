@@ -87,7 +87,7 @@ public struct JSONLogHandler: LogHandler {
     }
 }
 
-extension AerieConfiguration {
+extension AerieConfiguration.Operations {
     /// Sets up swift-log for `aerie-server`: text (swift-log's stream handler, `TextLogHandler`) or JSON lines, at
     /// `logLevel`, on standard error.
     public func bootstrapLogging() {

@@ -54,7 +54,7 @@ extension AerieApplication {
     public static func rotateMasterKey(
         configuration: AerieConfiguration, newKey: MasterKey? = nil, writeNewKeyTo: URL? = nil, logger: Logger
     ) async throws -> MasterKeyRotation {
-        if let base64 = configuration.masterKeyBase64 {
+        if let base64 = configuration.secrets.masterKeyBase64 {
             let old: MasterKey
             do {
                 old = try MasterKey(base64: base64)
@@ -196,9 +196,9 @@ extension AerieApplication {
     static func withRuntimeDatabase<T: Sendable>(
         configuration: AerieConfiguration, logger: Logger, _ body: (AerieDatabase) async throws -> T
     ) async throws -> T {
-        func run(_ conninfo: String) async throws -> T {
+        try await withCluster(configuration, logger: logger) { cluster in
             let database = AerieDatabase(
-                configuration: DatabaseConfiguration(conninfo: conninfo, maxConnections: 1), logger: logger)
+                configuration: DatabaseConfiguration(conninfo: cluster.runtimeURL, maxConnections: 1), logger: logger)
             do {
                 let result = try await body(database)
                 await database.shutdown()
@@ -207,18 +207,6 @@ extension AerieApplication {
                 await database.shutdown()
                 throw error
             }
-        }
-        if let databaseURL = configuration.databaseURL { return try await run(databaseURL) }
-        let cluster = EmbeddedPostgres(home: configuration.home, logger: logger)
-        let wasRunning = try await cluster.isRunning()
-        let urls = try await cluster.start()
-        do {
-            let result = try await run(urls.runtimeConninfo)
-            if !wasRunning { try await cluster.stop() }
-            return result
-        } catch {
-            if !wasRunning { try? await cluster.stop() }
-            throw error
         }
     }
 }

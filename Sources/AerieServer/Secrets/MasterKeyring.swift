@@ -32,15 +32,14 @@ final class MasterKeyring: Sendable {
 
     /// Loads `AERIE_MASTER_KEY`, or `AERIE_HOME/master-key` (created on first start) plus an
     /// unfinished rotation's `master-key.new`.
-    static func load(_ configuration: AerieConfiguration, logger: Logger) throws -> MasterKeyring {
-        if let base64 = configuration.masterKeyBase64 {
+    static func load(_ secrets: AerieConfiguration.Secrets, home: URL, logger: Logger) throws -> MasterKeyring {
+        if let base64 = secrets.masterKeyBase64 {
             do {
                 return MasterKeyring(keys: [try MasterKey(base64: base64)], home: nil)
             } catch {
                 throw AerieConfiguration.Invalid(description: "AERIE_MASTER_KEY must be the base64 of 32 bytes")
             }
         }
-        let home = configuration.home
         var keys = try readKeyFiles(home)
         if keys.isEmpty {
             let key = MasterKey.generate()

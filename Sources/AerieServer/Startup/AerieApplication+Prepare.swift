@@ -15,23 +15,52 @@ extension AerieApplication {
         var ownerURL: String
         /// Started by `startCluster`, stopped with the server (or by `prepare` when it fails).
         var embedded: EmbeddedPostgres?
+
+        /// The configured URLs, or nil when the database is the embedded cluster.
+        init?(_ database: AerieConfiguration.Database) {
+            guard let url = database.url else { return nil }
+            self.init(runtimeURL: url, ownerURL: database.ownerURL ?? url)
+        }
+
+        init(runtimeURL: String, ownerURL: String, embedded: EmbeddedPostgres? = nil) {
+            self.runtimeURL = runtimeURL
+            self.ownerURL = ownerURL
+            self.embedded = embedded
+        }
     }
 
     /// Creates the state directory (0700) and binds metrics to their backend before anything records.
     static func makeHome(_ configuration: AerieConfiguration) throws {
         try FileManager.default.createDirectory(
             at: configuration.home, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        if configuration.metricsListen != nil { _ = AerieMetrics.registry }
+        if configuration.operations.metricsListen != nil { _ = AerieMetrics.registry }
     }
 
-    /// The configured database, or the embedded cluster, started now.
+    /// The configured database, or the embedded cluster of `AERIE_HOME`, started now.
     static func startCluster(_ configuration: AerieConfiguration, logger: Logger) async throws -> Cluster {
-        if let databaseURL = configuration.databaseURL {
-            return Cluster(runtimeURL: databaseURL, ownerURL: configuration.ownerDatabaseURL ?? databaseURL)
-        }
+        if let configured = Cluster(configuration.database) { return configured }
         let cluster = EmbeddedPostgres(home: configuration.home, logger: logger)
         let urls = try await cluster.start()
         return Cluster(runtimeURL: urls.runtimeConninfo, ownerURL: urls.ownerConninfo, embedded: cluster)
+    }
+
+    /// Runs `body` on the configured database, or on the embedded cluster of `AERIE_HOME`
+    /// (started for the purpose and stopped again if it was not running): the tools' way in.
+    static func withCluster<T: Sendable>(
+        _ configuration: AerieConfiguration, logger: Logger, _ body: (Cluster) async throws -> T
+    ) async throws -> T {
+        if let configured = Cluster(configuration.database) { return try await body(configured) }
+        let cluster = EmbeddedPostgres(home: configuration.home, logger: logger)
+        let wasRunning = try await cluster.isRunning()
+        let urls = try await cluster.start()
+        do {
+            let result = try await body(Cluster(runtimeURL: urls.runtimeConninfo, ownerURL: urls.ownerConninfo))
+            if !wasRunning { try await cluster.stop() }
+            return result
+        } catch {
+            if !wasRunning { try? await cluster.stop() }
+            throw error
+        }
     }
 
     /// Applies the migrations (`schema/` and every plugin's), opens the pool with the stores of
@@ -44,20 +73,14 @@ extension AerieApplication {
             type(of: plugin).storage.migrations.map { Migration($0, plugin: type(of: plugin).name) }
         }
         let applied = try await Migrator(
-            ownerConninfo: cluster.ownerURL, schemaDirectory: configuration.schemaDirectory ?? SchemaLocator.defaultDirectory(),
+            ownerConninfo: cluster.ownerURL,
+            schemaDirectory: configuration.database.schemaDirectory ?? SchemaLocator.defaultDirectory(),
             pluginMigrations: registry.migrations + extraMigrations, logger: logger
         ).migrate()
         if !applied.isEmpty { logger.info("migrations applied", metadata: ["versions": "\(applied)"]) }
 
-        var databaseConfiguration = DatabaseConfiguration(
-            conninfo: cluster.runtimeURL, maxConnections: configuration.databasePoolSize, tenantShare: configuration.databaseTenantShare)
-        databaseConfiguration.quotas = configuration.quotas
-        databaseConfiguration.connectionViewCacheSize = configuration.connectionCacheSize
-        databaseConfiguration.connectionViewCacheMaxAge = configuration.connectionCacheMaxAge
-        databaseConfiguration.recentRecipientsSize = configuration.recentRecipientsSize
-        databaseConfiguration.recentRecipientsMaxAge = configuration.recentRecipientsMaxAge
         let database = AerieDatabase(
-            configuration: databaseConfiguration, logger: logger,
+            configuration: configuration.database.pool(conninfo: cluster.runtimeURL, caches: configuration.caches), logger: logger,
             stores: try registry.stores(selected: selected, extra: extraPlugins))
         try await database.verifyRuntimeRole()
         let unsafe = try await database.durabilitySettingsOff()
@@ -73,7 +96,7 @@ extension AerieApplication {
     static func loadMasterKeys(_ configuration: AerieConfiguration, database: AerieDatabase, logger: Logger) async throws
         -> MasterKeyring
     {
-        let masterKeys = try MasterKeyring.load(configuration, logger: logger)
+        let masterKeys = try MasterKeyring.load(configuration.secrets, home: configuration.home, logger: logger)
         do {
             try await checkMasterKeys(masterKeys, database: database, logger: logger)
         } catch {
@@ -97,20 +120,20 @@ extension AerieApplication {
         _ configuration: AerieConfiguration, database: AerieDatabase, masterKeys: MasterKeyring, runtimeURL: String,
         logger: Logger
     ) -> EventWiring {
-        let credentials = CredentialCache(capacity: configuration.credentialCacheSize, maxAge: configuration.credentialCacheMaxAge)
+        let caches = configuration.caches
+        let credentials = CredentialCache(capacity: caches.credentialsSize, maxAge: caches.credentialsMaxAge)
         let presenters = EventPresenters()
-        let settings = WebhookDelivery.Settings(
-            batchSize: configuration.webhookBatchSize, backoff: configuration.webhookBackoff, maxBackoff: configuration.webhookMaxBackoff)
+        let settings = configuration.webhooks.settings
         let webhooks = WebhookDelivery(
             webhooks: database.webhooks,
             http: HTTPDelivery(
                 configuration: HTTPDelivery.Configuration(
-                    addresses: configuration.webhookAddresses, trustedCertificates: configuration.tlsCAFile, totalTimeout: configuration.webhookTimeout,
-                    maxResponseBytes: 64 * 1024, threads: settings.concurrency)),
+                    addresses: configuration.outbound.webhookAddresses, trustedCertificates: configuration.outbound.tlsCAFile,
+                    totalTimeout: configuration.webhooks.timeout, maxResponseBytes: 64 * 1024, threads: settings.concurrency)),
             masterKeys: masterKeys, instance: configuration.instanceName, settings: settings, logger: logger,
             presenters: presenters)
         let streams = EventStreams(
-            log: database.events, retention: configuration.eventRetention, pruneInterval: configuration.eventPruneInterval,
+            log: database.events, retention: configuration.events.retention, pruneInterval: configuration.events.pruneInterval,
             onPositionsAdvanced: { [webhooks] in webhooks.positionsAdvanced() },
             positionsAwaited: { [webhooks] in webhooks.hasWebhooks }, logger: logger, presenters: presenters)
         let tenants = database.tenants
@@ -148,43 +171,34 @@ extension AerieApplication {
         _ configuration: AerieConfiguration, cluster: Cluster, database: AerieDatabase, masterKeys: MasterKeyring,
         selected: [String], extraPlugins: [any AeriePlugin], logger: Logger
     ) throws -> ServiceOrder {
+        let outbound = configuration.outbound
         let wakeup = OutboxWakeup(
-            lease: configuration.deliveryEnabled
-                ? OutboxLease(instance: configuration.instanceName, seconds: configuration.deliveryLeaseSeconds) : nil)
+            lease: configuration.delivery.enabled
+                ? OutboxLease(instance: configuration.instanceName, seconds: configuration.delivery.leaseSeconds) : nil)
         var contexts = TenantContexts(database: database, masterKeys: masterKeys)
         contexts.outboxSignal = wakeup
-        let endpoint = PublicEndpoint(configuration.publicEndpoint)
+        let endpoint = PublicEndpoint(configuration.didcomm.publicEndpoint)
         let events = wireEvents(configuration, database: database, masterKeys: masterKeys, runtimeURL: cluster.runtimeURL, logger: logger)
         var authenticator = TenantAuthenticator(database: database, contexts: contexts)
         authenticator.credentials = events.credentials
-        let resolver = URLResolver(configuration: URLResolver.Configuration(addresses: configuration.peerAddresses, trustedCertificates: configuration.tlsCAFile), logger: logger)
+        let resolver = URLResolver(
+            configuration: URLResolver.Configuration(addresses: outbound.peerAddresses, trustedCertificates: outbound.tlsCAFile),
+            logger: logger)
         // Webhook receivers are judged by their own networks, never by the peers'.
         let webhookDestinations = URLResolver(
-            configuration: URLResolver.Configuration(addresses: configuration.webhookAddresses, trustedCertificates: configuration.tlsCAFile, threads: 1), logger: logger)
-        var admin = AdminMethods(database: database, masterKeys: masterKeys)
-        admin.credentialChanged = { [hub = events.hub] id, current in hub.credentialChanged(tenant: id, current: current) }
-        var archives = TenantArchiveMethods(
-            database: database, transfers: TenantArchiveTransfers(database: database, masterKeys: masterKeys),
-            movedKeysGrace: configuration.movedTenantGraceSeconds)
-        archives.credentialChanged = admin.credentialChanged
-        archives.tenantSelfExport = configuration.tenantSelfExport
-        let core: [any AeriePlugin] = [
-            SystemPlugin(version: version), SessionMethods(authenticator: authenticator), admin, archives,
-            BackendMethods(
-                database: database,
-                webhooks: WebhookAdministration(
-                    masterKeys: masterKeys, destinations: webhookDestinations, allowHTTP: configuration.webhookAllowHTTP,
-                    delivery: events.webhooks)),
-            EventMethods(streams: events.streams),
-        ]
+            configuration: URLResolver.Configuration(
+                addresses: outbound.webhookAddresses, trustedCertificates: outbound.tlsCAFile, threads: 1),
+            logger: logger)
+        let core = coreMethods(
+            configuration, database: database, masterKeys: masterKeys, authenticator: authenticator, events: events,
+            webhookDestinations: webhookDestinations)
         // What discover-features discloses: filled from the router once it is built.
         let servedProtocols = ServedProtocols()
         let plugins = try PluginRegistry.standard.build(
             selected,
             services: PluginRegistry.Services(
-                fetcher: resolver, endpoint: { endpoint.value }, events: events.hub,
-                outOfBandTimeout: configuration.outOfBandTimeout, protocols: servedProtocols,
-                pendingConnectionsMax: configuration.pendingConnectionsMax))
+                fetcher: resolver, endpoint: { endpoint.value }, events: events.hub, connections: configuration.connections,
+                protocols: servedProtocols))
         let (router, hooks) = try installPlugins(
             plugins + extraPlugins, core: core, events: events, servedProtocols: servedProtocols)
         for plugin in plugins { logger.info("plugin enabled", metadata: ["plugin": "\(type(of: plugin).name)"]) }
@@ -192,58 +206,86 @@ extension AerieApplication {
         let rpcServer = RPCServer(
             configuration: configuration.rpc, router: router, authenticator: authenticator, serverVersion: version, logger: logger)
         let parsing = InboundParsing()
+        let didcomm = configuration.didcomm
         let inbound = InboundProcessor(
             database: database, contexts: contexts, router: router, hooks: hooks, logger: logger,
-            maxHandlingAttempts: configuration.inboundHandlingMaxAttempts, handlingBackoff: configuration.inboundHandlingBackoff,
-            parsing: parsing,
-            requestRates: RequestRateLimits(
-                .init(perInvitation: configuration.invitationRequestsPerMinute, perSender: configuration.senderRequestsPerMinute)))
+            maxHandlingAttempts: didcomm.handlingMaxAttempts, handlingBackoff: didcomm.handlingBackoff, parsing: parsing,
+            requestRates: RequestRateLimits(configuration.connections.requestRates))
         let didcommServer = HTTPListener(
-            configuration: HTTPListener.Configuration(
-                host: configuration.didcommHost, port: configuration.didcommPort, limits: configuration.didcommLimits),
-            logger: logger,
-            onBound: { port in endpoint.bound(host: configuration.didcommHost, port: port) },
+            configuration: didcomm.listener, logger: logger,
+            onBound: { port in endpoint.bound(host: didcomm.host, port: port) },
             didcomm: { body in (await inbound.answer(body), nil) })
         var order = ServiceOrder(
             database: DatabaseService(database: database, embedded: cluster.embedded, logger: logger), parsing: parsing,
             transport: TransportService(resolvers: [resolver, webhookDestinations]), events: events.hub,
             eventStreams: events.streams, webhooks: events.webhooks,
             inboundRecovery: InboundRecoveryService(
-                database: database, contexts: contexts, processor: inbound, interval: configuration.inboundRecoveryInterval,
-                logger: logger),
+                database: database, contexts: contexts, processor: inbound, interval: didcomm.recoveryInterval, logger: logger),
             didcomm: didcommServer, rpc: rpcServer)
-        if configuration.deliveryEnabled {
+        let delivery = configuration.delivery
+        if delivery.enabled {
             order.delivery = OutboxDeliveryService(
                 database: database, contexts: contexts,
                 delivery: HTTPDelivery(
                     configuration: HTTPDelivery.Configuration(
-                        addresses: configuration.peerAddresses, trustedCertificates: configuration.tlsCAFile, threads: configuration.deliveryConcurrency)),
-                limits: DeliveryLimits(concurrency: configuration.deliveryConcurrency, perDestination: configuration.deliveryPerDestination),
+                        addresses: outbound.peerAddresses, trustedCertificates: outbound.tlsCAFile, threads: delivery.concurrency)),
+                limits: DeliveryLimits(concurrency: delivery.concurrency, perDestination: delivery.perDestination),
                 inbound: inbound, hooks: hooks, wakeup: wakeup, instance: configuration.instanceName,
-                leaseSeconds: configuration.deliveryLeaseSeconds,
-                ready: { _ = try await didcommServer.listeningPort() },
-                retry: DeliveryRetry(
-                    backoff: configuration.deliveryBackoff, maxBackoff: configuration.deliveryMaxBackoff,
-                    horizon: configuration.deliveryHorizon, protocolHorizon: configuration.deliveryProtocolHorizon),
-                pollInterval: configuration.deliveryPollInterval, logger: logger)
+                leaseSeconds: delivery.leaseSeconds, ready: { _ = try await didcommServer.listeningPort() },
+                retry: delivery.retry, pollInterval: delivery.pollInterval, logger: logger)
         }
-        if let interval = configuration.sealingSweepInterval {
+        if let interval = configuration.secrets.sealingSweepInterval {
             order.sealingSweep = SealingMigrationService(database: database, contexts: contexts, interval: interval, logger: logger)
         }
-        if let days = configuration.messageRetentionDays {
+        if let days = configuration.tenants.messageRetentionDays {
             order.retention = MailboxRetentionService(
-                database: database, retention: .seconds(days * 86_400), interval: configuration.retentionSweepInterval, logger: logger)
+                database: database, retention: .seconds(days * 86_400), interval: configuration.tenants.retentionSweepInterval,
+                logger: logger)
         }
-        if let listen = configuration.metricsListen {
-            let readiness = Readiness()
-            let endpoint = OperatorEndpoint(
-                sampler: MetricsSampler(rpcServer: rpcServer, database: database, events: events.hub),
-                database: database, events: events.hub, readiness: readiness)
-            order.operatorEndpoint = HTTPListener(
-                configuration: HTTPListener.Configuration(host: listen.host, port: listen.port, limits: .operator),
-                name: "operator HTTP (metrics, health)", logger: logger, handler: endpoint.answer)
-            order.drainSignal = DrainSignalService(readiness: readiness)
+        if let listen = configuration.operations.metricsListen {
+            let (listener, drainSignal) = operatorEndpoint(
+                listen, rpcServer: rpcServer, database: database, events: events.hub, logger: logger)
+            order.operatorEndpoint = listener
+            order.drainSignal = drainSignal
         }
         return order
+    }
+
+    /// The methods every server has: system, session, admin, tenant archives, backends, events.
+    static func coreMethods(
+        _ configuration: AerieConfiguration, database: AerieDatabase, masterKeys: MasterKeyring,
+        authenticator: TenantAuthenticator, events: EventWiring, webhookDestinations: URLResolver
+    ) -> [any AeriePlugin] {
+        var admin = AdminMethods(database: database, masterKeys: masterKeys)
+        admin.credentialChanged = { [hub = events.hub] id, current in hub.credentialChanged(tenant: id, current: current) }
+        var archives = TenantArchiveMethods(
+            database: database, transfers: TenantArchiveTransfers(database: database, masterKeys: masterKeys),
+            movedKeysGrace: configuration.tenants.movedGraceSeconds)
+        archives.credentialChanged = admin.credentialChanged
+        archives.tenantSelfExport = configuration.tenants.selfExport
+        return [
+            SystemPlugin(version: version), SessionMethods(authenticator: authenticator), admin, archives,
+            BackendMethods(
+                database: database,
+                webhooks: WebhookAdministration(
+                    masterKeys: masterKeys, destinations: webhookDestinations, allowHTTP: configuration.webhooks.allowHTTP,
+                    delivery: events.webhooks)),
+            EventMethods(streams: events.streams),
+        ]
+    }
+
+    /// The operator endpoint on `listen` (/metrics, /healthz, /readyz), and the service that
+    /// turns `/readyz` to 503 when the drain begins.
+    static func operatorEndpoint(
+        _ listen: AerieConfiguration.ListenAddress, rpcServer: RPCServer, database: AerieDatabase, events: EventHub, logger: Logger
+    ) -> (HTTPListener, DrainSignalService) {
+        let readiness = Readiness()
+        let endpoint = OperatorEndpoint(
+            sampler: MetricsSampler(rpcServer: rpcServer, database: database, events: events),
+            database: database, events: events, readiness: readiness)
+        let listener = HTTPListener(
+            configuration: HTTPListener.Configuration(host: listen.host, port: listen.port, limits: .operator),
+            name: "operator HTTP (metrics, health)", logger: logger, handler: endpoint.answer)
+        return (listener, DrainSignalService(readiness: readiness))
     }
 }

@@ -64,25 +64,10 @@ public enum AerieApplication {
     /// `aerie-admin migrate`: applies pending migrations to the configured database, or to the
     /// embedded cluster (started for the purpose and stopped again if it was not running).
     public static func migrate(configuration: AerieConfiguration, schemaDirectory: URL, logger: Logger) async throws -> [Int] {
-        if let databaseURL = configuration.databaseURL {
-            let owner = configuration.ownerDatabaseURL ?? databaseURL
-            return try await Migrator(
-                ownerConninfo: owner, schemaDirectory: schemaDirectory, pluginMigrations: pluginMigrations, logger: logger
+        try await withCluster(configuration, logger: logger) { cluster in
+            try await Migrator(
+                ownerConninfo: cluster.ownerURL, schemaDirectory: schemaDirectory, pluginMigrations: pluginMigrations, logger: logger
             ).migrate()
-        }
-        let cluster = EmbeddedPostgres(home: configuration.home, logger: logger)
-        let wasRunning = try await cluster.isRunning()
-        let urls = try await cluster.start()
-        do {
-            let applied = try await Migrator(
-                ownerConninfo: urls.ownerConninfo, schemaDirectory: schemaDirectory, pluginMigrations: pluginMigrations,
-                logger: logger
-            ).migrate()
-            if !wasRunning { try await cluster.stop() }
-            return applied
-        } catch {
-            if !wasRunning { try? await cluster.stop() }
-            throw error
         }
     }
 

@@ -21,11 +21,10 @@ struct PluginRegistry: Sendable {
         let endpoint: @Sendable () -> String
         /// Push subscriptions for tenant sessions.
         let events: any EventSubscriptions
-        let outOfBandTimeout: Duration
+        /// What strangers may ask of the connection protocols, and the out-of-band wait.
+        var connections = AerieConfiguration.Connections()
         /// The protocols the enabled plugins serve, filled once the router is built.
         let protocols: ServedProtocols
-        /// `AERIE_PENDING_CONNECTIONS_MAX`.
-        var pendingConnectionsMax = 100
         /// Sending over connections, for every plugin that sends.
         var sender: any ConnectionSender = ConnectionSendService()
     }
@@ -74,7 +73,7 @@ struct PluginRegistry: Sendable {
         Entry(ConnectionsPlugin.self) { services, _ in
             ConnectionsPlugin(
                 fetcher: services.fetcher, endpoint: services.endpoint, commits: services.events,
-                pendingConnectionsMax: services.pendingConnectionsMax, sender: services.sender)
+                pendingConnectionsMax: services.connections.pendingMax, sender: services.sender)
         },
         // Protocol plugins before out-of-band (which hands them attached requests) and messages
         // (which leaves the types they handle to them).
@@ -82,7 +81,7 @@ struct PluginRegistry: Sendable {
         Entry(PresentProofPlugin.self, requires: [ConnectionsPlugin.name]) { services, _ in PresentProofPlugin(sender: services.sender) },
         Entry(OutOfBandPlugin.self, requires: [ConnectionsPlugin.name]) { services, built in
             OutOfBandPlugin(
-                handshakes: try built.connections(for: OutOfBandPlugin.name), defaultTimeout: services.outOfBandTimeout,
+                handshakes: try built.connections(for: OutOfBandPlugin.name), defaultTimeout: services.connections.outOfBandTimeout,
                 attachedHandlers: built.attachedRequestHandlers)
         },
         Entry(DeletePlugin.self, requires: [ConnectionsPlugin.name]) { _, built in
