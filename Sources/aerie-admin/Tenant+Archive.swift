@@ -69,6 +69,8 @@ extension Tenant {
             abstract: "Recreate a tenant from an archive, all of it or nothing; its token and DIDs stay the same.")
         @Argument(help: "The archive file.") var file: String
         @Option(help: "The backend that will own the tenant.") var backend: String?
+        @Flag(help: "If the tenant's id is taken here, import it under a fresh id with a new token (printed once).")
+        var newId = false
         @OptionGroup var key: ArchiveKeyOptions
         @OptionGroup var options: ServerOptions
 
@@ -76,6 +78,7 @@ extension Tenant {
             try await reporting {
                 var opening = try key.read(passphraseParam: "passphrase", keyParam: "recipientSecretKey")
                 if let backend { opening["backendId"] = .string(backend) }
+                if newId { opening["newId"] = true }
                 guard let handle = FileHandle(forReadingAtPath: file) else {
                     throw AdminFailure(exitCode: 2, message: "cannot read \(file)")
                 }
@@ -92,7 +95,13 @@ extension Tenant {
                     throw AdminFailure.from(error)
                 }
                 await client.close()
-                print(options.json ? imported.prettyJSON : "imported tenant \(imported["tenantId"]?.text ?? "-")")
+                if options.json {
+                    print(imported.prettyJSON)
+                } else if let token = imported["token"]?.stringValue {
+                    print("imported tenant \(imported["tenantId"]?.text ?? "-") under a new id; its new token (shown once): \(token)")
+                } else {
+                    print("imported tenant \(imported["tenantId"]?.text ?? "-")")
+                }
             }
         }
     }

@@ -203,7 +203,7 @@ extension AerieApplication {
                 host: configuration.didcommHost, port: configuration.didcommPort, limits: configuration.didcommLimits),
             logger: logger,
             onBound: { port in endpoint.bound(host: configuration.didcommHost, port: port) },
-            didcomm: { body in (await inbound.answer(body), nil) })
+            answer: { body in await inbound.answer(body) })
         var order = ServiceOrder(
             database: DatabaseService(database: database, embedded: cluster.embedded, logger: logger), parsing: parsing,
             transport: TransportService(resolvers: [resolver, webhookDestinations]), events: events.hub,
