@@ -73,8 +73,8 @@ LANGUAGE plpgsql AS $$
 DECLARE
     tenant uuid := NULLIF(current_setting('aerie.tenant_id', true), '')::uuid;
     used record;
-    max_messages bigint := aerie.quota_limit('aerie.mailbox_max_messages');
-    max_bytes bigint := aerie.quota_limit('aerie.mailbox_max_bytes');
+    max_messages bigint := NULLIF(NULLIF(pg_catalog.current_setting('aerie.mailbox_max_messages', true), ''), '0')::bigint;
+    max_bytes bigint := NULLIF(NULLIF(pg_catalog.current_setting('aerie.mailbox_max_bytes', true), ''), '0')::bigint;
 BEGIN
     INSERT INTO aerie.tenant_usage AS u (tenant_id, mailbox_messages, mailbox_bytes)
     SELECT tenant, count(*), coalesce(sum(coalesce(pg_column_size(m.payload), 0) + coalesce(pg_column_size(m.sealed), 0)), 0)

@@ -182,6 +182,45 @@ import Testing
         try await destination.stop()
     }
 
+    /// A message for a key of a tenant being moved, or moved away within the grace period, is
+    /// answered 503 with a `Retry-After` of at most a minute and not past the grace period; a
+    /// stranger's key 400 without one.
+    @Test func movedKeysAreAnsweredRetryAfter() async throws {
+        let server = try await LiveServer.start(server: { config in
+            Self.configure(&config)
+            config.movedTenantGraceSeconds = 30
+        })
+        do {
+            let (alice, bob) = try await Self.aliceAndBob(server)
+            let verkey = try await WalletFixture.asSuperuser(server.database) { session in
+                try session.query("SELECT verkey FROM aerie.tenant_keys WHERE tenant_id = $1::uuid LIMIT 1", [.text(alice.id.rawValue)])
+                    .string(0, 0)
+            }
+            func post(_ key: String) async throws -> LoopbackHTTP.Response {
+                let envelope = try DIDCommEnvelope.pack(Array(#"{"@type":"x","@id":"1"}"#.utf8), to: [key], from: nil)
+                return try await LoopbackHTTP.request(
+                    "POST", port: server.didcommPort, path: "/", body: envelope, contentType: "application/didcomm-envelope-enc")
+            }
+            let key = try #require(verkey)
+            let admin = try await server.adminClient()
+            _ = try await admin.exportTenant(alice.id, sealing: ["passphrase": .string(Self.passphrase)], move: true) { _ in }
+            let moving = try await post(key)
+            #expect(moving.status == 503)
+            #expect(moving.headers["retry-after"] == "60", "\(moving.headers)")
+            _ = try await admin.call("admin.tenants.retire", params: ["tenantId": .string(alice.id.rawValue)])
+            let moved = try await post(key)
+            #expect(moved.status == 503)
+            let seconds = try #require(moved.headers["retry-after"].flatMap(Int.init))
+            #expect((1...30).contains(seconds))
+            let stranger = try await post(try Ed25519KeyPair(seed: Random.bytes(32)).verkeyBase58)
+            #expect(stranger.status == 400 && stranger.headers["retry-after"] == nil)
+            for client in [alice.client, bob.client, admin] { await client.close() }
+        } catch {
+            Issue.record(error)
+        }
+        try await server.stop()
+    }
+
     /// Alice and Bob on `server`, connected both ways, with messages in Alice's mailbox (one
     /// reviewed) and a setting each.
     static func aliceAndBob(
