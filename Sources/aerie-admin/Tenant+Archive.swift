@@ -114,11 +114,15 @@ extension Tenant {
                 retry), its archive streamed into the other server's import (sealed to a one-time
                 passphrase), and once that committed it is shredded here; its keys are answered 503
                 for AERIE_MOVED_TENANT_GRACE_SECONDS. After any failure run the same command again
-                (it resumes), or 'tenant resume' here to roll the move back.
+                (it resumes), or 'tenant resume' here to roll the move back. Where the other server
+                has another public endpoint, --rotate-token-file (the tenant's token) then rotates
+                every established connection's DID there (DID Rotate), so peers learn the endpoint.
                 """)
         @Argument(help: "The tenant id.") var id: String
         @Option(help: "The destination's JSON-RPC address HOST:PORT.") var to: String
         @Option(help: "A file holding the destination's admin token.") var toTokenFile: String
+        @Option(help: "After the move, rotate every connection's DID at the destination, as the tenant whose token this file holds.")
+        var rotateTokenFile: String?
         @OptionGroup var options: ServerOptions
 
         func run() async throws {
@@ -140,6 +144,16 @@ extension Tenant {
                 await source.close()
                 await destination.close()
                 print(options.json ? retired.prettyJSON : "moved tenant \(tenant) to \(to); shredded here")
+                guard let rotateTokenFile else { return }
+                let tenantSession = try await destinationOptions.connect(token: try ArchiveKeyOptions.firstLine(rotateTokenFile))
+                do {
+                    let rotated = try await tenantSession.rotateEveryConnection()
+                    await tenantSession.close()
+                    print("announced the new endpoint on \(rotated.count) connections (DID Rotate)")
+                } catch {
+                    await tenantSession.close()
+                    throw AdminFailure.from(error)
+                }
             }
         }
     }
