@@ -221,6 +221,40 @@ import Testing
         try await server.stop()
     }
 
+    /// The import counts the mailbox once and holds it to the importing server's quota: over it,
+    /// `quota_exceeded` and nothing left; within it, the usage row counts every message, so the
+    /// next message is held to the quota like any other.
+    @Test func anImportIsHeldToTheMailboxQuota() async throws {
+        let source = try await LiveServer.start(server: Self.configure)
+        let tight = try await LiveServer.start(server: {
+            Self.configure(&$0)
+            $0.quotas.mailboxMessages = 2
+        })
+        let roomy = try await LiveServer.start(server: Self.configure)
+        do {
+            let (alice, bob) = try await Self.aliceAndBob(source)
+            let sourceAdmin = try await source.adminClient()
+            let (tightAdmin, roomyAdmin) = (try await tight.adminClient(), try await roomy.adminClient())
+            let archive = try await Self.export(sourceAdmin, alice.id)
+            await expectCode("quota_exceeded") { _ = try await Self.importing(tightAdmin, archive) }
+            #expect(try await TenantMoveTests.rowsLeft(tight.database, tenant: alice.id) == 0)
+
+            let imported = try await Self.importing(roomyAdmin, archive)
+            let messages = try #require(imported["rows"]?["mailbox"]?.intValue)
+            let counted = try await WalletFixture.asSuperuser(roomy.database) { session in
+                try session.query("SELECT mailbox_messages FROM aerie.tenant_usage WHERE tenant_id = $1::uuid", [.text(alice.id.rawValue)])
+                    .int(0, 0)
+            }
+            #expect(counted == Int(messages) && messages >= 3, "usage \(String(describing: counted)) for \(messages) messages")
+            for client in [alice.client, bob.client, sourceAdmin, tightAdmin, roomyAdmin] { await client.close() }
+        } catch {
+            Issue.record(error)
+        }
+        try await source.stop()
+        try await tight.stop()
+        try await roomy.stop()
+    }
+
     /// Bytes of tenant tables that are not sealed under the tenant's data key, and why; every other
     /// bytea column of a tenant table must be declared in a `SealedTable`, or an import would
     /// carry it under the archive's key.
