@@ -99,5 +99,16 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON aerie.stored_credentials TO aerie_runtim
                 try CredentialStore(tx).unlink(connectionId: record.id)
                 return try CredentialExchangeStore(tx).deleteAll(connectionId: record.id)
             }
+        ],
+        sealedTables: [
+            SealedTable(
+                CredentialExchangeStore.table, row: "id", values: [SealedTable.sealedObject],
+                hashes: [SealedTable.LookupHash("thread_hash", hashedAs: "thread_id", field: "threadId")]),
+            SealedTable(
+                CredentialStore.table, row: "id", values: [SealedTable.sealedObject],
+                hashes: [
+                    SealedTable.LookupHash("issuer_hash", hashedAs: "issuer", field: "issuer"),
+                    SealedTable.LookupHash("type_hashes", hashedAs: "type", field: "types"),
+                ]),
         ])
 }

@@ -58,5 +58,10 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON aerie.oob_invitations TO aerie_runtime;
                 try OutOfBandStore(tx).deleteAll(connectionId: record.id)
             }
         ],
-        sealClearRows: { tx, limit in try OutOfBandStore(tx).sealClearRows(limit: limit) })
+        sealClearRows: { tx, limit in try OutOfBandStore(tx).sealClearRows(limit: limit) },
+        sealedTables: [
+            SealedTable(
+                OutOfBandStore.table, row: "id", values: [SealedTable.sealedObject],
+                hashes: [SealedTable.LookupHash("invitation_id_hash", hashedAs: "invitation_id", field: "invitationId")])
+        ])
 }

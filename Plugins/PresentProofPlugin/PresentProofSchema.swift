@@ -64,5 +64,10 @@ GRANT EXECUTE ON FUNCTION aerie.proof_exchange_event() TO aerie_runtime;
             ConnectionData(kind: ProofExchangeStore.table) { tx, record in
                 try ProofExchangeStore(tx).deleteAll(connectionId: record.id)
             }
+        ],
+        sealedTables: [
+            SealedTable(
+                ProofExchangeStore.table, row: "id", values: [SealedTable.sealedObject],
+                hashes: [SealedTable.LookupHash("thread_hash", hashedAs: "thread_id", field: "threadId")])
         ])
 }

@@ -94,7 +94,8 @@ extension AerieClient {
     /// `connections.rotateDid`, on this session (the tenant's own, or its backend's acting for
     /// `tenant`) at the destination. A server without DID Rotate answers `method_not_found`,
     /// which is thrown: nothing is announced then, and peers that still send to the old server
-    /// are answered 503 until its grace period ends. Answers the connections rotated.
+    /// are answered 503 until its grace period ends. Does not wait for the peers' acks. Answers
+    /// the connections rotated.
     public func rotateEveryConnection(tenant: TenantID? = nil) async throws -> [String] {
         func call(_ method: String, _ params: JSONValue) async throws -> JSONValue {
             if let tenant { return try await self.call(method, params: params, tenant: tenant) }
@@ -109,7 +110,10 @@ extension AerieClient {
             guard case .array(let connections)? = page["connections"] else { break }
             for connection in connections {
                 guard let id = connection["connectionId"]?.stringValue else { continue }
-                _ = try await call("connections.rotateDid", ["connectionId": .string(id)])
+                // Not waiting for the ack: a peer may send it to the endpoint it knew (ACA-Py
+                // 1.2.7 does), which is the old server, answering 503; the peer has the new DID
+                // all the same.
+                _ = try await call("connections.rotateDid", ["connectionId": .string(id), "wait": false])
                 rotated.append(id)
             }
             after = page["next"]?.stringValue

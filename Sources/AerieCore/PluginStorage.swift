@@ -14,15 +14,18 @@ public struct PluginStorage: Sendable {
     /// Rewrites up to `limit` of the plugin's rows still in a previous release's clear form
     /// sealed; answers how many (`TenantTransaction.sealClearRows`).
     public var sealClearRows: (@Sendable (any TenantTransaction, _ limit: Int) throws -> Int)?
+    /// The plugin's tables that hold sealed values, and how (what a tenant import seals anew).
+    public var sealedTables: [SealedTable]
 
     public init(
         migrations: [SchemaMigration] = [], repositories: [RepositoryProvider] = [], connectionData: [ConnectionData] = [],
-        sealClearRows: (@Sendable (any TenantTransaction, _ limit: Int) throws -> Int)? = nil
+        sealClearRows: (@Sendable (any TenantTransaction, _ limit: Int) throws -> Int)? = nil, sealedTables: [SealedTable] = []
     ) {
         self.migrations = migrations
         self.repositories = repositories
         self.connectionData = connectionData
         self.sealClearRows = sealClearRows
+        self.sealedTables = sealedTables
     }
 
     /// A plugin with no tables.
@@ -82,12 +85,15 @@ public struct PluginStores: Sendable {
     private let repositories: [ObjectIdentifier: Entry]
     /// Every registered plugin's connection data, enabled or not.
     public let connectionData: [ConnectionData]
+    /// Every registered plugin's sealed tables, enabled or not.
+    public let sealedTables: [SealedTable]
     private let clearRowSealers: [@Sendable (any TenantTransaction, Int) throws -> Int]
 
     /// No plugin storage (a database used only by the core, e.g. `aerie-admin`'s).
     public init() {
         repositories = [:]
         connectionData = []
+        sealedTables = []
         clearRowSealers = []
     }
 
@@ -111,6 +117,7 @@ public struct PluginStores: Sendable {
         }
         self.repositories = repositories
         connectionData = plugins.flatMap(\.storage.connectionData)
+        sealedTables = plugins.flatMap(\.storage.sealedTables)
         clearRowSealers = plugins.compactMap(\.storage.sealClearRows)
     }
 

@@ -9,6 +9,8 @@ public struct AerieDatabase: Sendable {
     package let pool: ConnectionPool
     /// Plugins' repositories and upkeep hooks, for every tenant transaction.
     public let stores: PluginStores
+    /// Every table holding sealed values, the core's and the plugins': what a tenant import seals anew.
+    public var sealedTables: [SealedTable] { SealedTable.core + stores.sealedTables }
     /// `connections.get` answers of this process's tenant databases. Serves nothing until a
     /// listener says it is in place (`listenerChanged`): the server's `EventHub` drives it.
     package let connectionViews: ConnectionViewCache

@@ -13,6 +13,8 @@ public enum LoopbackHTTP {
     public struct Response: Sendable {
         public let status: Int
         public let body: [UInt8]
+        /// By lower-cased name.
+        public var headers: [String: String] = [:]
     }
 
     public struct Failure: Error, CustomStringConvertible {
@@ -108,7 +110,7 @@ public enum LoopbackHTTP {
         } else if let length = headers["content-length"].flatMap(Int.init), length <= body.count {
             body = Array(body.prefix(length))
         }
-        return Response(status: status, body: body)
+        return Response(status: status, body: body, headers: headers)
     }
 
     private static func dechunk(_ bytes: [UInt8], method: String, path: String) throws -> [UInt8] {

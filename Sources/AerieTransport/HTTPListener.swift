@@ -31,11 +31,14 @@ public final class HTTPListener: Service, Sendable {
         public var status: Int
         public var contentType: String?
         public var body: [UInt8]
+        /// Sent as `Retry-After` (seconds) when set.
+        public var retryAfterSeconds: Int?
 
-        public init(status: Int, contentType: String? = nil, body: [UInt8] = []) {
+        public init(status: Int, contentType: String? = nil, body: [UInt8] = [], retryAfterSeconds: Int? = nil) {
             self.status = status
             self.contentType = contentType
             self.body = body
+            self.retryAfterSeconds = retryAfterSeconds
         }
     }
 
@@ -80,12 +83,22 @@ public final class HTTPListener: Service, Sendable {
         configuration: Configuration, logger: Logger, eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         onBound: @escaping @Sendable (Int) -> Void = { _ in }, didcomm: @escaping DIDCommHandler
     ) {
+        self.init(configuration: configuration, logger: logger, eventLoopGroup: eventLoopGroup, onBound: onBound) { body in
+            let (status, reply) = await didcomm(body)
+            guard let reply, !reply.isEmpty else { return Answer(status: status) }
+            return Answer(status: status, contentType: "application/didcomm-envelope-enc", body: reply)
+        }
+    }
+
+    /// The inbound DIDComm endpoint answering with `answer`'s whole `Answer` (a `Retry-After`).
+    public convenience init(
+        configuration: Configuration, logger: Logger, eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        onBound: @escaping @Sendable (Int) -> Void = { _ in }, answer: @escaping @Sendable ([UInt8]) async -> Answer
+    ) {
         self.init(configuration: configuration, name: "DIDComm HTTP", logger: logger, eventLoopGroup: eventLoopGroup, onBound: onBound) {
             request in
             guard request.method == .POST else { return Answer(status: 405) }
-            let (status, reply) = await didcomm(request.body)
-            guard let reply, !reply.isEmpty else { return Answer(status: status) }
-            return Answer(status: status, contentType: "application/didcomm-envelope-enc", body: reply)
+            return await answer(request.body)
         }
     }
 
@@ -165,6 +178,7 @@ public final class HTTPListener: Service, Sendable {
                     let reply = answer.body
                     headers.add(name: "Content-Length", value: String(reply.count))
                     if !reply.isEmpty, let type = answer.contentType { headers.add(name: "Content-Type", value: type) }
+                    if let seconds = answer.retryAfterSeconds { headers.add(name: "Retry-After", value: String(seconds)) }
                     headers.add(name: "Connection", value: keepAlive ? "keep-alive" : "close")
                     // One write for the whole answer: each write is a hop to the event loop.
                     var parts: [HTTPServerResponsePart] = [

@@ -66,9 +66,11 @@ extension Tenant {
 
     struct Import: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Recreate a tenant from an archive, all of it or nothing; its token and DIDs stay the same.")
+            abstract: "Recreate a tenant from an archive, all of it or nothing; its DIDs (and, but with --new-id, its token) stay the same.")
         @Argument(help: "The archive file.") var file: String
         @Option(help: "The backend that will own the tenant.") var backend: String?
+        @Flag(help: "If the tenant's id is taken here, import it under a fresh id with a new token (printed once).")
+        var newId = false
         @OptionGroup var key: ArchiveKeyOptions
         @OptionGroup var options: ServerOptions
 
@@ -76,6 +78,7 @@ extension Tenant {
             try await reporting {
                 var opening = try key.read(passphraseParam: "passphrase", keyParam: "recipientSecretKey")
                 if let backend { opening["backendId"] = .string(backend) }
+                if newId { opening["newId"] = true }
                 guard let handle = FileHandle(forReadingAtPath: file) else {
                     throw AdminFailure(exitCode: 2, message: "cannot read \(file)")
                 }
@@ -92,7 +95,13 @@ extension Tenant {
                     throw AdminFailure.from(error)
                 }
                 await client.close()
-                print(options.json ? imported.prettyJSON : "imported tenant \(imported["tenantId"]?.text ?? "-")")
+                if options.json {
+                    print(imported.prettyJSON)
+                } else if let token = imported["token"]?.stringValue {
+                    print("imported tenant \(imported["tenantId"]?.text ?? "-") under a new id; its new token (shown once): \(token)")
+                } else {
+                    print("imported tenant \(imported["tenantId"]?.text ?? "-")")
+                }
             }
         }
     }
@@ -105,11 +114,15 @@ extension Tenant {
                 retry), its archive streamed into the other server's import (sealed to a one-time
                 passphrase), and once that committed it is shredded here; its keys are answered 503
                 for AERIE_MOVED_TENANT_GRACE_SECONDS. After any failure run the same command again
-                (it resumes), or 'tenant resume' here to roll the move back.
+                (it resumes), or 'tenant resume' here to roll the move back. Where the other server
+                has another public endpoint, --rotate-token-file (the tenant's token) then rotates
+                every established connection's DID there (DID Rotate), so peers learn the endpoint.
                 """)
         @Argument(help: "The tenant id.") var id: String
         @Option(help: "The destination's JSON-RPC address HOST:PORT.") var to: String
         @Option(help: "A file holding the destination's admin token.") var toTokenFile: String
+        @Option(help: "After the move, rotate every connection's DID at the destination, as the tenant whose token this file holds.")
+        var rotateTokenFile: String?
         @OptionGroup var options: ServerOptions
 
         func run() async throws {
@@ -131,6 +144,16 @@ extension Tenant {
                 await source.close()
                 await destination.close()
                 print(options.json ? retired.prettyJSON : "moved tenant \(tenant) to \(to); shredded here")
+                guard let rotateTokenFile else { return }
+                let tenantSession = try await destinationOptions.connect(token: try ArchiveKeyOptions.firstLine(rotateTokenFile))
+                do {
+                    let rotated = try await tenantSession.rotateEveryConnection()
+                    await tenantSession.close()
+                    print("announced the new endpoint on \(rotated.count) connections (DID Rotate)")
+                } catch {
+                    await tenantSession.close()
+                    throw AdminFailure.from(error)
+                }
             }
         }
     }

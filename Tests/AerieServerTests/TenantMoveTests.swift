@@ -365,4 +365,55 @@ import Testing
         await endpoint.stop()
         await agent.stop()
     }
+
+    /// A move to a server with another public endpoint: each server its own endpoint, database
+    /// and master key. After the move, the tenant rotates every connection's DID at the new
+    /// server (`rotateEveryConnection`), and ACA-Py 1.2.7, in both roles, follows: its next
+    /// messages land on the new server, and the tenant's reach it. (ACA-Py sends its ack to the
+    /// old DID's endpoint, the old server, which answers 503: the rotation is not waited for.)
+    @Test func aMoveToAnotherEndpointIsAnnouncedByDIDRotateAndACAPyFollows() async throws {
+        let hooks = try await ACAPyWebhooks()
+        let agent = try await ACAPyAgent.start(extraArguments: ["--webhook-url", hooks.url])
+        let source = try await LiveServer.start(server: TenantImportTests.configure)
+        let destination = try await LiveServer.start(server: TenantImportTests.configure)
+        do {
+            let alice = try await Self.tenant(source, label: "Alice Rotating Mover")
+            let invitation = try await agent.admin("POST", "/connections/create-invitation", body: [:])
+            let acapyInviter = try #require(invitation["connection_id"]?.stringValue)
+            let accepted = try await alice.client.call(
+                "connections.accept", params: ["url": invitation["invitation_url"]!, "wait": true, "timeoutSeconds": 30])
+            #expect(accepted["state"] == 4, "\(accepted)")
+            _ = try await agent.waitForConnection(acapyInviter, states: ["active", "completed"])
+            let created = try await alice.client.call("connections.createInvitation", params: ["label": "Aerie Alice"])
+            let aliceInviter = try #require(created["connectionId"]?.stringValue)
+            let theirs = try await agent.admin("POST", "/connections/receive-invitation?auto_accept=true", body: created["invitation"])
+            let acapyInvitee = try #require(theirs["connection_id"]?.stringValue)
+            _ = try await agent.waitForConnection(acapyInvitee, states: ["active", "completed"])
+            _ = try await InviterTests.waitForState(alice.client, aliceInviter, 4)
+
+            let (sourceAdmin, destinationAdmin) = (try await source.adminClient(), try await destination.adminClient())
+            _ = try await sourceAdmin.moveTenant(alice.id, to: destinationAdmin)
+            let moved = try await destination.client()
+            try await moved.authenticate(token: alice.token)
+            let rotated = try await moved.rotateEveryConnection()
+            #expect(rotated.count == 2, "\(rotated)")
+            for (n, connection) in [acapyInviter, acapyInvitee].enumerated() {
+                _ = try await agent.admin("POST", "/connections/\(connection)/send-message", body: ["content": .string("rotated \(n)")])
+                #expect(try await InviterTests.receives(moved, content: "rotated \(n)"), "ACA-Py's message \(n) after the rotation")
+            }
+            let listed = try await moved.call("connections.list")
+            for (n, connection) in (listed["connections"]?.arrayValue ?? []).compactMap({ $0["connectionId"]?.stringValue }).enumerated() {
+                let text = "from the new server \(n)"
+                _ = try await moved.call("messages.sendText", params: ["connectionId": .string(connection), "content": .string(text)])
+                let seen = try await hooks.wait("basicmessages") { $0["content"] == .string(text) }
+                #expect(seen != nil, "\(text) never reached ACA-Py")
+            }
+            for client in [alice.client, moved, sourceAdmin, destinationAdmin] { await client.close() }
+        } catch {
+            Issue.record("\(error)\nACA-Py log:\n\(agent.log().suffix(3000))")
+        }
+        try await source.stop()
+        try await destination.stop()
+        await agent.stop()
+    }
 }

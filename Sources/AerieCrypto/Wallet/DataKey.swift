@@ -62,7 +62,7 @@ public final class DataKey: Sendable, CustomStringConvertible, CustomDebugString
         return pair
     }
 
-    private func seal(_ privateKey: UnsafeRawBufferPointer, tenantID: String, verkey: [UInt8]) -> [UInt8] {
+    func seal(_ privateKey: UnsafeRawBufferPointer, tenantID: String, verkey: [UInt8]) -> [UInt8] {
         let nonce = AEAD.xchacha20Poly1305.randomNonce()
         let ad = Self.associatedData(tenantID: tenantID, verkey: verkey)
         let (ciphertext, tag) = secret.withUnsafeBytes { k in

@@ -96,6 +96,7 @@ struct TenantArchiveMethods: AeriePlugin {
         var passphrase: String?
         var recipientSecretKey: String?
         var backendId: String?
+        var newId: Bool?
         static let documentation = [
             ParamDoc("importId", "string", required: false, "absent on the first call; then what the first call answered"),
             ParamDoc("data", "string", "the next bytes of the archive file, base64, at most 512 KiB"),
@@ -103,6 +104,9 @@ struct TenantArchiveMethods: AeriePlugin {
             ParamDoc("passphrase", "string", required: false, "first call: the archive's passphrase"),
             ParamDoc("recipientSecretKey", "string", required: false, "first call: or the X25519 secret key it is sealed to (base64)"),
             ParamDoc("backendId", "string", required: false, "first call, admin only: the backend that will own the tenant"),
+            ParamDoc(
+                "newId", "boolean", required: false,
+                "first call: if the tenant's id is taken here, import it under a fresh id with a new token (answered once); else refused"),
         ]
 
         func opening() throws -> TenantArchive.Opening {
@@ -205,7 +209,8 @@ struct TenantArchiveMethods: AeriePlugin {
                 importID = existing
             } else {
                 let backend = try AdminMethods.scope(context.principal, requested: params.backendId)
-                importID = try transfers.startImport(opening: try params.opening(), backend: backend, session: context.session)
+                importID = try transfers.startImport(
+                    opening: try params.opening(), backend: backend, newID: params.newId == true, session: context.session)
             }
             let result = try await transfers.importPiece(importID, data: data, final: params.final == true, session: context.session)
             return ImportAnswer(importId: importID, imported: result)

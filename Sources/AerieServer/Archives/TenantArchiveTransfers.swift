@@ -20,6 +20,9 @@ final class TenantArchiveTransfers: Sendable {
     /// What an import committed.
     struct ImportResult: Codable, Sendable {
         var tenantId: TenantID
+        /// The new tenant token, shown once, when the tenant was imported under a new id (its
+        /// old token stays with the tenant it was copied from); absent otherwise.
+        var token: String?
         var archiveId: String
         /// Rows written per table.
         var rows: [String: Int]
@@ -87,16 +90,20 @@ final class TenantArchiveTransfers: Sendable {
     }
 
     /// Starts an import opened by `opening` for `session`; answers its id. `backend` owns the
-    /// imported tenant (nil: none).
-    func startImport(opening: TenantArchive.Opening, backend: BackendID?, session: any SessionHandle) throws -> String {
+    /// imported tenant (nil: none); `newID`: a tenant id taken here is replaced by a fresh one
+    /// (else refused).
+    func startImport(opening: TenantArchive.Opening, backend: BackendID?, newID: Bool, session: any SessionHandle) throws -> String {
         let handoff = ArchiveHandoff()
         let store = database.archives
         let masterKeys = self.masterKeys
+        let sealedTables = database.sealedTables
         let id = UUID.random().lowercasedString
         let task = Task<ImportResult?, any Error> {
             do {
                 let result = try await store.importTenant { writer in
-                    try Self.write(from: handoff, opening: opening, backend: backend, masterKeys: masterKeys, into: writer)
+                    try Self.write(
+                        from: handoff, opening: opening,
+                        as: ImportTarget(backend: backend, newID: newID, masterKeys: masterKeys, sealedTables: sealedTables), into: writer)
                 }
                 return result
             } catch {
@@ -128,13 +135,22 @@ final class TenantArchiveTransfers: Sendable {
 
     // MARK: - Import, on the store thread
 
+    /// How an import writes its tenant here.
+    struct ImportTarget: Sendable {
+        var backend: BackendID?
+        var newID: Bool
+        var masterKeys: MasterKeyring
+        var sealedTables: [SealedTable]
+    }
+
     private static func write(
-        from handoff: ArchiveHandoff, opening: TenantArchive.Opening, backend: BackendID?, masterKeys: MasterKeyring,
-        into writer: TenantImportWriter
+        from handoff: ArchiveHandoff, opening: TenantArchive.Opening, as target: ImportTarget, into writer: TenantImportWriter
     ) throws -> ImportResult {
         let reader = TenantArchiveReader(opening: opening)
         var lines = TenantArchiveLines()
         var tenant: TenantID?
+        var token: String?
+        var resealer: TenantRowResealer?
         var tables: Set<String> = []
         var counts: [String: Int] = [:]
         var ended = false
@@ -155,30 +171,43 @@ final class TenantArchiveTransfers: Sendable {
                 else { throw invalid("the archive's manifest is missing or malformed") }
                 var key = try AerieError.mappingCrypto { try Base64.decode(keyText) }
                 defer { SecretBytes.wipe(&key) }
-                let dataKey = try AerieError.mappingCrypto { try DataKey.archived(key) }
-                let master = masterKeys.current
+                let archivedKey = try AerieError.mappingCrypto { try DataKey.archived(key) }
+                try writer.record(archiveID: reader.archiveID ?? [], backend: target.backend)
+                // The tenant gets a data key of its own here: the archive's opens nothing stored.
+                var here = id
+                if target.newID, try writer.exists(id) {
+                    here = TenantID.random()
+                    token = TokenHasher.generate(prefix: AdminMethods.tenantTokenPrefix)
+                }
+                let dataKey = DataKey.generate()
+                let rows = TenantRowResealer(tables: target.sealedTables, from: archivedKey, tenant: id, to: dataKey, tenant: here)
+                guard case .object(let fields) = row else { throw invalid("the archive's tenant is not an object") }
+                let master = target.masterKeys.current
                 try writer.begin(
-                    archiveID: reader.archiveID ?? [], tenant: id, row: String(decoding: row.serialized(), as: UTF8.self),
-                    wrappedDataKey: master.wrap(dataKey, tenantID: id.rawValue), masterKeyFingerprint: master.fingerprint,
-                    backend: backend)
-                let here = try writer.tables()
+                    tenant: here, row: String(decoding: JSONValue.object(try rows.resealTenant(fields)).serialized(), as: UTF8.self),
+                    wrappedDataKey: master.wrap(dataKey, tenantID: here.rawValue), masterKeyFingerprint: master.fingerprint,
+                    backend: target.backend, tokenHash: token.map(TokenHasher.hash))
+                resealer = rows
+                let tablesHere = try writer.tables()
                 tables = Set(names.compactMap(\.stringValue))
-                guard tables.isSubset(of: here) else {
+                guard tables.isSubset(of: tablesHere) else {
                     throw AerieError(
                         .unavailable, "the archive holds tables this server does not have (upgrade it first)",
-                        details: "missing: \(tables.subtracting(here).sorted())")
+                        details: "missing: \(tables.subtracting(tablesHere).sorted())")
                 }
                 tenant = id
                 return
             }
-            if let table = value["table"]?.stringValue, case .array(let rows)? = value["rows"] {
+            if let table = value["table"]?.stringValue, case .array(let rows)? = value["rows"], let resealer {
                 guard tables.contains(table) else { throw invalid("the archive names a table its manifest does not") }
-                for row in rows {
-                    guard row["tenant_id"]?.stringValue == current.rawValue else {
+                let written = try rows.map { row -> String in
+                    guard case .object(let fields) = row, row["tenant_id"]?.stringValue == current.rawValue else {
                         throw invalid("the archive holds a row of another tenant")
                     }
+                    return String(decoding: JSONValue.object(try resealer.reseal(fields, table: table)).serialized(), as: UTF8.self)
                 }
-                try writer.insert(table: table, rows: rows.map { String(decoding: $0.serialized(), as: UTF8.self) })
+                if table == "tenant_keys" { try writer.refuseRoutedKeys(rows.compactMap { $0["verkey"]?.stringValue }) }
+                try writer.insert(table: table, rows: written)
                 counts[table, default: 0] += rows.count
             } else if case .object(let expected)? = value["end"]?["rows"] {
                 let written = counts.filter { $0.value > 0 }
@@ -201,9 +230,10 @@ final class TenantArchiveTransfers: Sendable {
         } catch let error as TenantArchiveError {
             throw AerieError(.invalidArchive, error.message, details: "archive refused: \(error.code)")
         }
-        guard let tenant, ended, lines.isEmpty else { throw invalid("the archive ends before its end record") }
+        guard ended, lines.isEmpty, let resealer else { throw invalid("the archive ends before its end record") }
+        try writer.countImportedMailbox()
         FaultPoint.reach("import.beforeCommit")
-        return ImportResult(tenantId: tenant, archiveId: Hex.encode(reader.archiveID ?? []), rows: counts)
+        return ImportResult(tenantId: resealer.newTenant, token: token, archiveId: Hex.encode(reader.archiveID ?? []), rows: counts)
     }
 
     private static func invalid(_ message: String) -> AerieError { AerieError(.invalidArchive, message) }

@@ -1,6 +1,7 @@
 import AerieCore
 import AerieCrypto
 import AerieStore
+import AerieTransport
 import Foundation
 import Logging
 import Metrics
@@ -59,14 +60,17 @@ struct InboundProcessor: Sendable {
         case accepted
         case duplicate
         case rejected(status: Int, reason: String)
+        /// For a tenant moving or moved away: 503 with `Retry-After` (`unknownRecipient`).
+        case movedAway(retryAfterSeconds: Int)
 
-        /// `accepted`, `duplicate`, `refused` (4xx: not for us, does not open, unsupported) or
-        /// `failed` (5xx: could not be stored; the peer may retry).
+        /// `accepted`, `duplicate`, `refused` (4xx: not for us, does not open, unsupported),
+        /// `failed` (5xx: could not be stored; the peer may retry) or `moved`.
         var metricName: String {
             switch self {
             case .accepted: "accepted"
             case .duplicate: "duplicate"
             case .rejected(let status, _): status < 500 ? "refused" : "failed"
+            case .movedAway: "moved"
             }
         }
 
@@ -74,6 +78,7 @@ struct InboundProcessor: Sendable {
             switch self {
             case .accepted, .duplicate: 202
             case .rejected(let status, _): status
+            case .movedAway: 503
             }
         }
     }
@@ -90,14 +95,16 @@ struct InboundProcessor: Sendable {
     /// The inbound endpoint's answer to a POSTed body: its HTTP status, a refusal no sooner than
     /// `refusalFloor`. (A return-routed reply read by the delivery service goes to `process`
     /// directly: no peer is timing it.)
-    func answer(_ envelope: [UInt8]) async -> Int {
+    func answer(_ envelope: [UInt8]) async -> HTTPListener.Answer {
         let received = ContinuousClock.now
         let outcome = await process(envelope)
         if case .rejected(400, _) = outcome {
             let remaining = Self.refusalFloor - (ContinuousClock.now - received)
             if remaining > .zero { try? await Task.sleep(for: remaining) }
         }
-        return outcome.httpStatus
+        var answer = HTTPListener.Answer(status: outcome.httpStatus)
+        if case .movedAway(let seconds) = outcome { answer.retryAfterSeconds = seconds }
+        return answer
     }
 
     func process(_ envelope: [UInt8]) async -> Outcome {
@@ -117,6 +124,8 @@ struct InboundProcessor: Sendable {
         }
         if case .rejected(let status, let reason) = outcome {
             logger.info("inbound message refused", metadata: ["status": "\(status)", "reason": "\(reason)"])
+        } else if case .movedAway(let seconds) = outcome {
+            logger.info("inbound message for a moved tenant: retry later", metadata: ["retryAfter": "\(seconds)"])
         }
         outcomes(outcome.metricName).increment()
         return outcome

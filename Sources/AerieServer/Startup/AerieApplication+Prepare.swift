@@ -214,7 +214,7 @@ extension AerieApplication {
         let didcommServer = HTTPListener(
             configuration: didcomm.listener, logger: logger,
             onBound: { port in endpoint.bound(host: didcomm.host, port: port) },
-            didcomm: { body in (await inbound.answer(body), nil) })
+            answer: { body in await inbound.answer(body) })
         var order = ServiceOrder(
             database: DatabaseService(database: database, embedded: cluster.embedded, logger: logger), parsing: parsing,
             transport: TransportService(resolvers: [resolver, webhookDestinations]), events: events.hub,

@@ -124,21 +124,23 @@ public struct TenantArchiveStore: Sendable {
         }
     }
 
-    /// Whether any of `verkeys` belongs to a tenant moved away within its grace period, or to a
-    /// tenant being moved: its messages are answered "retry later", not "unknown".
-    public func movedOrMoving(verkeys: [String]) async throws -> Bool {
-        guard !verkeys.isEmpty else { return false }
+    /// When any of `verkeys` belongs to a tenant moved away within its grace period, or to a
+    /// tenant being moved, its messages are answered "retry later", not "unknown": the seconds
+    /// to wait, at most `maxSeconds` and never past the end of the grace period. Nil: neither.
+    public func movedKeysRetryAfter(verkeys: [String], maxSeconds: Int) async throws -> Int? {
+        guard !verkeys.isEmpty else { return nil }
         return try await pool.read { session in
             try session.query(
                 """
-                SELECT 1 FROM aerie.moved_keys WHERE until > now()
-                    AND verkey_hash IN (SELECT sha256(convert_to(k, 'UTF8')) FROM unnest($1::text[]) k)
-                UNION ALL
-                SELECT 1 FROM unnest($1::text[]) k JOIN aerie.tenants t ON t.id = aerie.tenant_for_verkey(k)
-                WHERE t.status = 'moving'
-                LIMIT 1
-                """, [.textArray(verkeys)]
-            ).rowCount == 1
+                SELECT min(s) FROM (
+                    SELECT least($2::int, greatest(1, ceil(extract(epoch FROM until - now()))))::int AS s FROM aerie.moved_keys
+                    WHERE until > now() AND verkey_hash IN (SELECT sha256(convert_to(k, 'UTF8')) FROM unnest($1::text[]) k)
+                    UNION ALL
+                    SELECT $2::int FROM unnest($1::text[]) k JOIN aerie.tenants t ON t.id = aerie.tenant_for_verkey(k)
+                    WHERE t.status = 'moving'
+                ) r
+                """, [.textArray(verkeys), .int(maxSeconds)]
+            ).int(0, 0)
         }
     }
 }
@@ -148,13 +150,8 @@ public struct TenantArchiveStore: Sendable {
 public struct TenantImportWriter {
     let session: DatabaseSession
 
-    /// Records the archive (a second import of it is a `conflict`), creates the tenant from its
-    /// exported row with this server's wrapped data key, active, owned by `backend`, and scopes
-    /// the rest of the transaction to it. A tenant of that id already here is a `conflict`.
-    public func begin(
-        archiveID: [UInt8], tenant: TenantID, row: String, wrappedDataKey: [UInt8], masterKeyFingerprint: String,
-        backend: BackendID?
-    ) throws {
+    /// Records the archive (a second import of it is a `conflict`) and checks `backend` exists.
+    public func record(archiveID: [UInt8], backend: BackendID?) throws {
         let recorded = try session.query(
             "INSERT INTO aerie.imported_archives (archive_id) VALUES ($1) ON CONFLICT DO NOTHING RETURNING 1", [.bytes(archiveID)])
         guard recorded.rowCount == 1 else { throw AerieError(.conflict, "this archive was imported here already") }
@@ -163,18 +160,64 @@ public struct TenantImportWriter {
         {
             throw AerieError.notFound("no backend \(backend)")
         }
-        let exists = try session.query("SELECT 1 FROM aerie.tenants WHERE id = $1::uuid", [.text(tenant.rawValue)])
-        guard exists.rowCount == 0 else { throw AerieError(.conflict, "a tenant with this id exists here already") }
+    }
+
+    /// Whether a tenant of this id is here already.
+    public func exists(_ tenant: TenantID) throws -> Bool {
+        try session.query("SELECT 1 FROM aerie.tenants WHERE id = $1::uuid", [.text(tenant.rawValue)]).rowCount == 1
+    }
+
+    /// Creates the tenant from its exported row (`tenant` its id here, its label sealed for it)
+    /// with this server's wrapped data key, active, owned by `backend`, with `tokenHash` when
+    /// given (a tenant imported under a new id gets a new token), and scopes the rest of the
+    /// transaction to it. A tenant of that id already here is a `conflict`.
+    public func begin(
+        tenant: TenantID, row: String, wrappedDataKey: [UInt8], masterKeyFingerprint: String, backend: BackendID?,
+        tokenHash: [UInt8]? = nil
+    ) throws {
+        guard try !exists(tenant) else {
+            throw AerieError(.conflict, "a tenant with this id exists here already (import it with a new id: newId)")
+        }
         try session.execute(
             """
             INSERT INTO aerie.tenants SELECT * FROM jsonb_populate_record(NULL::aerie.tenants, $1::jsonb || jsonb_build_object(
                 'id', $2::text, 'data_key_wrapped', '\\x' || encode($3::bytea, 'hex'), 'master_key_fingerprint', $4::text,
-                'status', 'active', 'backend_id', $5::text, 'updated_at', now()))
+                'status', 'active', 'backend_id', $5::text, 'updated_at', now())
+                || CASE WHEN $6::bytea IS NULL THEN '{}'::jsonb
+                    ELSE jsonb_build_object('token_hash', '\\x' || encode($6::bytea, 'hex')) END)
             """,
-            [.text(row), .text(tenant.rawValue), .bytes(wrappedDataKey), .text(masterKeyFingerprint), .optionalText(backend?.rawValue)])
+            [
+                .text(row), .text(tenant.rawValue), .bytes(wrappedDataKey), .text(masterKeyFingerprint), .optionalText(backend?.rawValue),
+                tokenHash.map(SQLValue.bytes) ?? .null,
+            ])
+        // `aerie.importing_tenant`: the mailbox's row trigger neither counts nor announces what
+        // the import writes (`countImportedMailbox` counts it once, schema/0069).
         try session.query(
-            "SELECT set_config('aerie.tenant_id', $1, true), set_config('aerie.imported_connection', 'on', true)",
+            """
+            SELECT set_config('aerie.tenant_id', $1, true), set_config('aerie.imported_connection', 'on', true),
+                set_config('aerie.importing_tenant', 'on', true)
+            """,
             [.text(tenant.rawValue)])
+    }
+
+    /// Refuses keys this server already routes to a tenant (one verkey has one owner): a tenant
+    /// imported under a new id next to the one it was copied from, or keys taken since.
+    public func refuseRoutedKeys(_ verkeys: [String]) throws {
+        guard !verkeys.isEmpty else { return }
+        let taken = try session.query(
+            "SELECT k FROM unnest($1::text[]) k WHERE aerie.tenant_for_verkey(k) IS NOT NULL LIMIT 1", [.textArray(verkeys)])
+        if let key = taken.string(0, 0) {
+            throw AerieError(
+                .conflict, "a key of the archive belongs to another tenant of this server; two tenants cannot own one key",
+                details: "verkey \(key)")
+        }
+    }
+
+    /// Counts the imported mailbox into the tenant's usage in one statement and checks it against
+    /// the mailbox quota (`quota_exceeded`, rolling the import back), as the row trigger does
+    /// for each message written otherwise.
+    public func countImportedMailbox() throws {
+        try session.query("SELECT aerie.count_imported_mailbox()")
     }
 
     /// The tenant tables of this database, as an export names them.

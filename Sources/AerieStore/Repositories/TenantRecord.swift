@@ -74,8 +74,8 @@ public enum StoredTenantLabel: Sendable, Codable, Hashable {
     case clear(String)
     case sealed([UInt8], wrappedDataKey: [UInt8])
 
-    static let table = "tenants"
-    static let column = "label"
+    package static let table = "tenants"
+    package static let column = "label"
 
     /// `label` sealed for tenant `id` by `sealer` (the tenant's own).
     static func seal(_ label: String, tenant id: TenantID, sealer: any ValueSealer) -> [UInt8] {
