@@ -25,7 +25,7 @@ struct ExportBench {
         }
         let source = try await LiveServer.start(server: {
             configure(&$0)
-            $0.sealingSweepInterval = .seconds(1)
+            $0.secrets.sealingSweepInterval = .seconds(1)
         })
         let destination = try await LiveServer.start(server: configure)
         do {

@@ -225,7 +225,7 @@ import Testing
         let source = try await LiveServer.start(server: Self.configure)
         let tight = try await LiveServer.start(server: {
             Self.configure(&$0)
-            $0.quotas.mailboxMessages = 2
+            $0.database.quotas.mailboxMessages = 2
         })
         let roomy = try await LiveServer.start(server: Self.configure)
         do {
