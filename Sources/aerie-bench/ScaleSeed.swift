@@ -52,14 +52,14 @@ enum ScaleSeed {
         return MessagesBench.seconds(ContinuousClock.now - started)
     }
 
+    /// Tenants go in batches, each with its connections and keys in one statement and one
+    /// transaction (a statement of millions of rows would outlast the store's answer timeout).
     /// The secondary indexes of the seeded tables (not those of a primary key or unique
     /// constraint) are dropped while the rows go in and built again after: millions of rows in
-    /// a dozen indexes an insert at a time take a long while, a sorted build a few minutes.
-    /// (The rebuilt indexes are denser than indexes grown by inserts would be.)
+    /// a dozen indexes an insert at a time take a long while, a sorted build minutes. (The
+    /// rebuilt indexes are denser than indexes grown by inserts would be.)
     private static func seed(_ count: Int, perTenant: Int, _ superuser: AerieDatabase) async throws {
-        try await superuser.withSession { session in
-            _ = try session.execute("SET session_replication_role = replica")
-            _ = try session.execute("SET maintenance_work_mem = '512MB'")
+        let indexes = try await superuser.withSession { session in
             let secondary = try session.query(
                 """
                 SELECT i.indexrelid::regclass::text, pg_get_indexdef(i.indexrelid) FROM pg_index i
@@ -70,29 +70,39 @@ enum ScaleSeed {
                 secondary.string(row, 0).flatMap { name in secondary.string(row, 1).map { (name, $0) } }
             }
             for (name, _) in indexes { _ = try session.execute("DROP INDEX \(name)") }
-            _ = try session.query(
-                """
-                INSERT INTO aerie.tenants (id, label, token_hash, data_key_wrapped, master_key_fingerprint)
-                SELECT gen_random_uuid(), 'seeded ' || n, sha256(gen_random_uuid()::text::bytea), '\\x00'::bytea,
-                       (SELECT max(master_key_fingerprint) FROM aerie.tenants)
-                FROM generate_series(1, $1::int4) n
-                """, [.int(count)])
-            // Verkeys: 32 base58 characters (md5's hex without its zeros).
-            _ = try session.query(
-                """
-                WITH seeded AS (
-                    INSERT INTO aerie.connections (tenant_id, id, state, invitation, invitation_kind, my_did, my_verkey, label)
-                    SELECT t.id, gen_random_uuid(), 'accepted', '{}'::jsonb, 'connections/1.0', md5(random()::text),
-                           translate(md5(random()::text), '0', 'z'), 'seeded'
-                    FROM aerie.tenants t CROSS JOIN generate_series(1, $1::int4) n
-                    WHERE t.label LIKE 'seeded %' AND NOT EXISTS (SELECT 1 FROM aerie.connections c WHERE c.tenant_id = t.id)
-                    RETURNING tenant_id, my_verkey
-                )
-                INSERT INTO aerie.tenant_keys (tenant_id, verkey, sealed_secret)
-                SELECT tenant_id, my_verkey, '\\x00'::bytea FROM seeded
-                """, [.int(perTenant)])
-            for (_, definition) in indexes { _ = try session.execute(definition) }
-            _ = try session.execute("SET session_replication_role = origin")
+            return indexes
+        }
+        let batch = max(1, 500_000 / max(1, perTenant))
+        for first in stride(from: 1, through: count, by: batch) {
+            let last = min(count, first + batch - 1)
+            try await superuser.withSession { session in
+                _ = try session.execute("SET LOCAL session_replication_role = replica")
+                // Verkeys: 32 base58 characters (md5's hex without its zeros).
+                _ = try session.query(
+                    """
+                    WITH tenants AS (
+                        INSERT INTO aerie.tenants (id, label, token_hash, data_key_wrapped, master_key_fingerprint)
+                        SELECT gen_random_uuid(), 'seeded ' || n, sha256(gen_random_uuid()::text::bytea), '\\x00'::bytea,
+                               (SELECT max(master_key_fingerprint) FROM aerie.tenants)
+                        FROM generate_series($1::int4, $2::int4) n
+                        RETURNING id
+                    ), connections AS (
+                        INSERT INTO aerie.connections (tenant_id, id, state, invitation, invitation_kind, my_did, my_verkey, label)
+                        SELECT t.id, gen_random_uuid(), 'accepted', '{}'::jsonb, 'connections/1.0', md5(random()::text),
+                               translate(md5(random()::text), '0', 'z'), 'seeded'
+                        FROM tenants t CROSS JOIN generate_series(1, $3::int4) n
+                        RETURNING tenant_id, my_verkey
+                    )
+                    INSERT INTO aerie.tenant_keys (tenant_id, verkey, sealed_secret)
+                    SELECT tenant_id, my_verkey, '\\x00'::bytea FROM connections
+                    """, [.int(first), .int(last), .int(perTenant)])
+            }
+        }
+        for (_, definition) in indexes {
+            try await superuser.withSession { session in
+                _ = try session.execute("SET LOCAL maintenance_work_mem = '512MB'")
+                _ = try session.execute(definition)
+            }
         }
     }
 
