@@ -97,7 +97,7 @@ let package = Package(
         .target(
             name: "AerieTesting",
             dependencies: [
-                "AerieServer", "AerieStore", "AerieClient", "AerieCore", "AerieRPC", "AerieTransport",
+                "AerieServer", "AerieStore", "AerieClient", "AerieCore", "AerieCrypto", "AerieRPC", "AerieTransport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),

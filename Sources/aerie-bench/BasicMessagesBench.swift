@@ -111,9 +111,9 @@ struct BasicMessagesBench {
                 for (round, share) in Turns.shares(of: count, in: rounds).enumerated() {
                     for aerieTurn in round.isMultiple(of: 2) ? [true, false] : [false, true] {
                         if aerieTurn {
-                            try await measure(pid: aerie.pid, aerie: aerie, into: &aerieRun) { try await aerieSend(share, turnWidth, sent) }
+                            try await Self.measure(pid: aerie.pid, aerie: aerie, into: &aerieRun) { try await aerieSend(share, turnWidth, sent) }
                         } else {
-                            try await measure(pid: anchor.processIdentifier, into: &anchorRun) {
+                            try await Self.measure(pid: anchor.processIdentifier, into: &anchorRun) {
                                 try await anchorSend(share, turnWidth, sent)
                             }
                         }
@@ -128,7 +128,7 @@ struct BasicMessagesBench {
     /// A turn of `count` messages, `width` at a time: `send(index)` sends one, and each is done
     /// once `received()` has grown by as many as were sent up to it since the turn began; the
     /// turn ends when all of them are.
-    private static func sending(
+    static func sending(
         count received: @escaping @Sendable () -> Int, _ send: @escaping @Sendable (Int) async throws -> Void
     ) -> @Sendable (Int, Int, Counter) async throws -> Void {
         { count, width, sent in
@@ -153,7 +153,7 @@ struct BasicMessagesBench {
 
     /// One turn by the side whose process is `pid` (with its database's processes, round trips
     /// and commits for Aerie's server), added to `run`.
-    private func measure(pid: Int32, aerie: AerieProcess? = nil, into run: inout Run, _ turn: () async throws -> Void) async throws {
+    static func measure(pid: Int32, aerie: AerieProcess? = nil, into run: inout Run, _ turn: () async throws -> Void) async throws {
         let roundTripsBefore = try await aerie?.roundTrips()
         let transactionBefore = try await aerie?.nextTransactionID()
         let postmaster = aerie?.postmaster
@@ -208,7 +208,7 @@ struct BasicMessagesBench {
 
     /// `count` connections accepted by an Aerie tenant from the peer's invitations, both ends
     /// established.
-    private static func connectAerie(_ client: AerieClient, to peer: ACAPyAgent, count: Int) async throws -> Side {
+    static func connectAerie(_ client: AerieClient, to peer: ACAPyAgent, count: Int) async throws -> Side {
         var side = Side(mine: [], peers: [])
         for _ in 0..<count {
             let invitation = try await peer.admin("POST", "/connections/create-invitation", body: [:])
@@ -225,7 +225,7 @@ struct BasicMessagesBench {
     }
 
     /// `count` connections the anchor accepts from the peer's invitations, both ends established.
-    private static func connectAnchor(_ anchor: ACAPyAgent, to peer: ACAPyAgent, count: Int) async throws -> Side {
+    static func connectAnchor(_ anchor: ACAPyAgent, to peer: ACAPyAgent, count: Int) async throws -> Side {
         var side = Side(mine: [], peers: [])
         for _ in 0..<count {
             let invitation = try await peer.admin("POST", "/connections/create-invitation", body: [:])

@@ -38,6 +38,8 @@ struct RPCBench {
         var cpuSeconds: Double = 0
         /// CPU seconds of the database's processes in the window, when the caller measured them.
         var databaseCPUSeconds: Double?
+        /// Requests each session sent, warm-up included.
+        var sent: [Int] = []
         var rate: Double { Double(requests) / seconds }
         /// This process's CPU per answered request, in microseconds.
         var cpuPerRequest: Double { requests > 0 ? cpuSeconds / Double(requests) * 1e6 : .nan }
@@ -174,18 +176,24 @@ struct RPCBench {
 
     /// `databaseCPU`: the database's CPU seconds so far, read at the window's ends (the outcome's
     /// `databaseCPUSeconds`).
+    ///
+    /// `sessionLines`, when given, replaces `line`: session `n` sends `sessionLines(n)` in turn
+    /// (requests that must differ, as accepts of distinct invitations), starting over at their end;
+    /// the outcome's `sent` says how many each session sent, warm-up included.
     func measure(
         name: String, port: Int, setup: String?, line: String, interval: TimeAmount? = nil,
-        databaseCPU: (() -> Double)? = nil
+        databaseCPU: (() -> Double)? = nil, sessionLines: ((Int) -> [String])? = nil
     ) async throws -> Outcome {
         let phase = LoadPhase()
         var channels: [any Channel] = []
-        for _ in 0..<sessions {
+        for session in 0..<sessions {
+            let requests = sessionLines?(session) ?? [line]
             let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(ClosedLoopHandler(setup: setup, request: line, phase: phase, interval: interval))
+                        try channel.pipeline.syncOperations.addHandler(
+                            ClosedLoopHandler(setup: setup, requests: requests, phase: phase, interval: interval))
                     }
                 }
                 .connect(host: "127.0.0.1", port: port).get()
@@ -202,18 +210,22 @@ struct RPCBench {
         let cpu = MessagesBench.processCPUSeconds() - cpuAtStart
         let databaseSeconds = databaseAtStart.flatMap { start in databaseCPU.map { $0() - start } }
         var latencies: [UInt64] = []
+        var sent: [Int] = []
         for channel in channels {
-            let collected = try await channel.eventLoop.submit {
-                try channel.pipeline.syncOperations.handler(type: ClosedLoopHandler.self).latencies
+            let (collected, count) = try await channel.eventLoop.submit {
+                let handler = try channel.pipeline.syncOperations.handler(type: ClosedLoopHandler.self)
+                return (handler.latencies, handler.sent)
             }.get()
             latencies += collected
+            sent.append(count)
             try? await channel.close()
         }
         latencies.sort()
         let secondsElapsed = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         return Outcome(
             name: name, requests: latencies.count, seconds: secondsElapsed, p50: Outcome.percentile(0.50, of: latencies),
-            p99: Outcome.percentile(0.99, of: latencies), latencies: latencies, cpuSeconds: cpu, databaseCPUSeconds: databaseSeconds)
+            p99: Outcome.percentile(0.99, of: latencies), latencies: latencies, cpuSeconds: cpu, databaseCPUSeconds: databaseSeconds,
+            sent: sent)
     }
 }
 
@@ -228,17 +240,20 @@ final class ClosedLoopHandler: ChannelInboundHandler {
     typealias OutboundOut = ByteBuffer
 
     private let setup: String?
-    private let request: String
+    private let requests: [String]
     private let phase: LoadPhase
     private var awaitingSetup: Bool
     private let interval: TimeAmount?
     private var sentAt: UInt64 = 0
     private var nextSendAt = NIODeadline.now()
     var latencies: [UInt64] = []
+    /// Requests sent so far (the next is `requests[sent % requests.count]`).
+    private(set) var sent = 0
 
-    init(setup: String?, request: String, phase: LoadPhase, interval: TimeAmount?) {
+    /// `requests` are sent in turn, starting over at their end.
+    init(setup: String?, requests: [String], phase: LoadPhase, interval: TimeAmount?) {
         self.setup = setup
-        self.request = request + "\n"
+        self.requests = requests.map { $0 + "\n" }
         self.phase = phase
         self.interval = interval
         self.awaitingSetup = setup != nil
@@ -303,6 +318,8 @@ final class ClosedLoopHandler: ChannelInboundHandler {
     private func sendNow(_ context: ChannelHandlerContext) {
         guard context.channel.isActive else { return }
         sentAt = DispatchTime.now().uptimeNanoseconds
+        let request = requests[sent % requests.count]
+        sent += 1
         context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(string: request)), promise: nil)
     }
 }

@@ -56,9 +56,9 @@ struct ScaleBench {
                 + "\(Int(seconds)) s per target; \(Self.smallTenants) tenants vs \(tenants) tenants with \(perTenant) connections each"
         ]
         do {
-            let seedSmall = try await seed(Self.smallTenants - 1, perTenant: perTenant, small.server)
-            let seedLarge = try await seed(max(0, tenants - 1), perTenant: perTenant, large.server)
-            let counts = try await Self.counts(large.server)
+            let seedSmall = try await ScaleSeed.seed(Self.smallTenants - 1, perTenant: perTenant, small.server)
+            let seedLarge = try await ScaleSeed.seed(max(0, tenants - 1), perTenant: perTenant, large.server)
+            let counts = try await ScaleSeed.counts(large.server)
             lines.append(
                 String(format: "  seeded by SQL in %.1f s and %.1f s: the large database has %d tenants, %d connections", seedSmall, seedLarge,
                        counts.tenants, counts.connections))
@@ -146,15 +146,13 @@ struct ScaleBench {
             let pooledLarge = largeRuns.flatMap(\.latencies).sorted()
             let (sp50, sp99) = (RPCBench.Outcome.percentile(0.5, of: pooledSmall), RPCBench.Outcome.percentile(0.99, of: pooledSmall))
             let (lp50, lp99) = (RPCBench.Outcome.percentile(0.5, of: pooledLarge), RPCBench.Outcome.percentile(0.99, of: pooledLarge))
-            let perRound = zip(smallRuns, largeRuns).map { $1.p99 / $0.p99 }.sorted()
-            let middle = perRound.count / 2
-            let median = perRound.count.isMultiple(of: 2) ? (perRound[middle - 1] + perRound[middle]) / 2 : perRound[middle]
-            if median <= Self.targetRatio { met += 1 }
+            let perRound = Turns.spread(zip(smallRuns, largeRuns).map { $1.p99 / $0.p99 })
+            if perRound.median <= Self.targetRatio { met += 1 }
             lines.append(
                 "  " + smallRuns[0].name.padding(toLength: 24, withPad: " ", startingAt: 0)
                     + String(
-                        format: "%12.0f %7.0f %14.0f %7.0f %10.2f   %.2f (%.2f-%.2f), %.2f", sp50, sp99, lp50, lp99, lp50 / sp50, median,
-                        perRound.first ?? .nan, perRound.last ?? .nan, lp99 / sp99))
+                        format: "%12.0f %7.0f %14.0f %7.0f %10.2f   %.2f (%.2f-%.2f), %.2f", sp50, sp99, lp50, lp99, lp50 / sp50, perRound.median,
+                        perRound.min, perRound.max, lp99 / sp99))
         }
         let offered = Double(sessions) * ratePerSession
         let answered = { (side: Side) in
@@ -167,84 +165,5 @@ struct ScaleBench {
         lines.append(
             "  goal 5 (each target's median p99 ratio <= \(Self.targetRatio)): \(met == targets ? "met" : "not met") (\(met) of \(targets))")
         return lines
-    }
-
-    private static func counts(_ server: LiveServer) async throws -> (tenants: Int, connections: Int) {
-        try await withSuperuser(server) { superuser in
-            try await superuser.withSession { session in
-                (
-                    try session.query("SELECT count(*) FROM aerie.tenants").int(0, 0) ?? 0,
-                    try session.query("SELECT count(*) FROM aerie.connections").int(0, 0) ?? 0
-                )
-            }
-        }
-    }
-
-    /// `body` with a superuser handle on `server`'s database, shut down after.
-    private static func withSuperuser<T: Sendable>(
-        _ server: LiveServer, _ body: (AerieDatabase) async throws -> T
-    ) async throws -> T {
-        let superuser = AerieDatabase(
-            configuration: DatabaseConfiguration(conninfo: server.database.superuserConninfo, maxConnections: 1),
-            logger: Logger(label: "bench"))
-        do {
-            let value = try await body(superuser)
-            await superuser.shutdown()
-            return value
-        } catch {
-            await superuser.shutdown()
-            throw error
-        }
-    }
-
-    /// `count` more tenants (active, no usable token) in `server`'s database, each with
-    /// `perTenant` connections in state 4; triggers off while seeding (no events, no quota
-    /// counts). Their placeholder data keys carry the bench tenant's master-key fingerprint, so a
-    /// server starting on the database finds no foreign master key to warn about. Answers the
-    /// seconds taken.
-    private func seed(_ count: Int, perTenant: Int, _ server: LiveServer) async throws -> Double {
-        guard count > 0 else { return 0 }
-        let started = ContinuousClock.now
-        try await Self.withSuperuser(server) { superuser in
-            try await seed(count, perTenant: perTenant, superuser)
-        }
-        return MessagesBench.seconds(ContinuousClock.now - started)
-    }
-
-    private func seed(_ count: Int, perTenant: Int, _ superuser: AerieDatabase) async throws {
-        try await superuser.withSession { session in
-            _ = try session.execute("SET session_replication_role = replica")
-            _ = try session.query(
-                """
-                INSERT INTO aerie.tenants (id, label, token_hash, data_key_wrapped, master_key_fingerprint)
-                SELECT gen_random_uuid(), 'seeded ' || n, sha256(gen_random_uuid()::text::bytea), '\\x00'::bytea,
-                       (SELECT max(master_key_fingerprint) FROM aerie.tenants)
-                FROM generate_series(1, $1::int4) n
-                """, [.int(count)])
-            _ = try session.query(
-                """
-                INSERT INTO aerie.connections (tenant_id, id, state, invitation, invitation_kind, my_did, my_verkey, label)
-                SELECT t.id, gen_random_uuid(), 'accepted', '{}'::jsonb, 'connections/1.0', md5(random()::text),
-                       md5(random()::text), 'seeded'
-                FROM aerie.tenants t CROSS JOIN generate_series(1, $1::int4) n
-                WHERE t.label LIKE 'seeded %' AND NOT EXISTS (SELECT 1 FROM aerie.connections c WHERE c.tenant_id = t.id)
-                """, [.int(perTenant)])
-            _ = try session.execute("SET session_replication_role = origin")
-        }
-        // Vacuumed now (visibility map, hint bits), outside any transaction, rather than by
-        // autovacuum during the runs.
-        try await superuser.pool.withConnection { connection in
-            try connection.script("VACUUM (ANALYZE) aerie.tenants")
-            try connection.script("VACUUM (ANALYZE) aerie.connections")
-        }
-        // An autovacuum the inserts started before the VACUUM: the runs wait for it (up to 2
-        // minutes).
-        for _ in 0..<240 {
-            let vacuuming = try await superuser.withSession { session in
-                try session.query("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'").int(0, 0) ?? 0
-            }
-            if vacuuming == 0 { break }
-            try await Task.sleep(for: .milliseconds(500))
-        }
     }
 }

@@ -40,4 +40,14 @@ enum Turns {
         await stop(resource)
         return value
     }
+
+    /// The median of a benchmark's per-round ratios (one round hit harder on one side cannot
+    /// decide it), and their min and max (the spread).
+    static func spread(_ ratios: [Double]) -> (median: Double, min: Double, max: Double) {
+        let sorted = ratios.sorted()
+        guard !sorted.isEmpty else { return (.nan, .nan, .nan) }
+        let middle = sorted.count / 2
+        let median = sorted.count.isMultiple(of: 2) ? (sorted[middle - 1] + sorted[middle]) / 2 : sorted[middle]
+        return (median, sorted[0], sorted[sorted.count - 1])
+    }
 }

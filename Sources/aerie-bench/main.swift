@@ -23,7 +23,7 @@ func fail(_ message: String) -> Never {
 /// Every option some command reads: a misspelt one is refused rather than silently ignored.
 let valueOptions: Set<String> = [
     "--aerie-tenants", "--concurrency", "--connections", "--count", "--iterations", "--paced-rate", "--per-tenant",
-    "--messages", "--posters", "--rate", "--reuses", "--rounds", "--seconds", "--sessions", "--tenants", "--warmup", "--warmup-connections",
+    "--messages", "--peers", "--posters", "--rate", "--reuses", "--rounds", "--seconds", "--sessions", "--tenants", "--warmup", "--warmup-connections",
     "--writers",
 ]
 let flagOptions: Set<String> = [
@@ -31,7 +31,7 @@ let flagOptions: Set<String> = [
 ]
 
 let usage = """
-    USAGE: aerie-bench <rpc|crypto|ldp|connections|basic-messages|idle|messages|oob|hostile|events|scale|export|all> [options]
+    USAGE: aerie-bench <rpc|crypto|ldp|connections|basic-messages|throughput|idle|messages|oob|hostile|events|scale|scale-writes|export|all> [options]
 
       rpc      JSON-RPC load: bare NIO echo ceiling, system.ping, authenticated settings.get and connections.get;
                closed loop (throughput) then paced (latency at a fixed offered load)
@@ -69,6 +69,12 @@ let usage = """
                PostgreSQL included), messages per CPU second, database round trips and commits per
                message, ratios. --count N (200) per mode  --concurrency C (10)  --rounds N (5)
                --warmup N (20) messages per side and direction first  --durable as connections.
+      throughput  basic messages under load: --connections C (10) connections, spread over --peers N (2) ACA-Py
+               1.2.7 peer processes (ten would overload two cores), all sending at once to an Aerie tenant
+               (aerie-server in its own process) and, taking turns, to an ACA-Py 1.2.7 anchor: stored per second
+               and per CPU-core-second of the whole system (Aerie's PostgreSQL included), ratio; then Aerie's
+               messages.sendText, C at a time, to one peer and to 100 (loopback endpoints): deliveries per
+               second. --count N (400) per side  --rounds N (4)  --warmup N (40)  --durable as connections.
       idle     aerie-server with its embedded cluster doing nothing: CPU ms per second of the server and
                of PostgreSQL over --seconds S (60) after --warmup S (20).
       messages messages.download of one tenant's 100 pending messages among --tenants N (10000) x
@@ -99,6 +105,15 @@ let usage = """
                (issue 16: <= 1.5), with their spread and the pooled ratio. Needs PostgreSQL as rpc
                does.
 
+      scale-writes  one tenant's writes, closed loop over --sessions N (4): inbound POSTs of basic messages packed
+               beforehand, messages.sendText (delivered to a loopback endpoint), connections.accept of
+               invitations made beforehand; in a database of that one tenant and in one seeded by SQL up to
+               --tenants N (1000000) tenants holding --connections N (10000000) connections with their keys
+               (vacuumed, analyzed, checkpointed), each with its own server, taking turns for --rounds N (3)
+               rounds of --seconds S (5) per target: throughput and p99 at scale / at one tenant, medians of
+               the rounds (issue 41: >= 0.9 and <= 1.2x). --durable as connections. Needs PostgreSQL as rpc
+               does, and disk for the seeded database (about 1 GB per million connections).
+
       export   a tenant archive of one tenant with --messages N (200000) seeded mailbox rows: MB/s and the
                process's peak RSS before and after the export; then MB/s importing it into a second server.
                Needs PostgreSQL as rpc does.
@@ -110,7 +125,7 @@ if arguments.contains("--help") || arguments.contains("-h") || arguments.first =
     print(usage)
     exit(0)
 }
-guard let command = arguments.first, ["rpc", "crypto", "ldp", "connections", "basic-messages", "idle", "messages", "oob", "hostile", "events", "scale", "export", "all"].contains(command) else {
+guard let command = arguments.first, ["rpc", "crypto", "ldp", "connections", "basic-messages", "throughput", "idle", "messages", "oob", "hostile", "events", "scale", "scale-writes", "export", "all"].contains(command) else {
     print(usage)
     exit(2)
 }
@@ -178,6 +193,19 @@ if command == "basic-messages" || command == "all" {
         exit(1)
     }
 }
+if command == "throughput" {
+    if arguments.contains("--durable") { TestPostgres.useServerDefaults() }
+    let bench = ThroughputBench(
+        count: Int(option("--count", default: 400)), peers: max(1, Int(option("--peers", default: 2))),
+        connections: max(1, Int(option("--connections", default: 10))), rounds: max(1, Int(option("--rounds", default: 4))),
+        warmup: Int(option("--warmup", default: 40)))
+    do {
+        print(try await bench.run())
+    } catch {
+        FileHandle.standardError.write(Data("aerie-bench throughput failed: \(error)\n".utf8))
+        exit(1)
+    }
+}
 if command == "idle" {
     do {
         print(try await IdleBench(seconds: option("--seconds", default: 60), warmup: option("--warmup", default: 20)).run())
@@ -239,6 +267,19 @@ if command == "scale" || command == "all" {
         print(try await bench.run())
     } catch {
         FileHandle.standardError.write(Data("aerie-bench scale failed: \(error)\n".utf8))
+        exit(1)
+    }
+}
+if command == "scale-writes" {
+    if arguments.contains("--durable") { TestPostgres.useServerDefaults() }
+    let bench = ScaleWritesBench(
+        tenants: Int(option("--tenants", default: 1_000_000)), connections: Int(option("--connections", default: 10_000_000)),
+        sessions: max(1, Int(option("--sessions", default: 4))), seconds: option("--seconds", default: 5),
+        rounds: max(1, Int(option("--rounds", default: 3))))
+    do {
+        print(try await bench.run())
+    } catch {
+        FileHandle.standardError.write(Data("aerie-bench scale-writes failed: \(error)\n".utf8))
         exit(1)
     }
 }

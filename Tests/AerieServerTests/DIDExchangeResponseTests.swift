@@ -10,46 +10,6 @@ import Testing
 /// accepted connection); the right signature accepts it. The JWS is written here independently,
 /// in ACA-Py's `AttachDecoratorData.sign` format. Delivery is off: nothing leaves the process.
 @Suite(.timeLimit(.minutes(10))) struct DIDExchangeResponseTests {
-    static func invitation(inviter: Ed25519KeyPair, id: String) throws -> JSONValue {
-        [
-            "@type": "https://didcomm.org/out-of-band/1.1/invitation", "@id": .string(id), "label": "Test Inviter",
-            "handshake_protocols": ["https://didcomm.org/didexchange/1.1", "https://didcomm.org/connections/1.0"],
-            "services": [
-                [
-                    "id": "#inline", "type": "did-communication",
-                    "recipientKeys": [.string(try DIDKey.keyReference(verkey: inviter.verkey))],
-                    "serviceEndpoint": "http://127.0.0.1:9",
-                ]
-            ],
-        ]
-    }
-
-    /// `did_rotate~attach` as ACA-Py writes it.
-    static func rotateAttachment(did: String, signedBy key: Ed25519KeyPair) throws -> JSONValue {
-        let kid = try DIDKey.did(verkey: key.verkey)
-        let protectedJSON: JSONValue = [
-            "alg": "EdDSA", "jwk": ["kty": "OKP", "crv": "Ed25519", "x": .string(Base64.encodeURL(key.verkey)), "kid": .string(kid)],
-        ]
-        let protected = Base64.encodeURL(protectedJSON.serialized())
-        let payload = Array(did.utf8)
-        let signature = key.sign(Array((protected + "." + Base64.encodeURL(payload)).utf8))
-        return [
-            "@id": "a1", "mime-type": "text/string",
-            "data": [
-                "base64": .string(Base64.encode(payload)),
-                "jws": ["header": ["kid": .string(kid)], "protected": .string(protected), "signature": .string(Base64.encodeURL(signature))],
-            ],
-        ]
-    }
-
-    static func response(invitationId: String, theirDid: String, signedBy key: Ed25519KeyPair) throws -> JSONValue {
-        [
-            "@type": "https://didcomm.org/didexchange/1.1/response", "@id": .string(UUID().uuidString), "did": .string(theirDid),
-            "did_rotate~attach": try rotateAttachment(did: theirDid, signedBy: key),
-            "~thread": ["pthid": .string(invitationId)],
-        ]
-    }
-
     @Test func wrongSignatureFailsAndRightSignatureAccepts() async throws {
         try await LiveServer.with(server: { $0.delivery.enabled = false }) { server in
             let inviter = Ed25519KeyPair.generate()
@@ -59,12 +19,12 @@ import Testing
             defer { Task { await tenant.close() } }
 
             // Signed by someone else: failed, with the reason.
-            let first = try await tenant.call("connections.accept", params: ["invitation": try Self.invitation(inviter: inviter, id: "inv-1")])
+            let first = try await tenant.call("connections.accept", params: ["invitation": try HandMadeHandshake.invitation(inviter: inviter, id: "inv-1")])
             #expect(first["state"] == 2, "\(first)")
             #expect(first["handshakeProtocol"] == "https://didcomm.org/didexchange/1.1")
             #expect(first["pwDid"]?.stringValue?.hasPrefix("did:peer:4") == true)
             let firstId = try #require(first["connectionId"]?.stringValue)
-            let forged = try Self.response(invitationId: "inv-1", theirDid: theirDid, signedBy: Ed25519KeyPair.generate())
+            let forged = try HandMadeHandshake.response(invitationId: "inv-1", theirDid: theirDid, signedBy: Ed25519KeyPair.generate())
             let failed = try await tenant.call(
                 "connections.updateStateWithMessage", params: ["connectionId": .string(firstId), "message": forged])
             #expect(failed["state"] == 0, "\(failed)")
@@ -75,10 +35,10 @@ import Testing
             // Signed by the invitation key: accepted, their DID resolved. (Another inviter key: the
             // same one would match the first connection as existing.)
             let inviter2 = Ed25519KeyPair.generate()
-            let second = try await tenant.call("connections.accept", params: ["invitation": try Self.invitation(inviter: inviter2, id: "inv-2")])
+            let second = try await tenant.call("connections.accept", params: ["invitation": try HandMadeHandshake.invitation(inviter: inviter2, id: "inv-2")])
             let secondId = try #require(second["connectionId"]?.stringValue)
             #expect(secondId != firstId)
-            let good = try Self.response(invitationId: "inv-2", theirDid: theirDid, signedBy: inviter2)
+            let good = try HandMadeHandshake.response(invitationId: "inv-2", theirDid: theirDid, signedBy: inviter2)
             let accepted = try await tenant.call(
                 "connections.updateStateWithMessage", params: ["connectionId": .string(secondId), "message": good])
             #expect(accepted["state"] == 4, "\(accepted)")
@@ -109,7 +69,7 @@ import Testing
             let inviter = Ed25519KeyPair.generate()
             let (tenant, _) = try await server.tenantClient(label: "gina")
             defer { Task { await tenant.close() } }
-            let created = try await tenant.call("connections.accept", params: ["invitation": try Self.invitation(inviter: inviter, id: "inv-3")])
+            let created = try await tenant.call("connections.accept", params: ["invitation": try HandMadeHandshake.invitation(inviter: inviter, id: "inv-3")])
             let id = try #require(created["connectionId"]?.stringValue)
             let report: JSONValue = [
                 "@type": "did:sov:BzCbsNYhMrjHiqZDTUASHg;spec/didexchange/1.1/problem_report", "@id": "p1",

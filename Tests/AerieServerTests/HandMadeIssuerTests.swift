@@ -121,7 +121,7 @@ import Testing
         try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true }) { server in
             let (tenant, _) = try await server.tenantClient(label: "oob holder")
             defer { Task { await tenant.close() } }
-            guard case .object(var invitation) = try DIDExchangeResponseTests.invitation(inviter: .generate(), id: "inv-bad-offer"),
+            guard case .object(var invitation) = try HandMadeHandshake.invitation(inviter: .generate(), id: "inv-bad-offer"),
                 case .object(var offer) = Self.offer(issuer: "did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK", id: "o-1")
             else { return }
             offer["formats"] = [["attach_id": "ld", "format": "hlindy/cred-abstract@v2.0"]]

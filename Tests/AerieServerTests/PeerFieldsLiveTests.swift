@@ -134,7 +134,7 @@ import Testing
             let (tenant, _) = try await server.tenantClient(label: "frank")
             defer { Task { await tenant.close() } }
             let created = try await tenant.call(
-                "connections.accept", params: ["invitation": try DIDExchangeResponseTests.invitation(inviter: inviter, id: "inv-1")])
+                "connections.accept", params: ["invitation": try HandMadeHandshake.invitation(inviter: inviter, id: "inv-1")])
             let id = try #require(created["connectionId"]?.stringValue)
             let claimed = String(Self.government.dropFirst("did:sov:".count))
             let doc = ConnectionMessages.didDoc(did: claimed, verkey: theirKey.verkeyBase58, endpoint: "http://127.0.0.1:9")

@@ -27,11 +27,11 @@ import Testing
     static func accept(_ client: AerieClient, invitationId: String, theirKey: Ed25519KeyPair) async throws -> Accepted {
         let inviter = Ed25519KeyPair.generate()
         let theirDid = try PeerDID2.make(verkey: theirKey.verkey, serviceEndpoint: "http://127.0.0.1:9")
-        let invitation = try DIDExchangeResponseTests.invitation(inviter: inviter, id: invitationId)
+        let invitation = try HandMadeHandshake.invitation(inviter: inviter, id: invitationId)
         let accepted = try await client.call("connections.accept", params: ["invitation": invitation])
         let id = try #require(accepted["connectionId"]?.stringValue)
         let verkey = try #require(accepted["pwVerkey"]?.stringValue)
-        let response = try DIDExchangeResponseTests.response(invitationId: invitationId, theirDid: theirDid, signedBy: inviter)
+        let response = try HandMadeHandshake.response(invitationId: invitationId, theirDid: theirDid, signedBy: inviter)
         return Accepted(
             connectionId: id, verkey: verkey, response: try DIDCommEnvelope.pack(response.serialized(), to: [verkey], from: theirKey),
             message: response.serialized(), inviter: inviter)

@@ -22,13 +22,13 @@ import Testing
                     let theirKey = Ed25519KeyPair.generate()
                     let theirDid = try PeerDID2.make(verkey: theirKey.verkey, serviceEndpoint: "http://127.0.0.1:9")
                     let invitationId = "inv-\(round)"
-                    let invitation = try DIDExchangeResponseTests.invitation(inviter: inviter, id: invitationId)
+                    let invitation = try HandMadeHandshake.invitation(inviter: inviter, id: invitationId)
                     var copies: [(tenant: TenantID, connectionId: String, envelope: [UInt8])] = []
                     for (client, tenant) in [(a, aID), (b, bID)] {
                         let accepted = try await client.call("connections.accept", params: ["invitation": invitation])
                         let id = try #require(accepted["connectionId"]?.stringValue)
                         let pwVerkey = try #require(accepted["pwVerkey"]?.stringValue)
-                        let response = try DIDExchangeResponseTests.response(invitationId: invitationId, theirDid: theirDid, signedBy: inviter)
+                        let response = try HandMadeHandshake.response(invitationId: invitationId, theirDid: theirDid, signedBy: inviter)
                         let envelope = try DIDCommEnvelope.pack(response.serialized(), to: [pwVerkey], from: theirKey)
                         copies.append((tenant, id, envelope))
                     }

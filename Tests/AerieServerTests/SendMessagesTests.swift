@@ -151,11 +151,11 @@ import Testing
             // Not yet established: state 1 (created) and 2 (request sent to a peer that never answers).
             let created = try await alice.call(
                 "connections.createWithInvite",
-                params: ["invitation": try DIDExchangeResponseTests.invitation(inviter: .generate(), id: UUID().uuidString)])
+                params: ["invitation": try HandMadeHandshake.invitation(inviter: .generate(), id: UUID().uuidString)])
             let pendingId = try #require(created["connectionId"])
             await Self.expectError(-32009, stable: "conflict") { try await alice.call("messages.sendText", params: text(pendingId)) }
             let requested = try await alice.call(
-                "connections.accept", params: ["invitation": try DIDExchangeResponseTests.invitation(inviter: .generate(), id: UUID().uuidString)])
+                "connections.accept", params: ["invitation": try HandMadeHandshake.invitation(inviter: .generate(), id: UUID().uuidString)])
             #expect(requested["state"] == 2)
             do {
                 _ = try await alice.call("messages.send", params: ["connectionId": requested["connectionId"] ?? .null, "message": ["@type": .string(Self.basicMessage), "content": "x"]])
