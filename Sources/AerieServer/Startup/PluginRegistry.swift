@@ -27,7 +27,7 @@ struct PluginRegistry: Sendable {
         /// `AERIE_PENDING_CONNECTIONS_MAX`.
         var pendingConnectionsMax = 100
         /// Sending over connections, for every plugin that sends.
-        var sender: any ConnectionSender = ConnectionSendService()
+        var sender: any ConnectionSender { ConnectionSendService(endpoint: endpoint) }
     }
 
     /// The plugins built so far, for a factory that builds on one of them.
