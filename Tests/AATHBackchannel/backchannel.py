@@ -7,8 +7,10 @@ Aerie's line-delimited JSON-RPC 2.0 on TCP. Python 3 standard library only.
 
     python3 backchannel.py --port 9030 --aerie 127.0.0.1:7400 --token-file TOKEN_FILE --label Bob
 
-Covered: the connection (RFC 0160), did-exchange (RFC 0023), out-of-band (RFC 0434, handshake and
-reuse) and peer-DID (RFC 0793) topics, with Aerie as invitee/requester or inviter/responder.
+Covered: the connection (RFC 0160), did-exchange (RFC 0023), out-of-band (RFC 0434, handshake,
+reuse and connectionless) and peer-DID (RFC 0793) topics, with Aerie as invitee/requester or
+inviter/responder; issue-credential v2 (RFC 0453) and present-proof v2 (RFC 0454) JSON-LD did:key,
+with Aerie as holder and prover.
 Aerie runs each handshake on its own (it answers a Request, sends the trust ping or `complete`);
 where the harness asks for an explicit step Aerie has already taken (accept-request,
 send-response, accept-invitation after a reuse), the backchannel waits, bounded, for the state the
