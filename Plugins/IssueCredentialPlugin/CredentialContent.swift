@@ -39,6 +39,15 @@ public enum CredentialContent {
         }
     }
 
+    /// Whether the credential names a subject (`credentialSubject.id`, of any of its subjects).
+    static func hasSubjectId(_ credential: JSONValue) -> Bool {
+        switch credential["credentialSubject"] {
+        case .array(let subjects)?: subjects.contains { $0["id"] != nil }
+        case let subject?: subject["id"] != nil
+        case nil: false
+        }
+    }
+
     /// The credential with `credentialSubject.id` set to `holder` (every subject's, when it
     /// lists several). Refuses a subject already bound to another DID.
     static func binding(_ credential: JSONValue, to holder: String) throws -> JSONValue {

@@ -52,8 +52,8 @@ public struct IssueCredentialPlugin: AeriePlugin, AttachedRequestHandler {
         }
         try router.register(
             "credentials.accept",
-            summary: "Requests the offered credential (request-credential), its credentialSubject.id bound to a new did:key of the "
-                + "tenant; the exchange becomes request-sent. When the issuer's credential arrives it is verified, checked against "
+            summary: "Requests the offered credential (request-credential), its credentialSubject.id bound to the did:key the "
+                + "tenant's proposal named, else to a new did:key of the tenant; the exchange becomes request-sent. When the issuer's credential arrives it is verified, checked against "
                 + "the request, stored and acknowledged (credential-received, then done)."
         ) { (params: OfferParams, tenant: TenantContext) -> JSONValue in
             try await service.accept(try params.id(), tenant: tenant).view
@@ -67,7 +67,8 @@ public struct IssueCredentialPlugin: AeriePlugin, AttachedRequestHandler {
         try router.register(
             "credentials.propose",
             summary: "Proposes a credential to an issuer over an established connection (propose-credential with an RFC 0593 "
-                + "detail); the exchange starts in proposal-sent and moves to offer-received when the issuer offers."
+                + "detail; without credentialSubject.id, bound to a new did:key of the tenant, its holderDid); the exchange "
+                + "starts in proposal-sent and moves to offer-received when the issuer offers."
         ) { (params: ProposeParams, tenant: TenantContext) -> JSONValue in
             let (connection, detail, comment) = try params.validated()
             return try await service.propose(detail, comment: comment, on: connection, tenant: tenant).view

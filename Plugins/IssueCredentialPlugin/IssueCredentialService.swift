@@ -117,15 +117,18 @@ public struct IssueCredentialService: Sendable {
 
     // MARK: - The tenant's calls
 
-    /// Requests the offered credential, bound to a new did:key of the tenant.
+    /// Requests the offered credential, bound to the did:key our proposal named, else to a new
+    /// did:key of the tenant.
     func accept(_ exchangeId: UUID, tenant: TenantContext) async throws -> CredentialExchange {
         let exchange = try await load(exchangeId, tenant: tenant)
         _ = try CredentialExchange.next(exchange.state, on: .requestSent)
         guard let connectionId = exchange.connectionId, let offer = exchange.offer else {
             throw AerieError(.conflict, "the exchange has no offer to accept over a connection")
         }
-        let key = try await AerieError.mappingCrypto { try await tenant.keys.makeKey() }
-        let holder = try AerieError.mappingCrypto { try DIDKey.did(verkeyBase58: key.verkey) }
+        // The did:key our proposal named (its key already stored), else a new one.
+        let made = try await exchange.holderDid == nil ? Self.newHolder(tenant: tenant) : nil
+        let key = made?.key
+        guard let holder = exchange.holderDid ?? made?.did else { throw AerieError.internalError(details: "no holder DID") }
         let detail = IssueCredentialMessages.CredentialDetail(
             credential: try CredentialContent.binding(offer.credential, to: holder), options: offer.options)
         let message = IssueCredentialMessages.request(
@@ -136,23 +139,31 @@ public struct IssueCredentialService: Sendable {
             try current.apply(.requestSent)
             current.request = detail
             current.holderDid = holder
-            try key.store(in: tx)
+            try key?.store(in: tx)
             try exchanges.update(current)
             return true
         }
         return try await load(exchangeId, tenant: tenant)
     }
 
-    /// Sends a proposal of `detail` over the connection: a new exchange in `proposal-sent`.
+    /// Sends a proposal of `detail` over the connection: a new exchange in `proposal-sent`. A
+    /// credential proposed without `credentialSubject.id` is bound to a new did:key of the
+    /// tenant (the exchange's `holderDid`, which the request then uses), so the issuer's offer
+    /// can name the subject; one proposed with a subject of its own is requested as offered.
     func propose(_ detail: IssueCredentialMessages.CredentialDetail, comment: String?, on connectionId: UUID, tenant: TenantContext)
         async throws -> CredentialExchange
     {
+        let made = try await CredentialContent.hasSubjectId(detail.credential) ? nil : Self.newHolder(tenant: tenant)
+        var detail = detail
+        if let made { detail.credential = try CredentialContent.binding(detail.credential, to: made.did) }
+        let key = made?.key
         let message = IssueCredentialMessages.proposal(detail: detail, comment: comment)
         guard let threadId = message["@id"]?.stringValue else { throw AerieError.internalError(details: "a proposal without @id") }
         let exchange = CredentialExchange(
             connectionId: connectionId, threadId: threadId, state: try CredentialExchange.next(nil, on: .proposalSent),
-            comment: comment, offer: detail)
+            comment: comment, offer: detail, holderDid: made?.did)
         _ = try await sender.send(message, on: connectionId, tenant: tenant) { _, tx in
+            try key?.store(in: tx)
             try tx.credentialExchanges.insert(exchange)
             return true
         }
@@ -176,6 +187,13 @@ public struct IssueCredentialService: Sendable {
     }
 
     // MARK: - Pieces
+
+    /// A new key of the tenant (stored by the caller with the exchange) and its did:key, the
+    /// subject a credential is bound to.
+    private static func newHolder(tenant: TenantContext) async throws -> (key: PendingKey, did: String) {
+        let key = try await AerieError.mappingCrypto { try await tenant.keys.makeKey() }
+        return (key, try AerieError.mappingCrypto { try DIDKey.did(verkeyBase58: key.verkey) })
+    }
 
     /// Sends a problem report on the exchange's thread and abandons it (with the message that
     /// caused it claimed, when there is one), in one transaction.

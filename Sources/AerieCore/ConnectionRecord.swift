@@ -212,6 +212,18 @@ extension ConnectionRecord {
     /// An inviter-side connection that answered the Request and waits for the invitee's first
     /// message (RFC 0160: an ack or any message) to become `accepted`.
     public var awaitsPeerConfirmation: Bool { role == .inviter && state == .responded && theirVerkey != nil }
+
+    /// Made from an out-of-band invitation without `handshake_protocols` (RFC 0434 connectionless,
+    /// seed 004 row 4): the peer has our key from no handshake, so what we send it carries our
+    /// `~service` (RFC 0056) and the invitation as `~thread.pthid`, for it to answer.
+    public var isConnectionless: Bool {
+        guard role != .inviter, handshakeProtocol == nil, invitationKind == Invitation.Kind.outOfBand.rawValue else { return false }
+        switch invitation["handshake_protocols"] {
+        case nil, .null?: return true
+        case .array(let offered)?: return offered.isEmpty
+        default: return false
+        }
+    }
 }
 
 /// What `ConnectionRepository.lockAsRead` fails its transaction with when the connection

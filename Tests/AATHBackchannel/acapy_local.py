@@ -12,12 +12,16 @@ What it changes, all in memory (the harness files stay as fetched):
 - no `--plugin-config /data-mount/...` (a Docker mount) and no `--plugin X` that is not installed;
 - every listener (backchannel, webhooks, ACA-Py admin and inbound) on 127.0.0.1, not 0.0.0.0;
 - `aca-py` from this venv, its version from the installed package (the Docker image writes
-  acapy-version.txt instead).
+  acapy-version.txt instead);
+- `GET did` (the public DID of the `@DIDExchangeConnection` scenarios' explicit invitation): a
+  did:peer:2 of ACA-Py's own endpoint made its public DID, instead of a did:sov registered on
+  the ledger (von-network): it needs no ledger, and the invitee resolves it from the DID itself.
 """
 
 import argparse
 import asyncio
 import importlib.util
+import json
 import os
 import sys
 from importlib import metadata
@@ -101,6 +105,29 @@ def _patched_host_args(self, inbound_transports, outbound_transports):
 
 
 ab.AcaPyAgentBackchannel.get_host_args = _patched_host_args
+
+
+_get_request = ab.AcaPyAgentBackchannel.make_agent_GET_request
+
+
+async def _patched_get_request(self, command):
+    if command.topic != "did":
+        return await _get_request(self, command)
+    status, text = await self.admin_GET("/wallet/did/public")
+    if status == 200 and json.loads(text).get("result"):
+        return status, json.dumps(json.loads(text)["result"])
+    status, text = await self.admin_POST("/wallet/did/create", {"method": "did:peer:2"})
+    if status != 200:
+        return status, text
+    did = json.loads(text)["result"]["did"]
+    status, text = await self.admin_POST("/wallet/did/public", {}, params={"did": did})
+    if status != 200:
+        return status, text
+    self.did = did
+    return status, json.dumps(json.loads(text)["result"])
+
+
+ab.AcaPyAgentBackchannel.make_agent_GET_request = _patched_get_request
 
 
 if __name__ == "__main__":

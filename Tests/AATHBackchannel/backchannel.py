@@ -7,8 +7,10 @@ Aerie's line-delimited JSON-RPC 2.0 on TCP. Python 3 standard library only.
 
     python3 backchannel.py --port 9030 --aerie 127.0.0.1:7400 --token-file TOKEN_FILE --label Bob
 
-Covered: the connection (RFC 0160), did-exchange (RFC 0023), out-of-band (RFC 0434, handshake and
-reuse) and peer-DID (RFC 0793) topics, with Aerie as invitee/requester or inviter/responder.
+Covered: the connection (RFC 0160), did-exchange (RFC 0023), out-of-band (RFC 0434, handshake,
+reuse and connectionless) and peer-DID (RFC 0793) topics, with Aerie as invitee/requester or
+inviter/responder; issue-credential v2 (RFC 0453) and present-proof v2 (RFC 0454) JSON-LD did:key,
+with Aerie as holder and prover.
 Aerie runs each handshake on its own (it answers a Request, sends the trust ping or `complete`);
 where the harness asks for an explicit step Aerie has already taken (accept-request,
 send-response, accept-invitation after a reuse), the backchannel waits, bounded, for the state the
@@ -44,6 +46,11 @@ ESTABLISHED = (4, 5)
 # The DID methods of Aerie's own didexchange DIDs (`didMethod`, `useDid`).
 AERIE_DID_METHODS = ("did:peer:2", "did:peer:4")
 WAIT_SECONDS = 30.0
+# What issue-credential-v2/prepare-json-ld answers the harness for the holder's DID: Aerie binds
+# credentialSubject.id itself (a did:key it makes in credentials.propose), so send-proposal
+# removes this marker again.
+HOLDER_DID_MARKER = "did:key:aerie-binds-the-subject-when-proposing"
+SUPPORTED_PROOF_TYPES = ("Ed25519Signature2018", "Ed25519Signature2020")
 POLL_SECONDS = 0.25
 
 
@@ -243,6 +250,10 @@ class AerieAgent:
             raise HTTPAnswer(501, "Aerie tenants have no public DID (only pairwise DIDs)")
         if topic == "proof-v2" and record_id:
             return 200, self.proof_info(self.proof_request(record_id, seconds=0))
+        if topic == "issue-credential-v2" and record_id:
+            return 200, self.exchange_info(self.credential_exchange(record_id, seconds=0))
+        if topic == "credential" and record_id and operation is None:
+            return 200, self.credential_info(record_id)
         raise HTTPAnswer(501, f"topic {topic} is not implemented for Aerie")
 
     def get_response(self, topic, record_id):
@@ -277,6 +288,10 @@ class AerieAgent:
             ("did-exchange", "send-request"): self.didexchange_send_request,
             ("did-exchange", "send-response"): self.didexchange_send_response,
             ("proof-v2", "send-presentation"): self.proof_send_presentation,
+            ("issue-credential-v2", "prepare-json-ld"): self.credential_prepare_json_ld,
+            ("issue-credential-v2", "send-proposal"): self.credential_send_proposal,
+            ("issue-credential-v2", "send-request"): self.credential_send_request,
+            ("issue-credential-v2", "store"): self.credential_store,
         }.get((topic, operation))
         if handler is None:
             raise HTTPAnswer(501, f"{topic}/{operation} is not implemented for Aerie")
@@ -408,6 +423,93 @@ class AerieAgent:
         return self.automatic_step(
             record_id, self.responses_sent, topic="did-exchange", what="Response sent",
             repeated=(400, "problem_report", "the exchange already has its response; Aerie does not send another"))
+
+    # --- issue-credential v2 (RFC 0453), JSON-LD (RFC 0593) with did:key, Aerie as holder -------
+
+    def credential_exchange(self, thread_id, seconds=WAIT_SECONDS, states=None):
+        """The exchange on the issuer's thread, waiting up to `seconds` for it to exist (and, with
+        `states`, to reach one of them)."""
+        deadline = time.monotonic() + seconds
+        while True:
+            found, after = None, None
+            while found is None:
+                params = {"limit": 500}
+                if after:
+                    params["after"] = after
+                page = self.rpc.call("credentials.exchanges", params)
+                found = next((v for v in page.get("exchanges", []) if v.get("threadId") == thread_id), None)
+                after = page.get("nextCursor")
+                if not after:
+                    break
+            if found is not None and (states is None or found.get("state") in states):
+                return found
+            if time.monotonic() >= deadline:
+                if found is None:
+                    raise HTTPAnswer(404, f"no credential exchange on thread {thread_id}")
+                return found
+            time.sleep(POLL_SECONDS)
+
+    @staticmethod
+    def exchange_info(view):
+        answer = {
+            "state": view["state"],
+            "thread_id": view["threadId"],
+            "cred_ex_id": view["exchangeId"],
+            "connection_id": view.get("connectionId"),
+            "aerie_exchange": view,
+        }
+        if view.get("credentialId"):
+            answer["credential_id"] = view["credentialId"]
+            answer["json-ld"] = {"credential_id": view["credentialId"]}
+        return answer
+
+    def credential_info(self, credential_id):
+        stored = self.rpc.call("credentials.get", {"credentialId": credential_id})
+        return {"credential_id": stored["credentialId"], "credential": stored["credential"], "aerie_credential": stored}
+
+    @staticmethod
+    def require_json_ld(data):
+        filters = data.get("filter") or {}
+        if set(filters) - {"json-ld"} or not isinstance(filters.get("json-ld"), dict):
+            raise HTTPAnswer(501, f"Aerie holds JSON-LD credentials only, not {sorted(filters)}")
+        return filters["json-ld"]
+
+    def credential_prepare_json_ld(self, record_id, data):
+        """The holder DID for the proposal's credentialSubject.id. Aerie binds the subject itself
+        (credentials.propose makes a did:key of the tenant for a credential proposed without
+        one), so this answers a marker that send-proposal takes out again."""
+        if data.get("did_method") != "key":
+            raise HTTPAnswer(501, f"Aerie holders are did:key, not did:{data.get('did_method')}")
+        if data.get("proof_type") not in SUPPORTED_PROOF_TYPES:
+            raise HTTPAnswer(501, f"Aerie verifies {' and '.join(SUPPORTED_PROOF_TYPES)}, not {data.get('proof_type')}")
+        return 200, {"did": HOLDER_DID_MARKER}
+
+    def credential_send_proposal(self, record_id, data):
+        detail = json.loads(json.dumps(self.require_json_ld(data)))
+        subject = (detail.get("credential") or {}).get("credentialSubject")
+        if isinstance(subject, dict) and subject.get("id") == HOLDER_DID_MARKER:
+            del subject["id"]
+        connection_id = data.get("connection_id") or record_id
+        if not connection_id:
+            raise HTTPAnswer(400, "send-proposal needs connection_id")
+        params = {"connectionId": connection_id, "detail": detail}
+        if data.get("comment"):
+            params["comment"] = data["comment"]
+        return 200, self.exchange_info(self.rpc.call("credentials.propose", params))
+
+    def credential_send_request(self, record_id, data):
+        """The offer on the thread (waiting for it to arrive), accepted: credentials.accept."""
+        view = self.credential_exchange(record_id, states=("offer-received", "abandoned"))
+        if view.get("state") != "offer-received":
+            raise HTTPAnswer(400, f"no offer to request on thread {record_id}: {view.get('state')} {view.get('problem') or ''}")
+        return 200, self.exchange_info(self.rpc.call("credentials.accept", {"offerId": view["exchangeId"]}))
+
+    def credential_store(self, record_id, data):
+        """Aerie verifies, stores and acknowledges the credential when it arrives: wait until it has."""
+        view = self.credential_exchange(record_id, states=("done", "abandoned"))
+        if view.get("state") != "done":
+            raise HTTPAnswer(400, f"no credential stored on thread {record_id}: {view.get('state')} {view.get('problem') or ''}")
+        return 200, self.exchange_info(view)
 
     # --- present-proof v2 (RFC 0454), JSON-LD with DIF Presentation Exchange, Aerie as prover ---
 

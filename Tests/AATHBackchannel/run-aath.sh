@@ -18,7 +18,7 @@
 #   --venvs DIR              where the venvs go (default: .aath in the checkout)
 #   --acapy-version V        acapy-agent from PyPI (default 1.2.7)
 #   --suite NAME             run only this suite (repeatable): rfc0160, rfc0023, t012, rfc0793,
-#                            rfc0434, rfc0454, reuse; default all
+#                            rfc0434, rfc0453, rfc0454, reuse; default all
 #   --keep                   leave the processes running after the run (their PIDs are printed)
 #
 # Suites (each one behave run; -D names map the feature's roles onto Aerie and the peer):
@@ -27,6 +27,8 @@
 #   t012     features/0023-did-exchange.feature -t @T012-RFC0023  (reuse; @wip in the harness)
 #   rfc0793  features/0793-peer-did.feature   -t @RFC0793
 #   rfc0434  features/0434-out-of-band.feature -t @RFC0434  (connectionless credentials/proofs)
+#   rfc0453  features/0453-issue-credential-v2.feature, T001.1's JSON-LD Ed25519Signature2018 did:key
+#            example: Aerie the holder (Bob), the peer the issuer (Acme); --no-ledger
 #   rfc0454  features/0454-present-proof-v2.feature, T001's JSON-LD Ed25519Signature2018 did:key
 #            example: Aerie the prover (Bob), the peer issuer (Acme) and verifier (Faber)
 #   reuse    reuse_check.py: out-of-band handshake-reuse, Aerie invitee, ACA-Py inviter
@@ -221,6 +223,8 @@ for suite in "${suites[@]}"; do
     t012) run_behave t012 0023-did-exchange.feature "${d0023[@]}" -t @T012-RFC0023 ;;
     rfc0793) run_behave rfc0793 0793-peer-did.feature "${d0023[@]}" -t @RFC0793 ;;
     rfc0434) run_behave rfc0434 0434-out-of-band.feature "${d0434[@]}" -t @RFC0434 ;;
+    rfc0453) run_behave rfc0453 0453-issue-credential-v2.feature "${d0434[@]}" \
+               -t @T001.1-RFC0453 -t @CredFormat_JSON-LD -t @ProofType_Ed25519Signature2018 -t @DidMethod_key ;;
     rfc0454) run_behave rfc0454 0454-present-proof-v2.feature "${d0434[@]}" \
                -t @T001-RFC0454 -t @CredFormat_JSON-LD -t @ProofType_Ed25519Signature2018 -t @DidMethod_key ;;
     reuse)

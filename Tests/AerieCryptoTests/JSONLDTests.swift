@@ -131,7 +131,7 @@ struct JSONLDTests {
 
     @Test func bundledContextsAllParseAndExpand() throws {
         let bundled = JSONLDContexts.bundled
-        #expect(bundled.urls.count == 11)
+        #expect(bundled.urls.count == 12)
         for url in bundled.urls {
             #expect(bundled.documents[url]?["@context"] != nil, "\(url)")
             _ = try JSONLD.expand(["@context": .string(url)])

@@ -194,6 +194,39 @@ struct LinkedDataProofTests {
         #expect(try LinkedDataProofs.verify(twice, purpose: .assertionMethod).controller == Self.issuerDID)
     }
 
+    /// The interop harness's driver's licence (its `cred_data_schema_driverslicense_v2.json`
+    /// shape): credentials v1, the BBS+ suite's bbs v1 context and inline terms, signed with the
+    /// Ed25519 suites; a claim changed after signing fails.
+    @Test(arguments: ProofSuite.allCases)
+    func signsAndVerifiesTheHarnessDriversLicence(suite: ProofSuite) throws {
+        let licence: JSONValue = [
+            "@context": [
+                "https://www.w3.org/2018/credentials/v1", "https://w3id.org/security/bbs/v1",
+                [
+                    "dl": "http://example.com/drivers-license#", "AATHDriversLicense": "dl:AATHDriversLicense",
+                    "address": "dl:address", "DL_number": "dl:DL_number", "expiry": "dl:expiry", "age": "dl:age",
+                ],
+            ],
+            "type": ["VerifiableCredential", "AATHDriversLicense"], "issuer": .string(Self.issuerDID),
+            "issuanceDate": "2026-11-29T09:00:00Z",
+            "credentialSubject": [
+                "id": .string(Self.holderDID), "address": "947 this street, Kingston Ontario Canada, K9O 3R5",
+                "DL_number": "09385029529385", "expiry": "10/12/2022", "age": "30",
+            ],
+        ]
+        let signed = try LinkedDataProofs.sign(
+            licence, suite: suite, key: Self.issuerKey, verificationMethod: try DIDKey.keyReference(verkey: Self.issuerKey.verkey),
+            purpose: .assertionMethod, created: Self.created)
+        #expect(try LinkedDataProofs.verify(signed, purpose: .assertionMethod).controller == Self.issuerDID)
+        guard case .object(var fields) = signed, case .object(var subject)? = fields["credentialSubject"] else {
+            Issue.record("the signed licence is not an object")
+            return
+        }
+        subject["age"] = "17"
+        fields["credentialSubject"] = .object(subject)
+        _ = Self.expectFailure(.invalidSignature, .object(fields))
+    }
+
     @Test func signsPresentationsWithChallengeAndDomain() throws {
         let credential = try Self.signed("credential-citizenship-2018")
         let presentation = VerifiablePresentation.make(

@@ -14,8 +14,9 @@ public struct JSONLDContexts: Sendable {
     }
 
     /// The contexts bundled with Aerie: credentials v1 and v2, security v1 and v2, ed25519-2020,
-    /// did v1, the presentation-exchange submission, status list 2021, and the examples the
-    /// interop harness's credentials use (citizenship v1, credentials examples v1 with ODRL).
+    /// did v1, the presentation-exchange submission, status list 2021, and what the interop
+    /// harness's credentials name (citizenship v1, credentials examples v1 with ODRL, the BBS+
+    /// suite's bbs v1 that its driver's licence names; Aerie verifies no BBS+ proof).
     public static var bundled: JSONLDContexts { BundledContexts.all }
 
     /// This set with one more context (tests, or a deployment pinning its own).
@@ -33,7 +34,7 @@ enum BundledContexts {
     static let all: JSONLDContexts = {
         let sources = [
             credentialsV1, credentialsV2, credentialsExamplesV1, odrl, securityV1, securityV2,
-            ed25519Signature2020V1, didV1, statusList2021V1, citizenshipV1, presentationSubmissionV1,
+            ed25519Signature2020V1, didV1, statusList2021V1, citizenshipV1, presentationSubmissionV1, bbsV1,
         ]
         var documents: [String: JSONValue] = [:]
         for source in sources {

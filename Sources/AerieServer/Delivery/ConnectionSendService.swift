@@ -10,8 +10,19 @@ import Foundation
 /// that locks the connection and fails unless it is still as read (`lockAsRead`, as a Response
 /// is applied). A connection changed in between, or an `alongside` condition, takes the locked
 /// path: the connection read again under its lock, checked, and the rows written there.
+///
+/// On a connectionless connection (`ConnectionRecord.isConnectionless`) every message carries our
+/// `~service` (RFC 0056: our pairwise key at `endpoint`, no routing keys) and the invitation's
+/// `@id` as `~thread.pthid`: the peer has no DID of ours to answer, and ACA-Py finds its
+/// out-of-band record by that `pthid`.
 public struct ConnectionSendService: ConnectionSender {
-    public init() {}
+    /// Where peers reach us (`AERIE_PUBLIC_ENDPOINT`), for `~service`; nil: connectionless
+    /// connections cannot send.
+    let endpoint: (@Sendable () -> String)?
+
+    public init(endpoint: (@Sendable () -> String)? = nil) {
+        self.endpoint = endpoint
+    }
 
     public func send(
         _ message: JSONValue, on connectionId: UUID, replyTo: UUID?, tenant: TenantContext,
@@ -27,8 +38,9 @@ public struct ConnectionSendService: ConnectionSender {
             guard let sealed = found.sealedSecret else { throw Self.connectionNotFound(connectionId) }
             return (record, sealed, try replyTo.map { try Self.thread(of: $0, on: record, in: tx) })
         }
-        let packed = try Self.threaded(message, in: thread)
         guard let myVerkey = record.myVerkey, let route = Outbound.Route(peerOf: record) else { throw Self.notEstablished(record) }
+        var packed = try Self.threaded(message, in: thread)
+        if record.isConnectionless { packed = try answerable(packed, at: myVerkey, of: record) }
         let outbound = try await Outbound.pack(
             packed, from: .sealed(verkey: myVerkey, sealedSecret: sealedSecret), to: route, tenant: tenant)
         let uid = UUID.random()
@@ -93,6 +105,25 @@ public struct ConnectionSendService: ConnectionSender {
         decorator["thid"] = .string(thread)
         guard case .object(var fields) = message else { return message }
         fields["~thread"] = .object(decorator)
+        return .object(fields)
+    }
+
+    /// `message` with our `~service` (RFC 0056) and, unless it has one, `~thread.pthid` the
+    /// invitation's `@id`: what a connectionless peer needs to answer.
+    private func answerable(_ message: JSONValue, at myVerkey: String, of record: ConnectionRecord) throws -> JSONValue {
+        guard let endpoint else {
+            throw AerieError.internalError(details: "no endpoint for the ~service of a connectionless message")
+        }
+        guard case .object(var fields) = message, case .object(var thread) = fields["~thread"] ?? .object([:]) else {
+            throw AerieError.invalidParams("message.~thread must be an object", field: "message.~thread")
+        }
+        fields["~service"] = [
+            "recipientKeys": [.string(myVerkey)], "routingKeys": [], "serviceEndpoint": .string(endpoint()),
+        ]
+        if thread["pthid"] == nil, let invitationId = record.invitationId {
+            thread["pthid"] = .string(invitationId)
+        }
+        if !thread.isEmpty { fields["~thread"] = .object(thread) }
         return .object(fields)
     }
 

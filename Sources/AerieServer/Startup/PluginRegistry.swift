@@ -26,7 +26,7 @@ struct PluginRegistry: Sendable {
         /// The protocols the enabled plugins serve, filled once the router is built.
         let protocols: ServedProtocols
         /// Sending over connections, for every plugin that sends.
-        var sender: any ConnectionSender = ConnectionSendService()
+        var sender: any ConnectionSender { ConnectionSendService(endpoint: endpoint) }
     }
 
     /// The plugins built so far, for a factory that builds on one of them.
