@@ -78,10 +78,10 @@ struct ScaleWritesBench {
     }
 
     private static func server(_ configuration: inout AerieConfiguration) {
-        configuration.databasePoolSize = AerieConfiguration().databasePoolSize
+        configuration.database.poolSize = AerieConfiguration().databasePoolSize
         // The seeded rows are in the clear form under placeholder keys: the background sealing
         // would try (and fail) to seal every seeded tenant during the runs.
-        configuration.sealingSweepInterval = nil
+        configuration.secrets.sealingSweepInterval = nil
     }
 
     private func measureAll(one oneServer: LiveServer, many manyServer: LiveServer, inbox: CountingInbox) async throws -> String {

@@ -95,7 +95,7 @@ import Testing
     /// `pthid`, and the issuer's answer to it is taken; a stranger writing to the same key (an
     /// offer of its own, authcrypted or anonymous) creates nothing.
     @Test func ourServiceGoesOutAndStrangersCreateNothing() async throws {
-        try await LiveServer.with(server: { $0.allowPrivateURLs = true }) { server in
+        try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true }) { server in
             let (tenant, _) = try await server.tenantClient(label: "connectionless holder")
             defer { Task { await tenant.close() } }
             let inbox = try await PeerInbox()
