@@ -184,7 +184,7 @@ extension AerieApplication {
             services: PluginRegistry.Services(
                 fetcher: resolver, endpoint: { endpoint.value }, events: events.hub,
                 outOfBandTimeout: configuration.outOfBandTimeout, protocols: servedProtocols,
-                pendingConnectionsMax: configuration.pendingConnectionsMax))
+                pendingConnectionsMax: configuration.pendingConnectionsMax, openExchanges: configuration.openExchanges))
         let (router, hooks) = try installPlugins(
             plugins + extraPlugins, core: core, events: events, servedProtocols: servedProtocols)
         for plugin in plugins { logger.info("plugin enabled", metadata: ["plugin": "\(type(of: plugin).name)"]) }

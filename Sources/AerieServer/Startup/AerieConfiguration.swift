@@ -1,3 +1,4 @@
+import AerieCore
 import AerieRPC
 import AerieStore
 import AerieTransport
@@ -33,6 +34,10 @@ public struct AerieConfiguration: Sendable {
     /// answer (`responded`, made in the last hour); a Request past it is answered 429 and nothing
     /// is stored, so strangers hold at most this many of the tenant's mailbox and outbox rows.
     public var pendingConnectionsMax = 100
+    /// `AERIE_OPEN_EXCHANGES_PER_CONNECTION`, `AERIE_OPEN_EXCHANGES_PER_TENANT`: issue-credential
+    /// offers and present-proof requests open at once (not done or abandoned), per protocol; a
+    /// peer's next one is answered with a problem report and nothing of it is stored.
+    public var openExchanges = OpenExchangeLimits.default
     /// `AERIE_MOVED_TENANT_GRACE_SECONDS`: how long after a move the old server answers the moved
     /// tenant's keys 503 (retry later) instead of 400 (unknown): a week.
     public var movedTenantGraceSeconds = 7 * 24 * 3600

@@ -26,6 +26,8 @@ struct PluginRegistry: Sendable {
         let protocols: ServedProtocols
         /// `AERIE_PENDING_CONNECTIONS_MAX`.
         var pendingConnectionsMax = 100
+        /// `AERIE_OPEN_EXCHANGES_*`.
+        var openExchanges = OpenExchangeLimits.default
         /// Sending over connections, for every plugin that sends.
         var sender: any ConnectionSender = ConnectionSendService()
     }
@@ -78,8 +80,10 @@ struct PluginRegistry: Sendable {
         },
         // Protocol plugins before out-of-band (which hands them attached requests) and messages
         // (which leaves the types they handle to them).
-        Entry(IssueCredentialPlugin.self) { services, _ in IssueCredentialPlugin(sender: services.sender) },
-        Entry(PresentProofPlugin.self, requires: [ConnectionsPlugin.name]) { services, _ in PresentProofPlugin(sender: services.sender) },
+        Entry(IssueCredentialPlugin.self) { services, _ in IssueCredentialPlugin(sender: services.sender, limits: services.openExchanges) },
+        Entry(PresentProofPlugin.self, requires: [ConnectionsPlugin.name]) { services, _ in
+            PresentProofPlugin(sender: services.sender, limits: services.openExchanges)
+        },
         Entry(OutOfBandPlugin.self, requires: [ConnectionsPlugin.name]) { services, built in
             OutOfBandPlugin(
                 handshakes: try built.connections(for: OutOfBandPlugin.name), defaultTimeout: services.outOfBandTimeout,
