@@ -26,20 +26,11 @@ public struct IssueCredentialService: Sendable {
     /// report and nothing of it is stored but the message.
     func receiveOffer(_ inbound: InboundMessage, tenant: TenantContext) async throws {
         let connection = try Self.exchangeProtocol.peerConnection(inbound)
-        let offer: IssueCredentialMessages.Offer
-        do {
-            offer = try IssueCredentialMessages.readOffer(inbound.body)
-        } catch {
-            try await Self.exchangeProtocol.report(error, on: inbound, connection: connection, tenant: tenant, sender: sender)
-            return
-        }
-        do {
-            try await tenant.database.transaction { tx in
-                if let receipt = inbound.receipt, try !receipt.claim(in: tx, connection: connection.id) { return }
-                try Self.recordOffer(offer, on: connection.id, limits: limits, in: tx)
-            }
-        } catch let error as AerieError where OpenExchangeLimits.isRefusal(error) {
-            try await Self.exchangeProtocol.report(error, on: inbound, connection: connection, tenant: tenant, sender: sender)
+        let limits = self.limits
+        try await Self.exchangeProtocol.receive(
+            inbound, connection: connection, tenant: tenant, sender: sender, read: IssueCredentialMessages.readOffer
+        ) { offer, tx in
+            try Self.recordOffer(offer, on: connection.id, limits: limits, in: tx)
         }
     }
 

@@ -27,20 +27,11 @@ struct PresentProofService: Sendable {
         let connection = try Self.exchangeProtocol.peerConnection(inbound)
         // Not a DIF request: the inbound pipeline stores it in the mailbox for the application.
         guard PresentProofMessages.isDIF(inbound.body) else { return }
-        let request: PresentProofMessages.Request
-        do {
-            request = try PresentProofMessages.readRequest(inbound.body)
-        } catch {
-            try await Self.exchangeProtocol.report(error, on: inbound, connection: connection, tenant: tenant, sender: sender)
-            return
-        }
-        do {
-            try await tenant.database.transaction { tx in
-                if let receipt = inbound.receipt, try !receipt.claim(in: tx, connection: connection.id) { return }
-                try Self.recordRequest(request, on: connection.id, limits: limits, in: tx)
-            }
-        } catch let error as AerieError where OpenExchangeLimits.isRefusal(error) {
-            try await Self.exchangeProtocol.report(error, on: inbound, connection: connection, tenant: tenant, sender: sender)
+        let limits = self.limits
+        try await Self.exchangeProtocol.receive(
+            inbound, connection: connection, tenant: tenant, sender: sender, read: PresentProofMessages.readRequest
+        ) { request, tx in
+            try Self.recordRequest(request, on: connection.id, limits: limits, in: tx)
         }
     }
 

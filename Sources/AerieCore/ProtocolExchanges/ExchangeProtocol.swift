@@ -103,6 +103,30 @@ package struct ExchangeProtocol: Sendable {
         return connection
     }
 
+    /// A peer's message that opens or moves an exchange: `read` from its body, then `record`ed in
+    /// a transaction that claims it (a redelivered copy is not recorded twice). One that cannot be
+    /// read, or that would pass `OpenExchangeLimits`, is answered with `report` instead.
+    package func receive<Read: Sendable>(
+        _ inbound: InboundMessage, connection: ConnectionRecord, tenant: TenantContext, sender: any ConnectionSender,
+        read: (JSONValue) throws -> Read, record: @escaping @Sendable (Read, any TenantTransaction) throws -> Void
+    ) async throws {
+        let message: Read
+        do {
+            message = try read(inbound.body)
+        } catch {
+            try await report(error, on: inbound, connection: connection, tenant: tenant, sender: sender)
+            return
+        }
+        do {
+            try await tenant.database.transaction { tx in
+                if let receipt = inbound.receipt, try !receipt.claim(in: tx, connection: connection.id) { return }
+                try record(message, tx)
+            }
+        } catch let error as AerieError where OpenExchangeLimits.isRefusal(error) {
+            try await report(error, on: inbound, connection: connection, tenant: tenant, sender: sender)
+        }
+    }
+
     /// A peer's message refused before any exchange changed: a problem report on its thread,
     /// queued in the transaction that claims the message (nothing else is stored), so the peer
     /// learns why. Rethrows `error` when the message names no usable thread.
