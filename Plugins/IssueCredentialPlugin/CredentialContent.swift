@@ -14,10 +14,10 @@ public enum CredentialContent {
     public static func issuer(of credential: JSONValue, field: String = "credential") throws -> String {
         let value = credential["issuer"]?.stringValue ?? credential["issuer"]?["id"]?.stringValue
         guard let value, !value.isEmpty else {
-            throw IssueCredentialError.malformed("\(field).issuer must be a DID or an object with an id", field: "\(field).issuer")
+            throw ExchangeProtocol.malformed("\(field).issuer must be a DID or an object with an id", field: "\(field).issuer")
         }
         if let violation = PeerFieldLimits.did.violation(value, name: "\(field).issuer") {
-            throw IssueCredentialError.malformed(violation, field: "\(field).issuer")
+            throw ExchangeProtocol.malformed(violation, field: "\(field).issuer")
         }
         return value
     }
@@ -53,7 +53,7 @@ public enum CredentialContent {
     static func binding(_ credential: JSONValue, to holder: String) throws -> JSONValue {
         func bind(_ subject: JSONValue) throws -> JSONValue {
             guard case .object(var fields) = subject else {
-                throw IssueCredentialError.malformed("credentialSubject must be an object", field: "credential.credentialSubject")
+                throw ExchangeProtocol.malformed("credentialSubject must be an object", field: "credential.credentialSubject")
             }
             if let existing = fields["id"]?.stringValue, existing != holder {
                 throw AerieError(

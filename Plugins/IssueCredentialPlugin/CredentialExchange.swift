@@ -120,6 +120,8 @@ protocol CredentialExchangeRepository {
     func find(threadId: String, connectionId: UUID?, forUpdate: Bool) throws -> CredentialExchange?
     /// Oldest first after `after`, optionally only in `state`, at most `limit`.
     func list(state: CredentialExchange.State?, after: UUID?, limit: Int) throws -> [CredentialExchange]
+    /// Refuses one more open exchange on the connection past `limits` (`quota_exceeded`).
+    func checkRoom(connectionId: UUID, limits: OpenExchangeLimits) throws
     func delete(_ id: UUID) throws -> Bool
     func deleteAll(connectionId: UUID) throws -> Int
 }

@@ -56,6 +56,10 @@ struct CredentialExchangeStore: CredentialExchangeRepository {
         try rows.list(state: state?.rawValue, after: after, limit: limit, maxPage: Self.maxPage)
     }
 
+    func checkRoom(connectionId: UUID, limits: OpenExchangeLimits) throws {
+        try rows.checkRoom(connectionId: connectionId, limits: limits, noun: "credential exchange")
+    }
+
     func delete(_ id: UUID) throws -> Bool {
         try sql.execute(
             "DELETE FROM aerie.credential_exchanges WHERE tenant_id = $1::uuid AND id = $2::uuid",

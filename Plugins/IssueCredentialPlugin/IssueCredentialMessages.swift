@@ -7,13 +7,15 @@ import Foundation
 /// and requests, `aries/ld-proof-vc@v1.0` in the credential. Reading is bounded and refuses with
 /// `IssueCredentialError`; nothing here does I/O.
 public enum IssueCredentialMessages {
-    public static let family = InboundMessage.didcommPrefix + "issue-credential/2.0/"
+    /// What issue-credential shares with the other exchange protocols.
+    package static let exchangeProtocol = ExchangeProtocol(name: "issue-credential", version: "2.0", abandonedCode: "issuance-abandoned")
+    public static let family = exchangeProtocol.family
     public static let proposeType = family + "propose-credential"
     public static let offerType = family + "offer-credential"
     public static let requestType = family + "request-credential"
     public static let issueType = family + "issue-credential"
     public static let ackType = family + "ack"
-    public static let problemReportType = family + "problem-report"
+    public static let problemReportType = exchangeProtocol.problemReportType
     public static let previewType = family + "credential-preview"
 
     public static let detailFormat = "aries/ld-proof-vc-detail@v1.0"
@@ -41,20 +43,27 @@ public enum IssueCredentialMessages {
         /// that names an issuer, and options with a proof type Aerie verifies.
         public static func read(_ value: JSONValue, field: String) throws -> CredentialDetail {
             guard case .object = value, let credential = value["credential"], case .object = credential else {
-                throw IssueCredentialError.malformed("\(field) must hold a credential object", field: field)
+                throw ExchangeProtocol.malformed("\(field) must hold a credential object", field: field)
             }
             guard let options = value["options"], case .object = options else {
-                throw IssueCredentialError.malformed("\(field) must hold an options object", field: field)
+                throw ExchangeProtocol.malformed("\(field) must hold an options object", field: field)
             }
             guard let proofType = options["proofType"]?.stringValue, ProofSuite(rawValue: proofType) != nil else {
-                throw IssueCredentialError.malformed(
+                throw ExchangeProtocol.malformed(
                     "\(field).options.proofType must be one of \(ProofSuite.allCases.map(\.type).joined(separator: ", "))",
                     field: "\(field).options.proofType")
             }
             guard credential["proof"] == nil else {
-                throw IssueCredentialError.malformed("\(field).credential must not carry a proof", field: field)
+                throw ExchangeProtocol.malformed("\(field).credential must not carry a proof", field: field)
             }
             _ = try CredentialContent.issuer(of: credential, field: "\(field).credential")
+            // A credential whose contexts Aerie lacks could never be verified once issued.
+            do {
+                try LinkedDataProofs.checkSignable(credential)
+            } catch let error as CryptoError {
+                throw ExchangeProtocol.malformed(
+                    "\(field).credential could not be verified once issued: \(error.message)", field: "\(field).credential")
+            }
             return CredentialDetail(credential: credential, options: options)
         }
     }
@@ -87,35 +96,31 @@ public enum IssueCredentialMessages {
     // MARK: - Reading
 
     public static func readOffer(_ message: JSONValue) throws -> Offer {
-        let messageId = try id(of: message)
-        let thread = try threadIds(of: message)
+        let messageId = try ExchangeProtocol.id(of: message)
+        let thread = try ExchangeProtocol.threadIds(of: message)
         let attachment = try FormattedAttachment.document(of: message, list: "offers~attach", format: detailFormat)
         let detail = try CredentialDetail.read(attachment, field: "offers~attach")
-        let comment = try message["comment"].flatMap { try text($0, field: "comment") }
+        let comment = try message["comment"].flatMap { try ExchangeProtocol.text($0, field: "comment") }
         return Offer(
             messageId: messageId, threadId: thread.thid ?? messageId, parentThreadId: thread.pthid, comment: comment, detail: detail)
     }
 
     public static func readIssued(_ message: JSONValue) throws -> Issued {
-        _ = try id(of: message)
-        guard let thid = try threadIds(of: message).thid else {
-            throw IssueCredentialError.malformed("issue-credential must name its thread (~thread.thid)", field: "~thread.thid")
+        _ = try ExchangeProtocol.id(of: message)
+        guard let thid = try ExchangeProtocol.threadIds(of: message).thid else {
+            throw ExchangeProtocol.malformed("issue-credential must name its thread (~thread.thid)", field: "~thread.thid")
         }
         let credential = try FormattedAttachment.document(of: message, list: "credentials~attach", format: credentialFormat)
         guard case .object = credential, credential["proof"] != nil else {
-            throw IssueCredentialError.malformed("the attached credential must be an object with a proof", field: "credentials~attach")
+            throw ExchangeProtocol.malformed("the attached credential must be an object with a proof", field: "credentials~attach")
         }
         return Issued(threadId: thid, credential: credential)
     }
 
     public static func readProblemReport(_ message: JSONValue) throws -> ProblemReport {
-        guard let thid = try threadIds(of: message).thid else {
-            throw IssueCredentialError.malformed("a problem report must name its thread (~thread.thid)", field: "~thread.thid")
-        }
-        let description = message["description"]
-        let code = try description?["code"].flatMap { try text($0, field: "description.code", limits: .name) }
-        let english = try (description?["en"]).flatMap { try text($0, field: "description.en") }
-        return ProblemReport(threadId: thid, code: code, description: english ?? code ?? "no description")
+        let read = try ExchangeProtocol.readProblemReport(
+            message, codeLimits: .name, noThread: "a problem report must name its thread (~thread.thid)")
+        return ProblemReport(threadId: read.threadId, code: read.code, description: read.english ?? read.code ?? "no description")
     }
 
     // MARK: - Writing
@@ -150,40 +155,13 @@ public enum IssueCredentialMessages {
 
     /// RFC 0453's problem report; `code` one of RFC 0453's (`issuance-abandoned`...).
     public static func problemReport(threadId: String, code: String, description: String, id: String = newId()) -> JSONValue {
-        [
-            "@type": .string(problemReportType), "@id": .string(id), "~thread": ["thid": .string(threadId)],
-            "description": ["en": .string(description), "code": .string(code)],
-        ]
+        exchangeProtocol.problemReport(threadId: threadId, code: code, description: description, id: id)
     }
 
-    public static func newId() -> String { UUID.random().lowercasedString }
-
+    public static func newId() -> String { ExchangeProtocol.newId() }
     // MARK: - Pieces
 
     static func base64Attachment(_ value: JSONValue, id: String) -> JSONValue {
         ["@id": .string(id), "mime-type": "application/json", "data": ["base64": .string(Base64.encode(value.serialized()))]]
-    }
-
-    static func id(of message: JSONValue) throws -> String {
-        guard let id = message["@id"]?.stringValue, !id.isEmpty else {
-            throw IssueCredentialError.malformed("the message has no @id", field: "@id")
-        }
-        if let violation = PeerFieldLimits.id.violation(id, name: "@id") { throw IssueCredentialError.malformed(violation, field: "@id") }
-        return id
-    }
-
-    static func threadIds(of message: JSONValue) throws -> (thid: String?, pthid: String?) {
-        guard let thread = message["~thread"] else { return (nil, nil) }
-        guard case .object = thread else { throw IssueCredentialError.malformed("~thread must be an object", field: "~thread") }
-        let thid = try thread["thid"].flatMap { try text($0, field: "~thread.thid", limits: .id) }
-        let pthid = try thread["pthid"].flatMap { try text($0, field: "~thread.pthid", limits: .id) }
-        return (thid, pthid)
-    }
-
-    static func text(_ value: JSONValue, field: String, limits: PeerFieldLimits = .text) throws -> String? {
-        if case .null = value { return nil }
-        guard let string = value.stringValue else { throw IssueCredentialError.malformed("\(field) must be a string", field: field) }
-        if let violation = limits.violation(string, name: field) { throw IssueCredentialError.malformed(violation, field: field) }
-        return string
     }
 }

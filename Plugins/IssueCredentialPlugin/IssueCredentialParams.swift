@@ -11,13 +11,9 @@ struct OfferParams: Decodable, Sendable, DocumentedParams {
         ParamDoc("reason", "string", required: false, "credentials.decline only: the problem report's description (at most 1 KiB)"),
     ]
 
-    func id() throws -> UUID { try uuid(offerId, field: "offerId") }
+    func id() throws -> UUID { try ExchangeInput.uuid(offerId, field: "offerId") }
 
-    func validatedReason() throws -> String? {
-        guard let reason else { return nil }
-        if let violation = PeerFieldLimits.text.violation(reason, name: "reason") { throw AerieError.invalidParams(violation, field: "reason") }
-        return reason
-    }
+    func validatedReason() throws -> String? { try ExchangeInput.reason(reason) }
 }
 
 /// `credentials.propose`.
@@ -36,7 +32,7 @@ struct ProposeParams: Decodable, Sendable, DocumentedParams {
     ]
 
     func validated() throws -> (connection: UUID, detail: IssueCredentialMessages.CredentialDetail, comment: String?) {
-        let connection = try uuid(connectionId, field: "connectionId")
+        let connection = try ExchangeInput.uuid(connectionId, field: "connectionId")
         guard detail.serialized().count <= IssueCredentialMessages.maxAttachmentBytes else {
             throw AerieError.invalidParams("detail is larger than \(IssueCredentialMessages.maxAttachmentBytes / 1024) KiB", field: "detail")
         }
@@ -68,13 +64,10 @@ struct ExchangesParams: Decodable, Sendable, DocumentedParams {
     ]
 
     func validated() throws -> (state: CredentialExchange.State?, after: UUID?, limit: Int) {
-        let parsed = try state.map { text in
-            guard let state = CredentialExchange.State(rawValue: text) else {
-                throw AerieError.invalidParams("state must be one of \(CredentialExchange.State.allCases.map(\.rawValue).joined(separator: ", "))", field: "state")
-            }
-            return state
-        }
-        return (parsed, try after.map { try uuid($0, field: "after") }, try pageLimit(limit))
+        (
+            try ExchangeInput.state(state, CredentialExchange.State.self), try after.map { try ExchangeInput.uuid($0, field: "after") },
+            try ExchangeInput.pageLimit(limit)
+        )
     }
 }
 
@@ -82,14 +75,14 @@ struct ExchangesParams: Decodable, Sendable, DocumentedParams {
 struct ExchangeParams: Decodable, Sendable, DocumentedParams {
     var exchangeId: String
     static let documentation = [ParamDoc("exchangeId", "string", "the exchange")]
-    func id() throws -> UUID { try uuid(exchangeId, field: "exchangeId") }
+    func id() throws -> UUID { try ExchangeInput.uuid(exchangeId, field: "exchangeId") }
 }
 
 /// `credentials.get` and `credentials.delete`.
 struct CredentialParams: Decodable, Sendable, DocumentedParams {
     var credentialId: String
     static let documentation = [ParamDoc("credentialId", "string", "a stored credential")]
-    func id() throws -> UUID { try uuid(credentialId, field: "credentialId") }
+    func id() throws -> UUID { try ExchangeInput.uuid(credentialId, field: "credentialId") }
 }
 
 /// `credentials.list`.
@@ -116,19 +109,8 @@ struct ListParams: Decodable, Sendable, DocumentedParams {
         if let issuer, PeerFieldLimits.did.violation(issuer, name: "") != nil || issuer.isEmpty {
             throw AerieError.invalidParams("issuer must be a DID", field: "issuer")
         }
-        return (CredentialFilter(types: types, issuer: issuer), try after.map { try uuid($0, field: "after") }, try pageLimit(limit))
+        return (CredentialFilter(types: types, issuer: issuer), try after.map { try ExchangeInput.uuid($0, field: "after") }, try ExchangeInput.pageLimit(limit))
     }
-}
-
-private func uuid(_ text: String, field: String) throws -> UUID {
-    guard let id = UUID(text: text) else { throw AerieError.invalidParams("\(field) must be an id (UUID)", field: field) }
-    return id
-}
-
-private func pageLimit(_ limit: Int?) throws -> Int {
-    guard let limit else { return 100 }
-    guard (1...500).contains(limit) else { throw AerieError.invalidParams("limit must be 1...500", field: "limit") }
-    return limit
 }
 
 /// How a stored credential is shown.

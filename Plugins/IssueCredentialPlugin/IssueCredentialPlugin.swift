@@ -15,8 +15,8 @@ public struct IssueCredentialPlugin: AeriePlugin, AttachedRequestHandler {
 
     public let service: IssueCredentialService
 
-    public init(sender: any ConnectionSender) {
-        service = IssueCredentialService(sender: sender)
+    public init(sender: any ConnectionSender, limits: OpenExchangeLimits = .default) {
+        service = IssueCredentialService(sender: sender, limits: limits)
     }
 
     public func register(presenters: inout EventPresenterRegistry) throws {
@@ -41,10 +41,7 @@ public struct IssueCredentialPlugin: AeriePlugin, AttachedRequestHandler {
         ) { (params: ExchangesParams, tenant: TenantContext) -> JSONValue in
             let (state, after, limit) = try params.validated()
             let page = try await tenant.database.read { try $0.credentialExchanges.list(state: state, after: after, limit: limit) }
-            return [
-                "exchanges": .array(page.map(\.view)),
-                "nextCursor": page.count == limit ? .optional(page.last?.id.lowercasedString) : .null,
-            ]
+            return ExchangeInput.page("exchanges", page.map(\.view), lastId: page.last?.id, limit: limit)
         }
         try router.register("credentials.exchange", summary: "One issue-credential exchange, as credentials.exchanges shows it.") {
             (params: ExchangeParams, tenant: TenantContext) -> JSONValue in
@@ -80,10 +77,7 @@ public struct IssueCredentialPlugin: AeriePlugin, AttachedRequestHandler {
         ) { (params: ListParams, tenant: TenantContext) -> JSONValue in
             let (filter, after, limit) = try params.validated()
             let page = try await tenant.database.read { try $0.credentials.list(filter, after: after, limit: limit) }
-            return [
-                "credentials": .array(page.map(\.view)),
-                "nextCursor": page.count == limit ? .optional(page.last?.id.lowercasedString) : .null,
-            ]
+            return ExchangeInput.page("credentials", page.map(\.view), lastId: page.last?.id, limit: limit)
         }
         try router.register("credentials.get", summary: "One stored credential, as credentials.list shows it.") {
             (params: CredentialParams, tenant: TenantContext) -> JSONValue in
@@ -126,6 +120,6 @@ public struct IssueCredentialPlugin: AeriePlugin, AttachedRequestHandler {
     {
         var offer = try IssueCredentialMessages.readOffer(message)
         if offer.parentThreadId == nil { offer.parentThreadId = invitationId }
-        try IssueCredentialService.recordOffer(offer, on: connection.id, in: tx)
+        try IssueCredentialService.recordOffer(offer, on: connection.id, limits: service.limits, in: tx)
     }
 }

@@ -28,35 +28,12 @@ CREATE TABLE aerie.credential_exchanges (
 CREATE UNIQUE INDEX credential_exchanges_thread ON aerie.credential_exchanges (tenant_id, connection_id, thread_hash);
 CREATE INDEX credential_exchanges_connection ON aerie.credential_exchanges (tenant_id, connection_id);
 
-ALTER TABLE aerie.credential_exchanges ENABLE ROW LEVEL SECURITY;
-ALTER TABLE aerie.credential_exchanges FORCE ROW LEVEL SECURITY;
-CREATE POLICY tenant_isolation ON aerie.credential_exchanges
-    USING (tenant_id = NULLIF(current_setting('aerie.tenant_id', true), '')::uuid)
-    WITH CHECK (tenant_id = NULLIF(current_setting('aerie.tenant_id', true), '')::uuid);
-GRANT SELECT, INSERT, UPDATE, DELETE ON aerie.credential_exchanges TO aerie_runtime;
+\#(ExchangeSchema.tenantIsolation("credential_exchanges"))
 
--- Every new exchange and state change is an event (kind issue-credential): logged for a tenant
--- with a backend (as schema/0035's triggers decide) and notified to the server processes.
-CREATE FUNCTION aerie.credential_exchange_event() RETURNS trigger
-LANGUAGE plpgsql AS $$
-DECLARE
-    payload jsonb := jsonb_build_object('exchangeId', NEW.id, 'state', NEW.state, 'connectionId', NEW.connection_id,
-                                        'credentialId', NEW.credential_id);
-    notified text;
-BEGIN
-    IF current_setting('aerie.tenant_logs', true) IS DISTINCT FROM 'off' THEN
-        PERFORM aerie.log_event(NEW.tenant_id, 'issue-credential', payload);
-    END IF;
-    notified := pg_notify('aerie_events',
-        (jsonb_build_object('tenant', NEW.tenant_id, 'kind', 'issue-credential') || payload)::text);
-    RETURN NULL;
-END
-$$;
-CREATE TRIGGER credential_exchanges_event AFTER INSERT ON aerie.credential_exchanges
-    FOR EACH ROW EXECUTE FUNCTION aerie.credential_exchange_event();
-CREATE TRIGGER credential_exchanges_state_event AFTER UPDATE ON aerie.credential_exchanges
-    FOR EACH ROW WHEN (OLD.state IS DISTINCT FROM NEW.state) EXECUTE FUNCTION aerie.credential_exchange_event();
-GRANT EXECUTE ON FUNCTION aerie.credential_exchange_event() TO aerie_runtime;
+-- Every new exchange and state change is an event (kind issue-credential).
+\#(ExchangeSchema.stateEvents(
+    table: "credential_exchanges", function: "credential_exchange_event", kind: "issue-credential",
+    payload: "'exchangeId', NEW.id, 'state', NEW.state, 'connectionId', NEW.connection_id, 'credentialId', NEW.credential_id"))
 """#),
         SchemaMigration(
             version: 54, name: "stored_credentials",
@@ -78,12 +55,12 @@ CREATE TABLE aerie.stored_credentials (
 );
 CREATE INDEX stored_credentials_issuer ON aerie.stored_credentials (tenant_id, issuer_hash);
 
-ALTER TABLE aerie.stored_credentials ENABLE ROW LEVEL SECURITY;
-ALTER TABLE aerie.stored_credentials FORCE ROW LEVEL SECURITY;
-CREATE POLICY tenant_isolation ON aerie.stored_credentials
-    USING (tenant_id = NULLIF(current_setting('aerie.tenant_id', true), '')::uuid)
-    WITH CHECK (tenant_id = NULLIF(current_setting('aerie.tenant_id', true), '')::uuid);
-GRANT SELECT, INSERT, UPDATE, DELETE ON aerie.stored_credentials TO aerie_runtime;
+\#(ExchangeSchema.tenantIsolation("stored_credentials"))
+"""#),
+        SchemaMigration(
+            version: 63, name: "credential_exchanges_open",
+            sql: #"""
+\#(ExchangeSchema.openIndex("credential_exchanges"))
 """#),
     ]
 

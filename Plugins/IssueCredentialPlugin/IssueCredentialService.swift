@@ -9,31 +9,36 @@ import Foundation
 public struct IssueCredentialService: Sendable {
     /// Sends over the tenant's connections (the server's `ConnectionSender`).
     public let sender: any ConnectionSender
+    /// How many exchanges a peer may hold open (`AERIE_OPEN_EXCHANGES_*`).
+    public let limits: OpenExchangeLimits
 
-    public init(sender: any ConnectionSender) {
+    static let exchangeProtocol = IssueCredentialMessages.exchangeProtocol
+
+    public init(sender: any ConnectionSender, limits: OpenExchangeLimits = .default) {
         self.sender = sender
+        self.limits = limits
     }
 
     // MARK: - Inbound
 
     /// An offer from the connection's peer: a new exchange, or a counter-offer on one of ours.
+    /// A malformed one, or one past the open exchanges' limits, is answered with a problem
+    /// report and nothing of it is stored but the message.
     func receiveOffer(_ inbound: InboundMessage, tenant: TenantContext) async throws {
-        let connection = try Self.peerConnection(inbound)
-        let offer: IssueCredentialMessages.Offer
-        do {
-            offer = try IssueCredentialMessages.readOffer(inbound.body)
-        } catch {
-            try await report(error, on: inbound, connection: connection, tenant: tenant)
-            return
-        }
-        try await tenant.database.transaction { tx in
-            if let receipt = inbound.receipt, try !receipt.claim(in: tx, connection: connection.id) { return }
-            try Self.recordOffer(offer, on: connection.id, in: tx)
+        let connection = try Self.exchangeProtocol.peerConnection(inbound)
+        let limits = self.limits
+        try await Self.exchangeProtocol.receive(
+            inbound, connection: connection, tenant: tenant, sender: sender, read: IssueCredentialMessages.readOffer
+        ) { offer, tx in
+            try Self.recordOffer(offer, on: connection.id, limits: limits, in: tx)
         }
     }
 
-    /// Stores `offer` as a new exchange (`offer-received`) or as the counter-offer on its thread.
-    static func recordOffer(_ offer: IssueCredentialMessages.Offer, on connectionId: UUID, in tx: any TenantTransaction) throws {
+    /// Stores `offer` as a new exchange (`offer-received`), within `limits`, or as the
+    /// counter-offer on its thread.
+    static func recordOffer(
+        _ offer: IssueCredentialMessages.Offer, on connectionId: UUID, limits: OpenExchangeLimits, in tx: any TenantTransaction
+    ) throws {
         let exchanges = try tx.credentialExchanges
         if var exchange = try exchanges.find(threadId: offer.threadId, connectionId: connectionId, forUpdate: true) {
             try exchange.apply(.offerReceived)
@@ -41,6 +46,7 @@ public struct IssueCredentialService: Sendable {
             exchange.comment = offer.comment
             try exchanges.update(exchange)
         } else {
+            try exchanges.checkRoom(connectionId: connectionId, limits: limits)
             try exchanges.insert(
                 CredentialExchange(
                     connectionId: connectionId, threadId: offer.threadId, parentThreadId: offer.parentThreadId,
@@ -52,12 +58,22 @@ public struct IssueCredentialService: Sendable {
     /// stored sealed, the exchange `credential-received` then `done`, and the ack queued, in one
     /// transaction. A credential that fails a check abandons the exchange with a problem report.
     func receiveCredential(_ inbound: InboundMessage, tenant: TenantContext) async throws {
-        let connection = try Self.peerConnection(inbound)
+        let connection = try Self.exchangeProtocol.peerConnection(inbound)
         let issued: IssueCredentialMessages.Issued
         do {
             issued = try IssueCredentialMessages.readIssued(inbound.body)
         } catch {
-            try await report(error, on: inbound, connection: connection, tenant: tenant)
+            // Unreadable (malformed, oversized): the exchange that waited for it ends, saying why.
+            if let thread = try? ExchangeProtocol.threadIds(of: inbound.body).thid,
+                let exchange = try await tenant.database.read({ tx in
+                    try tx.credentialExchanges.find(threadId: thread, connectionId: connection.id, forUpdate: false)
+                }), exchange.state == .requestSent
+            {
+                try await abandon(
+                    exchange, code: Self.exchangeProtocol.problemCode(error), reason: ExchangeProtocol.describe(error), received: inbound, tenant: tenant)
+            } else {
+                try await Self.exchangeProtocol.report(error, on: inbound, connection: connection, tenant: tenant, sender: sender)
+            }
             return
         }
         guard
@@ -76,7 +92,7 @@ public struct IssueCredentialService: Sendable {
         } catch {
             tenant.logger.notice(
                 "credential refused", metadata: ["exchange": "\(exchange.id)", "error": "\(String(reflecting: error))"])
-            try await abandon(exchange, code: IssueCredentialError.problemCode(error), reason: Self.describe(error), received: inbound, tenant: tenant)
+            try await abandon(exchange, code: Self.exchangeProtocol.problemCode(error), reason: ExchangeProtocol.describe(error), received: inbound, tenant: tenant)
             return
         }
         let credential = StoredCredential(
@@ -101,7 +117,7 @@ public struct IssueCredentialService: Sendable {
 
     /// The issuer's problem report: the exchange is abandoned with what it says.
     func receiveProblemReport(_ inbound: InboundMessage, tenant: TenantContext) async throws {
-        let connection = try Self.peerConnection(inbound)
+        let connection = try Self.exchangeProtocol.peerConnection(inbound)
         let report = try IssueCredentialMessages.readProblemReport(inbound.body)
         try await tenant.database.transaction { tx in
             if let receipt = inbound.receipt, try !receipt.claim(in: tx, connection: connection.id) { return }
@@ -213,32 +229,6 @@ public struct IssueCredentialService: Sendable {
             return true
         }
         return try await load(exchange.id, tenant: tenant)
-    }
-
-    /// A malformed message from the peer: a problem report on its thread (nothing else stored
-    /// but the message), so the issuer learns why.
-    private func report(_ error: any Error, on inbound: InboundMessage, connection: ConnectionRecord, tenant: TenantContext) async throws {
-        let thread = (try? IssueCredentialMessages.threadIds(of: inbound.body).thid) ?? inbound.id
-        guard let thread, PeerFieldLimits.id.violation(thread, name: "") == nil else { throw error }
-        let message = IssueCredentialMessages.problemReport(
-            threadId: thread, code: IssueCredentialError.problemCode(error), description: Self.describe(error))
-        _ = try await sender.send(message, on: connection.id, tenant: tenant) { _, tx in
-            if let receipt = inbound.receipt { return try receipt.claim(in: tx, connection: connection.id) }
-            return true
-        }
-    }
-
-    /// The connection of a message its peer sent: issue-credential is taken from nobody else
-    /// (the endpoint authenticated the sender against the connection).
-    static func peerConnection(_ inbound: InboundMessage) throws -> ConnectionRecord {
-        guard let connection = inbound.connection, inbound.sender == .peer else {
-            throw InboundSender.Refused("issue-credential messages are taken only from a connection's peer")
-        }
-        return connection
-    }
-
-    static func describe(_ error: any Error) -> String {
-        (error as? AerieError)?.message ?? "the message could not be handled"
     }
 
     static func noExchange(_ id: UUID) -> AerieError {

@@ -5,11 +5,13 @@ import Foundation
 /// Present-proof 2.0 (RFC 0454) messages with DIF Presentation Exchange attachments (RFC 0510):
 /// the verifier's request read with bounds, and the prover's presentation, ack and problem report.
 enum PresentProofMessages {
-    static let family = InboundMessage.didcommPrefix + "present-proof/2.0/"
+    /// What present-proof shares with the other exchange protocols.
+    static let exchangeProtocol = ExchangeProtocol(name: "present-proof", version: "2.0", abandonedCode: "presentation-abandoned")
+    static let family = exchangeProtocol.family
     static let requestType = family + "request-presentation"
     static let presentationType = family + "presentation"
     static let ackType = family + "ack"
-    static let problemReportType = family + "problem-report"
+    static let problemReportType = exchangeProtocol.problemReportType
 
     static let definitionsFormat = "dif/presentation-exchange/definitions@v1.0"
     static let submissionFormat = "dif/presentation-exchange/submission@v1.0"
@@ -37,22 +39,22 @@ enum PresentProofMessages {
     }
 
     static func readRequest(_ message: JSONValue) throws -> Request {
-        let id = try id(of: message)
-        let thread = try threadIds(of: message)
+        let id = try ExchangeProtocol.id(of: message)
+        let thread = try ExchangeProtocol.threadIds(of: message)
         let attached = try FormattedAttachment.document(of: message, list: "request_presentations~attach", format: definitionsFormat)
         guard let definitionJSON = attached["presentation_definition"], case .object = definitionJSON else {
-            throw PresentProofError.malformed(
+            throw ExchangeProtocol.malformed(
                 "the definitions attachment has no presentation_definition object", field: "request_presentations~attach")
         }
         let definition = try PresentationDefinition(parsing: definitionJSON)
         let options = attached["options"]
         // ACA-Py always sends a challenge; without one a presentation could be replayed, so the
         // request's own @id binds it, as the DIF spec suggests for a missing nonce.
-        let challenge = try options?["challenge"].flatMap { try text($0, field: "options.challenge", limits: .id) } ?? id
-        let domain = try options?["domain"].flatMap { try text($0, field: "options.domain", limits: .url) }
+        let challenge = try options?["challenge"].flatMap { try ExchangeProtocol.text($0, field: "options.challenge", limits: .id) } ?? id
+        let domain = try options?["domain"].flatMap { try ExchangeProtocol.text($0, field: "options.domain", limits: .url) }
         return Request(
             id: id, threadId: thread.thid ?? id, parentThreadId: thread.pthid,
-            comment: try message["comment"].flatMap { try text($0, field: "comment") }, definition: definition,
+            comment: try message["comment"].flatMap { try ExchangeProtocol.text($0, field: "comment") }, definition: definition,
             definitionJSON: definitionJSON, challenge: challenge, domain: domain, suite: try suite(asked: definitionJSON["format"]))
     }
 
@@ -62,13 +64,13 @@ enum PresentProofMessages {
         guard let format, case .object(let formats) = format else { return .ed25519Signature2018 }
         guard let ldp = formats["ldp_vp"] ?? formats["ldp"] else {
             let named = formats.keys.sorted().prefix(4).joined(separator: ", ")
-            throw PresentProofError.unsupportedFormat("the definition asks for \(named); Aerie presents ldp_vp only")
+            throw ExchangeProtocol.unsupportedFormat("the definition asks for \(named); Aerie presents ldp_vp only")
         }
         guard case .array(let types)? = ldp["proof_type"] else { return .ed25519Signature2018 }
         let names = types.compactMap(\.stringValue)
         if names.contains(ProofSuite.ed25519Signature2018.type) { return .ed25519Signature2018 }
         if names.contains(ProofSuite.ed25519Signature2020.type) { return .ed25519Signature2020 }
-        throw PresentProofError.unsupportedFormat(
+        throw ExchangeProtocol.unsupportedFormat(
             "the definition asks for \(names.prefix(4).joined(separator: ", ")); Aerie signs with Ed25519Signature2018 or 2020")
     }
 
@@ -86,47 +88,14 @@ enum PresentProofMessages {
 
     /// RFC 0454's problem report; `code` one of its codes (`presentation-abandoned`...).
     static func problemReport(threadId: String, code: String, description: String, id: String = newId()) -> JSONValue {
-        [
-            "@type": .string(problemReportType), "@id": .string(id), "~thread": ["thid": .string(threadId)],
-            "description": ["en": .string(description), "code": .string(code)],
-        ]
+        exchangeProtocol.problemReport(threadId: threadId, code: code, description: description, id: id)
     }
 
     /// A peer's problem report: its code and text, bounded.
     static func readProblemReport(_ message: JSONValue) throws -> (threadId: String, code: String, description: String) {
-        guard let thid = try threadIds(of: message).thid else {
-            throw PresentProofError.malformed("the problem report names no thread", field: "~thread.thid")
-        }
-        let description = message["description"]
-        let code = try description?["code"].flatMap { try text($0, field: "description.code", limits: .id) } ?? "unspecified"
-        let en = try description?["en"].flatMap { try text($0, field: "description.en") } ?? ""
-        return (thid, code, en)
+        let read = try ExchangeProtocol.readProblemReport(message, codeLimits: .id, noThread: "the problem report names no thread")
+        return (read.threadId, read.code ?? "unspecified", read.english ?? "")
     }
 
-    static func newId() -> String { UUID.random().lowercasedString }
-
-    // MARK: - Pieces
-
-    static func id(of message: JSONValue) throws -> String {
-        guard let id = message["@id"]?.stringValue, !id.isEmpty else {
-            throw PresentProofError.malformed("the message has no @id", field: "@id")
-        }
-        if let violation = PeerFieldLimits.id.violation(id, name: "@id") { throw PresentProofError.malformed(violation, field: "@id") }
-        return id
-    }
-
-    static func threadIds(of message: JSONValue) throws -> (thid: String?, pthid: String?) {
-        guard let thread = message["~thread"] else { return (nil, nil) }
-        guard case .object = thread else { throw PresentProofError.malformed("~thread must be an object", field: "~thread") }
-        let thid = try thread["thid"].flatMap { try text($0, field: "~thread.thid", limits: .id) }
-        let pthid = try thread["pthid"].flatMap { try text($0, field: "~thread.pthid", limits: .id) }
-        return (thid, pthid)
-    }
-
-    static func text(_ value: JSONValue, field: String, limits: PeerFieldLimits = .text) throws -> String? {
-        if case .null = value { return nil }
-        guard let string = value.stringValue else { throw PresentProofError.malformed("\(field) must be a string", field: field) }
-        if let violation = limits.violation(string, name: field) { throw PresentProofError.malformed(violation, field: field) }
-        return string
-    }
+    static func newId() -> String { ExchangeProtocol.newId() }
 }

@@ -11,13 +11,9 @@ struct RequestParams: Decodable, Sendable, DocumentedParams {
         ParamDoc("reason", "string", required: false, "proofs.decline only: the problem report's description (at most 1 KiB)"),
     ]
 
-    func id() throws -> UUID { try uuid(requestId, field: "requestId") }
+    func id() throws -> UUID { try ExchangeInput.uuid(requestId, field: "requestId") }
 
-    func validatedReason() throws -> String? {
-        guard let reason else { return nil }
-        if let violation = PeerFieldLimits.text.violation(reason, name: "reason") { throw AerieError.invalidParams(violation, field: "reason") }
-        return reason
-    }
+    func validatedReason() throws -> String? { try ExchangeInput.reason(reason) }
 }
 
 /// `proofs.present`.
@@ -33,13 +29,13 @@ struct PresentParams: Decodable, Sendable, DocumentedParams {
     ]
 
     func validated() throws -> (id: UUID, selection: [String: UUID]) {
-        let id = try uuid(requestId, field: "requestId")
+        let id = try ExchangeInput.uuid(requestId, field: "requestId")
         let pairs = selection ?? [:]
         guard pairs.count <= PresentationDefinition.maxDescriptors else {
             throw AerieError.invalidParams("selection names more descriptors than a request may have", field: "selection")
         }
         var chosen: [String: UUID] = [:]
-        for (descriptor, credential) in pairs { chosen[descriptor] = try uuid(credential, field: "selection.\(descriptor.prefix(64))") }
+        for (descriptor, credential) in pairs { chosen[descriptor] = try ExchangeInput.uuid(credential, field: "selection.\(descriptor.prefix(64))") }
         return (id, chosen)
     }
 }
@@ -57,20 +53,9 @@ struct ListParams: Decodable, Sendable, DocumentedParams {
     ]
 
     func validated() throws -> (state: ProofExchange.State?, after: UUID?, limit: Int) {
-        let parsed = try state.map { text in
-            guard let state = ProofExchange.State(rawValue: text) else {
-                throw AerieError.invalidParams(
-                    "state must be one of \(ProofExchange.State.allCases.map(\.rawValue).joined(separator: ", "))", field: "state")
-            }
-            return state
-        }
-        let limit = limit ?? 100
-        guard (1...500).contains(limit) else { throw AerieError.invalidParams("limit must be 1...500", field: "limit") }
-        return (parsed, try after.map { try uuid($0, field: "after") }, limit)
+        (
+            try ExchangeInput.state(state, ProofExchange.State.self), try after.map { try ExchangeInput.uuid($0, field: "after") },
+            try ExchangeInput.pageLimit(limit)
+        )
     }
-}
-
-private func uuid(_ text: String, field: String) throws -> UUID {
-    guard let id = UUID(text: text) else { throw AerieError.invalidParams("\(field) must be an id (UUID)", field: field) }
-    return id
 }

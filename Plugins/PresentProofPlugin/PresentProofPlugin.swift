@@ -14,8 +14,8 @@ public struct PresentProofPlugin: AeriePlugin {
 
     let service: PresentProofService
 
-    public init(sender: any ConnectionSender) {
-        service = PresentProofService(sender: sender)
+    public init(sender: any ConnectionSender, limits: OpenExchangeLimits = .default) {
+        service = PresentProofService(sender: sender, limits: limits)
     }
 
     public func register(presenters: inout EventPresenterRegistry) throws {
@@ -39,10 +39,7 @@ public struct PresentProofPlugin: AeriePlugin {
         ) { (params: ListParams, tenant: TenantContext) -> JSONValue in
             let (state, after, limit) = try params.validated()
             let page = try await tenant.database.read { try $0.proofExchanges.list(state: state, after: after, limit: limit) }
-            return [
-                "requests": .array(page.map(\.view)),
-                "nextCursor": page.count == limit ? .optional(page.last?.id.lowercasedString) : .null,
-            ]
+            return ExchangeInput.page("requests", page.map(\.view), lastId: page.last?.id, limit: limit)
         }
         try router.register("proofs.get", summary: "One proof request, as proofs.list shows it.") {
             (params: RequestParams, tenant: TenantContext) -> JSONValue in
@@ -128,6 +125,6 @@ extension PresentProofPlugin: AttachedRequestHandler {
     {
         guard PresentProofMessages.isDIF(message) else { return }
         let request = try PresentProofMessages.readRequest(message)
-        try PresentProofService.recordRequest(request, on: connection.id, parentThreadId: invitationId, in: tx)
+        try PresentProofService.recordRequest(request, on: connection.id, parentThreadId: invitationId, limits: service.limits, in: tx)
     }
 }

@@ -26,35 +26,18 @@ CREATE TABLE aerie.proof_exchanges (
 CREATE UNIQUE INDEX proof_exchanges_thread ON aerie.proof_exchanges (tenant_id, connection_id, thread_hash);
 CREATE INDEX proof_exchanges_connection ON aerie.proof_exchanges (tenant_id, connection_id);
 
-ALTER TABLE aerie.proof_exchanges ENABLE ROW LEVEL SECURITY;
-ALTER TABLE aerie.proof_exchanges FORCE ROW LEVEL SECURITY;
-CREATE POLICY tenant_isolation ON aerie.proof_exchanges
-    USING (tenant_id = NULLIF(current_setting('aerie.tenant_id', true), '')::uuid)
-    WITH CHECK (tenant_id = NULLIF(current_setting('aerie.tenant_id', true), '')::uuid);
-GRANT SELECT, INSERT, UPDATE, DELETE ON aerie.proof_exchanges TO aerie_runtime;
+\#(ExchangeSchema.tenantIsolation("proof_exchanges"))
 
--- Every new exchange and state change is an event (kind present-proof): logged for a tenant
--- with a backend (as schema/0035's triggers decide) and notified to the server processes.
-CREATE FUNCTION aerie.proof_exchange_event() RETURNS trigger
-LANGUAGE plpgsql AS $$
-DECLARE
-    payload jsonb := jsonb_build_object('requestId', NEW.id, 'state', NEW.state, 'connectionId', NEW.connection_id);
-    notified text;
-BEGIN
-    IF current_setting('aerie.tenant_logs', true) IS DISTINCT FROM 'off' THEN
-        PERFORM aerie.log_event(NEW.tenant_id, 'present-proof', payload);
-    END IF;
-    notified := pg_notify('aerie_events',
-        (jsonb_build_object('tenant', NEW.tenant_id, 'kind', 'present-proof') || payload)::text);
-    RETURN NULL;
-END
-$$;
-CREATE TRIGGER proof_exchanges_event AFTER INSERT ON aerie.proof_exchanges
-    FOR EACH ROW EXECUTE FUNCTION aerie.proof_exchange_event();
-CREATE TRIGGER proof_exchanges_state_event AFTER UPDATE ON aerie.proof_exchanges
-    FOR EACH ROW WHEN (OLD.state IS DISTINCT FROM NEW.state) EXECUTE FUNCTION aerie.proof_exchange_event();
-GRANT EXECUTE ON FUNCTION aerie.proof_exchange_event() TO aerie_runtime;
-"""#)
+-- Every new exchange and state change is an event (kind present-proof).
+\#(ExchangeSchema.stateEvents(
+    table: "proof_exchanges", function: "proof_exchange_event", kind: "present-proof",
+    payload: "'requestId', NEW.id, 'state', NEW.state, 'connectionId', NEW.connection_id"))
+"""#),
+        SchemaMigration(
+            version: 64, name: "proof_exchanges_open",
+            sql: #"""
+\#(ExchangeSchema.openIndex("proof_exchanges"))
+"""#),
     ]
 
     static let storage = PluginStorage(

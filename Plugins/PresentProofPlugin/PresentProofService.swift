@@ -9,6 +9,10 @@ import Foundation
 struct PresentProofService: Sendable {
     /// Sends over the tenant's connections (the server's `ConnectionSender`).
     let sender: any ConnectionSender
+    /// How many requests a peer may hold open (`AERIE_OPEN_EXCHANGES_*`).
+    var limits: OpenExchangeLimits = .default
+
+    static let exchangeProtocol = PresentProofMessages.exchangeProtocol
 
     /// The most held credentials one match looks at (oldest first).
     static let maxCandidates = 1000
@@ -17,32 +21,31 @@ struct PresentProofService: Sendable {
     // MARK: - Inbound
 
     /// A verifier's request from the connection's peer: a new exchange in `request-received`;
-    /// a malformed or unsupported one is answered with a problem report at once.
+    /// a malformed or unsupported one, or one past the open exchanges' limits, is answered with a
+    /// problem report at once and nothing of it is stored but the message.
     func receiveRequest(_ inbound: InboundMessage, tenant: TenantContext) async throws {
-        let connection = try Self.peerConnection(inbound)
+        let connection = try Self.exchangeProtocol.peerConnection(inbound)
         // Not a DIF request: the inbound pipeline stores it in the mailbox for the application.
         guard PresentProofMessages.isDIF(inbound.body) else { return }
-        let request: PresentProofMessages.Request
-        do {
-            request = try PresentProofMessages.readRequest(inbound.body)
-        } catch {
-            try await report(error, on: inbound, connection: connection, tenant: tenant)
-            return
-        }
-        try await tenant.database.transaction { tx in
-            if let receipt = inbound.receipt, try !receipt.claim(in: tx, connection: connection.id) { return }
-            try Self.recordRequest(request, on: connection.id, in: tx)
+        let limits = self.limits
+        try await Self.exchangeProtocol.receive(
+            inbound, connection: connection, tenant: tenant, sender: sender, read: PresentProofMessages.readRequest
+        ) { request, tx in
+            try Self.recordRequest(request, on: connection.id, limits: limits, in: tx)
         }
     }
 
-    /// Stores `request` as a new exchange; a second request on a thread already known is refused.
+    /// Stores `request` as a new exchange, within `limits`; a second request on a thread already
+    /// known is refused.
     static func recordRequest(
-        _ request: PresentProofMessages.Request, on connectionId: UUID, parentThreadId: String? = nil, in tx: any TenantTransaction
+        _ request: PresentProofMessages.Request, on connectionId: UUID, parentThreadId: String? = nil, limits: OpenExchangeLimits,
+        in tx: any TenantTransaction
     ) throws {
         let exchanges = try tx.proofExchanges
         if let existing = try exchanges.find(threadId: request.threadId, connectionId: connectionId, forUpdate: true) {
             _ = try ProofExchange.next(existing.state, on: .requestReceived)
         }
+        try exchanges.checkRoom(connectionId: connectionId, limits: limits)
         try exchanges.insert(
             ProofExchange(
                 connectionId: connectionId, request: request, parentThreadId: parentThreadId,
@@ -51,9 +54,9 @@ struct PresentProofService: Sendable {
 
     /// The verifier's ack: the exchange is done.
     func receiveAck(_ inbound: InboundMessage, tenant: TenantContext) async throws {
-        let connection = try Self.peerConnection(inbound)
-        guard let thread = try PresentProofMessages.threadIds(of: inbound.body).thid else {
-            throw PresentProofError.malformed("the ack names no thread", field: "~thread.thid")
+        let connection = try Self.exchangeProtocol.peerConnection(inbound)
+        guard let thread = try ExchangeProtocol.threadIds(of: inbound.body).thid else {
+            throw ExchangeProtocol.malformed("the ack names no thread", field: "~thread.thid")
         }
         try await tenant.database.transaction { tx in
             if let receipt = inbound.receipt, try !receipt.claim(in: tx, connection: connection.id) { return }
@@ -69,7 +72,7 @@ struct PresentProofService: Sendable {
     /// The verifier's problem report (a presentation it refused): the exchange is abandoned with
     /// what it says.
     func receiveProblemReport(_ inbound: InboundMessage, tenant: TenantContext) async throws {
-        let connection = try Self.peerConnection(inbound)
+        let connection = try Self.exchangeProtocol.peerConnection(inbound)
         let report = try PresentProofMessages.readProblemReport(inbound.body)
         try await tenant.database.transaction { tx in
             if let receipt = inbound.receipt, try !receipt.claim(in: tx, connection: connection.id) { return }
@@ -202,32 +205,6 @@ struct PresentProofService: Sendable {
             return true
         }
         return try await load(exchange.id, tenant: tenant)
-    }
-
-    /// A malformed request from the peer: a problem report on its thread (nothing else stored
-    /// but the message), so the verifier learns why.
-    private func report(_ error: any Error, on inbound: InboundMessage, connection: ConnectionRecord, tenant: TenantContext) async throws {
-        let thread = (try? PresentProofMessages.threadIds(of: inbound.body).thid) ?? inbound.id
-        guard let thread, PeerFieldLimits.id.violation(thread, name: "") == nil else { throw error }
-        let message = PresentProofMessages.problemReport(
-            threadId: thread, code: PresentProofError.problemCode(error), description: Self.describe(error))
-        _ = try await sender.send(message, on: connection.id, tenant: tenant) { _, tx in
-            if let receipt = inbound.receipt { return try receipt.claim(in: tx, connection: connection.id) }
-            return true
-        }
-    }
-
-    /// The connection of a message its peer sent: present-proof is taken from nobody else (the
-    /// endpoint authenticated the sender against the connection).
-    static func peerConnection(_ inbound: InboundMessage) throws -> ConnectionRecord {
-        guard let connection = inbound.connection, inbound.sender == .peer else {
-            throw InboundSender.Refused("present-proof messages are taken only from a connection's peer")
-        }
-        return connection
-    }
-
-    static func describe(_ error: any Error) -> String {
-        (error as? AerieError)?.message ?? "the message could not be handled"
     }
 
     static func noExchange(_ id: UUID) -> AerieError {

@@ -52,7 +52,7 @@ struct PresentationDefinition: Sendable {
     var requirements: [SubmissionRequirement]
 
     static func malformed(_ message: String, at field: String) -> AerieError {
-        PresentProofError.malformed(message, field: field)
+        ExchangeProtocol.malformed(message, field: field)
     }
 
     init(parsing value: JSONValue) throws {

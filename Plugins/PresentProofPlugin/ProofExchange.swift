@@ -136,6 +136,8 @@ protocol ProofExchangeRepository {
     func find(threadId: String, connectionId: UUID?, forUpdate: Bool) throws -> ProofExchange?
     /// Oldest first after `after`, optionally only in `state`, at most `limit`.
     func list(state: ProofExchange.State?, after: UUID?, limit: Int) throws -> [ProofExchange]
+    /// Refuses one more open exchange on the connection past `limits` (`quota_exceeded`).
+    func checkRoom(connectionId: UUID, limits: OpenExchangeLimits) throws
     func deleteAll(connectionId: UUID) throws -> Int
 }
 

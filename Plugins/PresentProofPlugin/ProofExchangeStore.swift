@@ -56,6 +56,10 @@ struct ProofExchangeStore: ProofExchangeRepository {
         try rows.list(state: state?.rawValue, after: after, limit: limit, maxPage: Self.maxPage)
     }
 
+    func checkRoom(connectionId: UUID, limits: OpenExchangeLimits) throws {
+        try rows.checkRoom(connectionId: connectionId, limits: limits, noun: "proof request")
+    }
+
     func deleteAll(connectionId: UUID) throws -> Int {
         try rows.deleteAll(connectionId: connectionId)
     }

@@ -41,7 +41,8 @@ let usage = """
                Needs PostgreSQL: AERIE_TEST_PG (superuser conninfo) or it starts a throwaway cluster.
       crypto   DIDComm v1 authcrypt pack+unpack vs the raw libsodium calls it needs
                --iterations N (3000)
-      ldp      Linked Data proofs: Ed25519Signature2018 sign and verify of one credential per second,
+      ldp      Linked Data proofs: Ed25519Signature2018 sign and verify of one credential, and present
+               it (a signed DIF presentation with challenge and domain), per second and CPU per op,
                against ACA-Py 1.2.7's own code doing the same in the same run --seconds S (5).
                Needs the venv that ./scripts/test installs.
       connections  N connections from one ACA-Py 1.2.7 inviter, accepted by aerie-server (its own

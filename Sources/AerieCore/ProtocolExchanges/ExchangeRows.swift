@@ -62,6 +62,32 @@ package struct ExchangeRows<Record> {
         return try (0..<result.rowCount).map { try record(result, $0) }
     }
 
+    /// Refuses (`OpenExchangeLimits.exceeded`) one more open exchange on `connectionId` when the
+    /// connection or the tenant already has `limits`' worth; `noun` names the exchange in the
+    /// message. A transaction-level advisory lock per tenant and table comes first, so two
+    /// concurrent opens cannot both pass; the counts read after it (a new snapshot: READ
+    /// COMMITTED) and stop at the limit, served by the table's index of open rows.
+    package func checkRoom(connectionId: UUID, limits: OpenExchangeLimits, noun: String) throws {
+        _ = try sql.query(
+            "SELECT pg_advisory_xact_lock(hashtextextended('aerie.open_exchanges:' || $2 || ':' || $1, 0))",
+            [.text(tenantID.rawValue), .text(table)])
+        let open = "state NOT IN ('done', 'abandoned')"
+        let counts = try sql.query(
+            """
+            SELECT (SELECT count(*) FROM (SELECT 1 FROM aerie.\(table)
+                        WHERE tenant_id = $1::uuid AND connection_id = $2::uuid AND \(open) LIMIT $3::int4) c)::int8,
+                   (SELECT count(*) FROM (SELECT 1 FROM aerie.\(table) WHERE tenant_id = $1::uuid AND \(open) LIMIT $4::int4) t)::int8
+            """,
+            [.text(tenantID.rawValue), .uuid(connectionId), .int(limits.perConnection), .int(limits.perTenant)])
+        if (counts.int(0, 0) ?? 0) >= limits.perConnection {
+            throw OpenExchangeLimits.exceeded(
+                noun, limit: limits.perConnection, scope: "connection", variable: "AERIE_OPEN_EXCHANGES_PER_CONNECTION")
+        }
+        if (counts.int(0, 1) ?? 0) >= limits.perTenant {
+            throw OpenExchangeLimits.exceeded(noun, limit: limits.perTenant, scope: "tenant", variable: "AERIE_OPEN_EXCHANGES_PER_TENANT")
+        }
+    }
+
     package func deleteAll(connectionId: UUID) throws -> Int {
         try sql.execute(
             "DELETE FROM aerie.\(table) WHERE tenant_id = $1::uuid AND connection_id = $2::uuid",

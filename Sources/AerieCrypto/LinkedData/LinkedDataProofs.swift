@@ -145,14 +145,30 @@ public enum LinkedDataProofs {
         _ document: JSONValue, contexts: JSONLDContexts, limits: LinkedDataLimits
     ) throws -> (nQuads: String, expanded: [JSONValue]) {
         let processor = JSONLDProcessor(contexts: contexts, limits: limits)
+        let expanded = try expandSignable(document, with: processor)
+        let nQuads = try RDFCanonicalization.urdna2015(try processor.toRDF(expanded: expanded), limits: limits)
+        return (nQuads, expanded)
+    }
+
+    /// Checks that a proof could be made over `document` and checked, before anyone signs it
+    /// (a credential offered, before it is requested): every context in `contexts` (the bundled
+    /// set; `unknown_context` names any other, never fetched) and every property defined by them
+    /// (`invalid_jsonld`), within `limits`. Expansion only, no canonicalization.
+    public static func checkSignable(
+        _ document: JSONValue, contexts: JSONLDContexts = .bundled, limits: LinkedDataLimits = .default
+    ) throws {
+        _ = try expandSignable(document, with: JSONLDProcessor(contexts: contexts, limits: limits))
+    }
+
+    /// The expanded document, refusing a property its contexts do not define.
+    private static func expandSignable(_ document: JSONValue, with processor: JSONLDProcessor) throws -> [JSONValue] {
         let expanded = try processor.expandDocument(document)
         if !processor.droppedProperties.isEmpty {
             let names = processor.droppedProperties.map { String($0.prefix(60)) }.joined(separator: ", ")
             throw CryptoError(
                 .invalidJSONLD, "properties not defined by the document's contexts, which a proof would not cover: \(names)")
         }
-        let nQuads = try RDFCanonicalization.urdna2015(try processor.toRDF(expanded: expanded), limits: limits)
-        return (nQuads, expanded)
+        return expanded
     }
 
     /// A credential's `issuer` must be the DID whose key signed it (ACA-Py's

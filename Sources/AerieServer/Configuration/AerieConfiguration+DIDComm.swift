@@ -1,3 +1,4 @@
+import AerieCore
 import AerieTransport
 
 extension AerieConfiguration {
@@ -48,6 +49,10 @@ extension AerieConfiguration {
         /// `AERIE_OOB_TIMEOUT`: how long `outOfBand.accept` / `sendReuse` wait for the inviter
         /// unless a call says otherwise.
         public var outOfBandTimeout: Duration = .seconds(15)
+        /// `AERIE_OPEN_EXCHANGES_PER_CONNECTION`, `AERIE_OPEN_EXCHANGES_PER_TENANT`: issue-credential
+        /// offers and present-proof requests open at once (not done or abandoned), per protocol; a
+        /// peer's next one is answered with a problem report and nothing of it is stored.
+        public var openExchanges = OpenExchangeLimits.default
 
         public init() {}
 

@@ -69,6 +69,10 @@ extension AerieConfiguration {
                      "Requests one sender key gets answered by one tenant a minute (per server), 0 = no limit; more answer 429"),
             .integer("AERIE_PENDING_CONNECTIONS_MAX", 1...1_000_000, \.connections.pendingMax,
                      "a tenant's connections waiting for their peer's first answer; a Request past it answers 429"),
+            .integer("AERIE_OPEN_EXCHANGES_PER_CONNECTION", 1...1_000_000, \.connections.openExchanges.perConnection,
+                     "credential offers (or proof requests) open at once on one connection; a peer's next is refused"),
+            .integer("AERIE_OPEN_EXCHANGES_PER_TENANT", 1...1_000_000_000, \.connections.openExchanges.perTenant,
+                     "credential offers (or proof requests) open at once in one tenant; a peer's next is refused"),
             .integer("AERIE_MOVED_TENANT_GRACE_SECONDS", 0...(365 * 24 * 3600), \.tenants.movedGraceSeconds,
                      "after a tenant moved away, how long its keys' inbound is answered 503 (retry) instead of 400"),
             V("AERIE_SCHEMA_DIR", "migrations folder", shown: "./schema, then the source checkout's") {

@@ -77,8 +77,12 @@ struct PluginRegistry: Sendable {
         },
         // Protocol plugins before out-of-band (which hands them attached requests) and messages
         // (which leaves the types they handle to them).
-        Entry(IssueCredentialPlugin.self) { services, _ in IssueCredentialPlugin(sender: services.sender) },
-        Entry(PresentProofPlugin.self, requires: [ConnectionsPlugin.name]) { services, _ in PresentProofPlugin(sender: services.sender) },
+        Entry(IssueCredentialPlugin.self) { services, _ in
+            IssueCredentialPlugin(sender: services.sender, limits: services.connections.openExchanges)
+        },
+        Entry(PresentProofPlugin.self, requires: [ConnectionsPlugin.name]) { services, _ in
+            PresentProofPlugin(sender: services.sender, limits: services.connections.openExchanges)
+        },
         Entry(OutOfBandPlugin.self, requires: [ConnectionsPlugin.name]) { services, built in
             OutOfBandPlugin(
                 handshakes: try built.connections(for: OutOfBandPlugin.name), defaultTimeout: services.connections.outOfBandTimeout,
