@@ -4,14 +4,25 @@ import Foundation
 
 /// Sending over a connection (`ConnectionSender`), handed to the plugins that send.
 ///
-/// Two round trips and one write transaction: one statement reads the connection with its key's
-/// sealed secret (and a second the `replyTo` message, when given); the message is packed outside
-/// any transaction; then the sent record and the outbox row go in one round trip behind a check
-/// that locks the connection and fails unless it is still as read (`lockAsRead`, as a Response
-/// is applied). A connection changed in between, or an `alongside` condition, takes the locked
+/// One round trip and one write transaction: the connection with its key's sealed secret comes
+/// from `connections` for a plain send (else one statement reads it, and a second the `replyTo`
+/// message, when given); the message is packed outside any transaction; then the sent record and the outbox
+/// row go in one round trip behind a check that locks the connection and fails unless it is
+/// still as read (`lockAsRead`, as a Response is applied), so a stale entry sends nothing it
+/// should not. A connection changed in between, or an `alongside` condition, takes the locked
 /// path: the connection read again under its lock, checked, and the rows written there.
 public struct ConnectionSendService: ConnectionSender {
-    public init() {}
+    /// The connections sent over, as last read (`AerieDatabase.sendingConnections`).
+    let connections: ConnectionSendCache
+
+    /// Every send reads its connection.
+    public init() {
+        self.init(connections: .off)
+    }
+
+    package init(connections: ConnectionSendCache) {
+        self.connections = connections
+    }
 
     public func send(
         _ message: JSONValue, on connectionId: UUID, replyTo: UUID?, tenant: TenantContext,
@@ -20,13 +31,8 @@ public struct ConnectionSendService: ConnectionSender {
         guard let messageId = message["@id"]?.stringValue, let rawType = message["@type"]?.stringValue else {
             throw AerieError.internalError(details: "a message to send needs @type and @id")
         }
-        let (record, sealedSecret, thread) = try await tenant.database.read { tx -> (ConnectionRecord, [UInt8], String?) in
-            guard let found = try tx.connections.getWithSealedKey(connectionId) else { throw Self.connectionNotFound(connectionId) }
-            let record = found.record
-            try Self.requireEstablished(record)
-            guard let sealed = found.sealedSecret else { throw Self.connectionNotFound(connectionId) }
-            return (record, sealed, try replyTo.map { try Self.thread(of: $0, on: record, in: tx) })
-        }
+        let (record, sealedSecret, thread) = try await read(
+            connectionId, replyTo: replyTo, cached: alongside == nil && replyTo == nil, tenant: tenant)
         let packed = try Self.threaded(message, in: thread)
         guard let myVerkey = record.myVerkey, let route = Outbound.Route(peerOf: record) else { throw Self.notEstablished(record) }
         let outbound = try await Outbound.pack(
@@ -51,7 +57,8 @@ public struct ConnectionSendService: ConnectionSender {
                     return sent
                 }
             } catch where ConnectionAsRead.changed(error) {
-                // Changed since it was read: decided on the locked row below.
+                // Changed since it was read: decided on the locked row below, read again next time.
+                connections.invalidate(tenant: tenant.tenantID, keys: CollectionOfOne(connectionId))
             }
         }
         return try await tenant.database.transaction { tx -> SentMessage? in
@@ -69,6 +76,35 @@ public struct ConnectionSendService: ConnectionSender {
             sent.connection = current
             return sent
         }
+    }
+
+    /// The established connection `connectionId` with its key's sealed secret, and the thread of
+    /// `replyTo`. `cached` (a plain send: no `replyTo`, no `alongside`, whose locked path would
+    /// refuse a connection whose keys changed): from `connections` when it holds the connection,
+    /// else one read, which fills it unless the connection changed meanwhile.
+    private func read(_ connectionId: UUID, replyTo: UUID?, cached: Bool, tenant: TenantContext) async throws
+        -> (ConnectionRecord, [UInt8], String?)
+    {
+        var generation: UInt64? = nil
+        if cached {
+            switch connections.lookup(tenant: tenant.tenantID, key: connectionId) {
+            case .hit(let entry): return (entry.record, entry.sealedSecret, nil)
+            case .miss(let current): generation = current
+            }
+        }
+        let read = try await tenant.database.read { tx -> (ConnectionRecord, [UInt8], String?) in
+            guard let found = try tx.connections.getWithSealedKey(connectionId) else { throw Self.connectionNotFound(connectionId) }
+            let record = found.record
+            try Self.requireEstablished(record)
+            guard let sealed = found.sealedSecret else { throw Self.connectionNotFound(connectionId) }
+            return (record, sealed, try replyTo.map { try Self.thread(of: $0, on: record, in: tx) })
+        }
+        if let generation {
+            connections.store(
+                tenant: tenant.tenantID, key: connectionId, value: SendingConnection(record: read.0, sealedSecret: read.1),
+                generation: generation)
+        }
+        return read
     }
 
     /// The thread `replyTo` (a message of the connection) belongs to: its `thid`, else its `@id`.
