@@ -76,9 +76,9 @@ import Testing
 
     /// With the connection cache, as the server sends: a connection read before is sent over in
     /// one round trip; another tenant never gets the entry; an entry gone stale behind the cache's
-    /// back (no NOTIFY reaches it here) sends nothing: the write's check refuses it and the send
-    /// is decided on the locked row (`conflict` for a failed connection, `not_found` for a
-    /// deleted one).
+    /// back (no NOTIFY reaches it here) sends nothing as read: the write's check refuses it and
+    /// the send is decided on the locked row (a new peer key: packed again for it; `conflict`
+    /// for a failed connection, `not_found` for a deleted one).
     @Test func aCachedConnectionIsOneRoundTripAndAStaleEntrySendsNothing() async throws {
         try await WalletFixture.with { fixture in
             let runtime = fixture.database.runtime(maxConnections: 1)
@@ -98,6 +98,17 @@ import Testing
             // Alice's connection asked by Bob: his own lookup misses, and row-level security hides the row.
             #expect(await Self.refusal { try await sender.send(Self.message("b"), on: id, tenant: bob.context) } == .notFound)
 
+            // The peer's key changed behind the cache's back: packed again for the new key, sent once.
+            let newKey = Ed25519KeyPair.generate().verkeyBase58
+            try await alice.context.database.transaction { tx in
+                guard var record = try tx.connections.getForUpdate(id) else { throw AerieError.notFound("gone") }
+                record.theirVerkey = newKey
+                _ = try tx.connections.update(record)
+            }
+            let rekeyed = try #require(try await sender.send(Self.message("c-k"), on: id, tenant: alice.context))
+            #expect(rekeyed.connection.theirVerkey == newKey)
+            #expect(try await alice.context.database.read { try $0.mailbox.get(rekeyed.uid) }?.recipientVerkey == newKey)
+
             try await alice.context.database.transaction { tx in
                 guard var record = try tx.connections.getForUpdate(id) else { throw AerieError.notFound("gone") }
                 record.state = .failed
@@ -106,7 +117,7 @@ import Testing
             #expect(await Self.refusal { try await sender.send(Self.message("c-2"), on: id, tenant: alice.context) } == .conflict)
             _ = try await alice.context.database.transaction { tx in try tx.connections.delete(id) }
             #expect(await Self.refusal { try await sender.send(Self.message("c-3"), on: id, tenant: alice.context) } == .notFound)
-            #expect(try await Self.count(fixture, "SELECT count(*) FROM aerie.mailbox WHERE direction = 'sent'") == 2)
+            #expect(try await Self.count(fixture, "SELECT count(*) FROM aerie.mailbox WHERE direction = 'sent'") == 3)
         }
     }
 

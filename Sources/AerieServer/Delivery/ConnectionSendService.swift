@@ -10,7 +10,8 @@ import Foundation
 /// row go in one round trip behind a check that locks the connection and fails unless it is
 /// still as read (`lockAsRead`, as a Response is applied), so a stale entry sends nothing it
 /// should not. A connection changed in between, or an `alongside` condition, takes the locked
-/// path: the connection read again under its lock, checked, and the rows written there.
+/// path: the connection read again under its lock, checked, and the rows written there (a
+/// cached connection whose keys or peer changed is read and packed again).
 public struct ConnectionSendService: ConnectionSender {
     /// The connections sent over, as last read (`AerieDatabase.sendingConnections`).
     let connections: ConnectionSendCache
@@ -28,11 +29,34 @@ public struct ConnectionSendService: ConnectionSender {
         _ message: JSONValue, on connectionId: UUID, replyTo: UUID?, tenant: TenantContext,
         alongside: (@Sendable (ConnectionRecord, any TenantTransaction) throws -> Bool)?
     ) async throws -> SentMessage? {
+        // A plain send (no `replyTo`, no `alongside`) may take its connection from `connections`;
+        // a cached connection whose keys or peer changed since is packed again from a fresh read.
+        let cached = alongside == nil && replyTo == nil
+        do {
+            return try await send(message, on: connectionId, replyTo: replyTo, tenant: tenant, alongside: alongside, cached: cached)
+        } catch is ChangedWhilePacking {
+            guard cached else { throw ChangedWhilePacking.error }
+            do {
+                return try await send(message, on: connectionId, replyTo: replyTo, tenant: tenant, alongside: alongside, cached: false)
+            } catch is ChangedWhilePacking {
+                throw ChangedWhilePacking.error
+            }
+        }
+    }
+
+    /// The connection's keys or peer changed between its read and the locked write.
+    private struct ChangedWhilePacking: Error {
+        static let error = AerieError(.conflict, "the connection changed while the message was being packed; send it again")
+    }
+
+    private func send(
+        _ message: JSONValue, on connectionId: UUID, replyTo: UUID?, tenant: TenantContext,
+        alongside: (@Sendable (ConnectionRecord, any TenantTransaction) throws -> Bool)?, cached: Bool
+    ) async throws -> SentMessage? {
         guard let messageId = message["@id"]?.stringValue, let rawType = message["@type"]?.stringValue else {
             throw AerieError.internalError(details: "a message to send needs @type and @id")
         }
-        let (record, sealedSecret, thread) = try await read(
-            connectionId, replyTo: replyTo, cached: alongside == nil && replyTo == nil, tenant: tenant)
+        let (record, sealedSecret, thread) = try await read(connectionId, replyTo: replyTo, cached: cached, tenant: tenant)
         let packed = try Self.threaded(message, in: thread)
         guard let myVerkey = record.myVerkey, let route = Outbound.Route(peerOf: record) else { throw Self.notEstablished(record) }
         let outbound = try await Outbound.pack(
@@ -66,7 +90,7 @@ public struct ConnectionSendService: ConnectionSender {
             try Self.requireEstablished(current)
             // Packed for the connection as read before: a peer or key that changed since must not get it.
             guard current.myVerkey == myVerkey, Outbound.Route(peerOf: current) == route else {
-                throw AerieError(.conflict, "the connection changed while the message was being packed; send it again")
+                throw ChangedWhilePacking()
             }
             if let alongside, try !alongside(current, tx) { return nil }
             try tx.mailbox.insertSentQueued(stored)
@@ -79,9 +103,8 @@ public struct ConnectionSendService: ConnectionSender {
     }
 
     /// The established connection `connectionId` with its key's sealed secret, and the thread of
-    /// `replyTo`. `cached` (a plain send: no `replyTo`, no `alongside`, whose locked path would
-    /// refuse a connection whose keys changed): from `connections` when it holds the connection,
-    /// else one read, which fills it unless the connection changed meanwhile.
+    /// `replyTo`. `cached`: from `connections` when it holds the connection, else one read, which
+    /// fills it unless the connection changed meanwhile.
     private func read(_ connectionId: UUID, replyTo: UUID?, cached: Bool, tenant: TenantContext) async throws
         -> (ConnectionRecord, [UInt8], String?)
     {
