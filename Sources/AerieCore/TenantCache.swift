@@ -155,3 +155,22 @@ package typealias CredentialCache = TenantCache<[UInt8], [UInt8]>
 /// credential event of the tenant, and at once by this process's own writes when they end
 /// (`PostgresTenantDatabase`). Holds tenant data in clear, in memory only: never logged or written.
 package typealias ConnectionViewCache = TenantCache<UUID, JSONText>
+
+/// The connections sent over (`ConnectionSender`): (tenant, connection id) -> the record and its
+/// key's sealed secret as a read through row-level security last answered. An entry only spares
+/// a send its read: the send's write checks under the row's lock that the connection is still as
+/// read (`ConnectionRepository.lockAsRead`) and decides on the locked row when it is not.
+/// Invalidated like `ConnectionViewCache` (its NOTIFYs and credential events); holds tenant data
+/// in clear, in memory only.
+package typealias ConnectionSendCache = TenantCache<UUID, SendingConnection>
+
+/// A `ConnectionSendCache` entry.
+package struct SendingConnection: Sendable {
+    package var record: ConnectionRecord
+    package var sealedSecret: [UInt8]
+
+    package init(record: ConnectionRecord, sealedSecret: [UInt8]) {
+        self.record = record
+        self.sealedSecret = sealedSecret
+    }
+}

@@ -14,6 +14,9 @@ public struct AerieDatabase: Sendable {
     /// `connections.get` answers of this process's tenant databases. Serves nothing until a
     /// listener says it is in place (`listenerChanged`): the server's `EventHub` drives it.
     package let connectionViews: ConnectionViewCache
+    /// The connections this process sends over, as last read (`ConnectionSendService`); sized
+    /// and driven like `connectionViews`.
+    package let sendingConnections: ConnectionSendCache
     /// Keys this process made with their connections, for the inbound lookup
     /// (`TenantDirectory.inboundRecipient`). Driven by the server's `EventHub` like
     /// `connectionViews`.
@@ -39,6 +42,8 @@ public struct AerieDatabase: Sendable {
         self.pool = ConnectionPool(configuration: configuration, logger: logger)
         self.stores = stores
         self.connectionViews = ConnectionViewCache(
+            capacity: configuration.connectionViewCacheSize, maxAge: configuration.connectionViewCacheMaxAge)
+        self.sendingConnections = ConnectionSendCache(
             capacity: configuration.connectionViewCacheSize, maxAge: configuration.connectionViewCacheMaxAge)
         self.recentRecipients = RecentRecipients(
             capacity: configuration.recentRecipientsSize, maxAge: configuration.recentRecipientsMaxAge)

@@ -66,6 +66,14 @@ public struct HandMadePeer: Sendable {
     public let key: Ed25519KeyPair
     public let did: String
 
+    public init(connectionId: String, pwDid: String, pwVerkey: String, key: Ed25519KeyPair, did: String) {
+        self.connectionId = connectionId
+        self.pwDid = pwDid
+        self.pwVerkey = pwVerkey
+        self.key = key
+        self.did = did
+    }
+
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
     }

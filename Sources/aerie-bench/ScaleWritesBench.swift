@@ -78,7 +78,7 @@ struct ScaleWritesBench {
     }
 
     private static func server(_ configuration: inout AerieConfiguration) {
-        configuration.database.poolSize = AerieConfiguration().databasePoolSize
+        configuration.database.poolSize = AerieConfiguration().database.poolSize
         // The seeded rows are in the clear form under placeholder keys: the background sealing
         // would try (and fail) to seal every seeded tenant during the runs.
         configuration.secrets.sealingSweepInterval = nil

@@ -9,7 +9,7 @@ import Logging
 import Testing
 
 /// `ConnectionSendService`, the one way the plugins send over a connection, on real PostgreSQL:
-/// two round trips (one write transaction) per send, the refusals (`not_found`, `conflict`)
+/// two round trips (one write transaction) per send, one with the connection cached, the refusals (`not_found`, `conflict`)
 /// with two tenants, and a send answered before a kill -9 still delivered after the restart.
 @Suite(.timeLimit(.minutes(10))) struct ConnectionSendServiceTests {
     static let sender = ConnectionSendService()
@@ -71,6 +71,66 @@ import Testing
             #expect(try await roundTrips() - again == 3)
             #expect(reply.threadId == "m-1")
             #expect(reply.message["~thread"]?["thid"] == "m-1")
+        }
+    }
+
+    /// With the connection cache, as the server sends: a connection read before is sent over in
+    /// one round trip; another tenant never gets the entry; an entry gone stale behind the cache's
+    /// back (no NOTIFY reaches it here) sends nothing as read: the write's check refuses it and
+    /// the send is decided on the locked row (a new peer key: packed again for it; `conflict`
+    /// for a failed connection, `not_found` for a deleted one).
+    @Test func aCachedConnectionIsOneRoundTripAndAStaleEntrySendsNothing() async throws {
+        try await WalletFixture.with { fixture in
+            let runtime = fixture.database.runtime(maxConnections: 1)
+            defer { Task { await runtime.shutdown() } }
+            let cache = ConnectionSendCache(capacity: 100, maxAge: .seconds(60))
+            cache.listenerChanged(listening: true)
+            let sender = ConnectionSendService(connections: cache)
+            let alice = try await Self.tenant(fixture, runtime: runtime)
+            let bob = try await Self.tenant(fixture, runtime: runtime)
+            let id = alice.connection.id
+            let roundTrips = { try await runtime.pool.withConnection { $0.roundTripCount } }
+            _ = try await sender.send(Self.message("warm"), on: id, tenant: alice.context)
+            let before = try await roundTrips()
+            _ = try #require(try await sender.send(Self.message("c-1"), on: id, tenant: alice.context))
+            #expect(try await roundTrips() - before == 1, "the write alone")
+
+            // Alice's connection asked by Bob: his own lookup misses, and row-level security hides the row.
+            #expect(await Self.refusal { try await sender.send(Self.message("b"), on: id, tenant: bob.context) } == .notFound)
+
+            // The peer's key changed behind the cache's back: packed again for the new key, sent once.
+            let newKey = Ed25519KeyPair.generate().verkeyBase58
+            try await alice.context.database.transaction { tx in
+                guard var record = try tx.connections.getForUpdate(id) else { throw AerieError.notFound("gone") }
+                record.theirVerkey = newKey
+                _ = try tx.connections.update(record)
+            }
+            let rekeyed = try #require(try await sender.send(Self.message("c-k"), on: id, tenant: alice.context))
+            #expect(rekeyed.connection.theirVerkey == newKey)
+            #expect(try await alice.context.database.read { try $0.mailbox.get(rekeyed.uid) }?.recipientVerkey == newKey)
+
+            try await alice.context.database.transaction { tx in
+                guard var record = try tx.connections.getForUpdate(id) else { throw AerieError.notFound("gone") }
+                record.state = .failed
+                _ = try tx.connections.update(record)
+            }
+            #expect(await Self.refusal { try await sender.send(Self.message("c-2"), on: id, tenant: alice.context) } == .conflict)
+            _ = try await alice.context.database.transaction { tx in try tx.connections.delete(id) }
+            #expect(await Self.refusal { try await sender.send(Self.message("c-3"), on: id, tenant: alice.context) } == .notFound)
+            #expect(try await Self.count(fixture, "SELECT count(*) FROM aerie.mailbox WHERE direction = 'sent'") == 3)
+        }
+    }
+
+    /// The code of the `AerieError` `send` throws; nil when it sends.
+    static func refusal(_ send: () async throws -> SentMessage?) async -> AerieError.Code? {
+        do {
+            _ = try await send()
+            return nil
+        } catch let error as AerieError {
+            return error.code
+        } catch {
+            Issue.record("\(error)")
+            return nil
         }
     }
 

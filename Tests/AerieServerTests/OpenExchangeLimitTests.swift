@@ -84,7 +84,7 @@ import Testing
 
             // An out-of-band invitation carrying one more offer: quota_exceeded, no connection made.
             let connectionsBefore = try await alice.call("connections.list", params: [:])["connections"]?.arrayValue?.count
-            guard case .object(var invitation) = try DIDExchangeResponseTests.invitation(inviter: .generate(), id: "inv-one-too-many") else { return }
+            guard case .object(var invitation) = try HandMadeHandshake.invitation(inviter: .generate(), id: "inv-one-too-many") else { return }
             invitation["requests~attach"] = [["@id": "a", "data": ["json": HandMadeIssuerTests.offer(issuer: Self.issuer, id: "oob-offer")]]]
             let refused = await #expect(throws: AerieClientError.self) {
                 _ = try await alice.call("outOfBand.accept", params: ["invitation": .object(invitation), "wait": false])

@@ -237,6 +237,49 @@ import Testing
         }
     }
 
+    /// A message no handler claimed (a basic message) is stored handled in one round trip; a
+    /// copy finds it (a duplicate); one stored unhandled by a failed attempt is resumed. The
+    /// other tenant's copy of the same message is a row of its own.
+    @Test func storingAloneIsOneRoundTripAndEachCopyIsStoredOnce() async throws {
+        try await StoreFixture.with(maxConnections: 1) { fixture in
+            let a = fixture.runtime.sealed(try await fixture.createTenant("A").id)
+            let b = fixture.runtime.sealed(try await fixture.createTenant("B").id)
+            let connection = Self.connection(myVerkey: Self.verkeyA, thread: "a")
+            try await a.transaction { try $0.connections.insert(connection) }
+            try await b.transaction { try $0.connections.insert(connection) }
+            let roundTrips = { try await fixture.runtime.pool.withConnection { $0.roundTripCount } }
+            func copy(_ id: String) -> InboundReceipt {
+                InboundReceipt(
+                    message: MailboxMessage(
+                        uid: UUID(), connectionId: connection.id, recipientVerkey: Self.verkeyA, senderVerkey: "THEIRS",
+                        messageId: id, type: "https://didcomm.org/basicmessage/1.0/message", threadId: nil,
+                        payload: ["@id": .string(id), "content": "hi"]))
+            }
+            let first = copy("m-1")
+            let before = try await roundTrips()
+            #expect(try await a.store(first) == .new(first.message.uid))
+            #expect(try await roundTrips() - before == 1)
+            let stored = try #require(try await a.read { try $0.mailbox.get(first.message.uid) })
+            #expect(stored.connectionId == connection.id && stored.status == MailboxMessage.received)
+            #expect(stored.payload == ["@id": "m-1", "content": "hi"])
+
+            let again = copy("m-1")
+            #expect(try await a.store(again) == .alreadyHandled(first.message.uid))
+            #expect(try await a.read { try $0.mailbox.get(again.message.uid) } == nil)
+            let others = copy("m-1")
+            #expect(try await b.store(others) == .new(others.message.uid))
+            #expect(try await a.read { try $0.mailbox.get(others.message.uid) } == nil)
+
+            let failed = copy("m-2")
+            _ = try await a.transaction { tx in
+                try tx.mailbox.recordHandlingFailure(failed.message, error: "down", maxAttempts: 3, backoffSeconds: 1)
+            }
+            let retry = InboundReceipt(message: failed.message)
+            #expect(try await a.store(retry) == .resumed(failed.message.uid))
+            #expect(try await a.store(copy("m-2")) == .alreadyHandled(failed.message.uid))
+        }
+    }
+
     /// A handler that marks what it handles reviewed (a Response) has the store ahead write it
     /// reviewed, so no UPDATE follows (`uid(toMark:)` nil). A copy found stored before, a resumed
     /// one, keeps its status for the body to mark. The other tenant's copy of the same message

@@ -57,17 +57,20 @@ enum ChannelEvent: Sendable, Equatable {
 }
 
 /// The caches the channel keeps true, each invalidation written once: the session credentials
-/// (`CredentialCache`), `connections.get` answers (`ConnectionViewCache`), the keys this process
-/// just made (`RecentRecipients`) and the box shared keys (`BoxSharedKeys`). The listener's state
-/// drives the first three: they serve nothing while the LISTEN is down.
+/// (`CredentialCache`), `connections.get` answers (`ConnectionViewCache`), the connections sent
+/// over (`ConnectionSendCache`), the keys this process just made (`RecentRecipients`) and the box
+/// shared keys (`BoxSharedKeys`). The listener's state drives all but the last: they serve
+/// nothing while the LISTEN is down.
 struct ChannelCaches: Sendable {
     var credentials: CredentialCache = .off
     var connectionViews: ConnectionViewCache = .off
+    var sendingConnections: ConnectionSendCache = .off
     var recentRecipients: RecentRecipients = .off
 
     func listenerChanged(listening: Bool) {
         credentials.listenerChanged(listening: listening)
         connectionViews.listenerChanged(listening: listening)
+        sendingConnections.listenerChanged(listening: listening)
         recentRecipients.listenerChanged(listening: listening)
     }
 
@@ -75,6 +78,7 @@ struct ChannelCaches: Sendable {
     func credentialChanged(tenant: TenantID) {
         credentials.invalidate(tenant: tenant)
         connectionViews.invalidate(tenant: tenant)
+        sendingConnections.invalidate(tenant: tenant)
         recentRecipients.forget(tenant: tenant)
         BoxSharedKeys.shared.invalidate(scope: tenant.rawValue)
     }
@@ -84,8 +88,10 @@ struct ChannelCaches: Sendable {
     func connectionChanged(tenant: TenantID, connectionId: UUID?, state: String?) {
         if let connectionId {
             connectionViews.invalidate(tenant: tenant, keys: CollectionOfOne(connectionId))
+            sendingConnections.invalidate(tenant: tenant, keys: CollectionOfOne(connectionId))
         } else {
             connectionViews.invalidate(tenant: tenant)
+            sendingConnections.invalidate(tenant: tenant)
         }
         recentRecipients.connectionChanged(tenant: tenant, connectionId: connectionId, state: state)
     }

@@ -275,12 +275,7 @@ struct InboundProcessor: Sendable {
         do {
             try await route.handler(inbound, tenant)
             var claim = receipt.claimed
-            if claim == nil {
-                claim = try await tenant.database.transaction { tx in
-                    _ = try receipt.claim(in: tx)
-                    return receipt.claimed
-                }
-            }
+            if claim == nil { claim = try await tenant.database.store(receipt) }
             FaultPoint.reach("inbound.afterStore")
             return claim?.isToHandle == false ? .duplicate : .accepted
         } catch is InboundReceipt.RecipientGone {

@@ -142,7 +142,8 @@ extension AerieApplication {
         let hub = EventHub(
             conninfo: runtimeURL, logger: logger,
             caches: ChannelCaches(
-                credentials: credentials, connectionViews: database.connectionViews, recentRecipients: database.recentRecipients),
+                credentials: credentials, connectionViews: database.connectionViews,
+                sendingConnections: database.sendingConnections, recentRecipients: database.recentRecipients),
             credentialIsCurrent: { id, tokenHash in try await tenants.isActive(id, tokenHash: tokenHash) },
             eventLog: streams, presenters: presenters)
         return EventWiring(credentials: credentials, presenters: presenters, webhooks: webhooks, streams: streams, hub: hub)
@@ -198,7 +199,7 @@ extension AerieApplication {
             selected,
             services: PluginRegistry.Services(
                 fetcher: resolver, endpoint: { endpoint.value }, events: events.hub, connections: configuration.connections,
-                protocols: servedProtocols))
+                protocols: servedProtocols, sendingConnections: database.sendingConnections))
         let (router, hooks) = try installPlugins(
             plugins + extraPlugins, core: core, events: events, servedProtocols: servedProtocols)
         for plugin in plugins { logger.info("plugin enabled", metadata: ["plugin": "\(type(of: plugin).name)"]) }

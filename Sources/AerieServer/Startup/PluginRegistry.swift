@@ -25,8 +25,11 @@ struct PluginRegistry: Sendable {
         var connections = AerieConfiguration.Connections()
         /// The protocols the enabled plugins serve, filled once the router is built.
         let protocols: ServedProtocols
+        /// The connections sent over, as last read (`AerieDatabase.sendingConnections`); `.off`:
+        /// every send reads its connection.
+        var sendingConnections = ConnectionSendCache.off
         /// Sending over connections, for every plugin that sends.
-        var sender: any ConnectionSender { ConnectionSendService(endpoint: endpoint) }
+        var sender: any ConnectionSender { ConnectionSendService(endpoint: endpoint, connections: sendingConnections) }
     }
 
     /// The plugins built so far, for a factory that builds on one of them.
