@@ -107,22 +107,6 @@ extension ConnectionService {
                            bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
     }
 
-    /// Whether an invitation of ours offers `handshake`: connections/1.0 for ours of RFC 0160,
-    /// the listed `handshake_protocols` for an out-of-band one; every handshake Aerie answers for
-    /// the tenant's invitation DID (no `@id`: it serves every `useDid` invitation, whichever
-    /// handshakes each offered, and records made before didexchange 1.0 was offered list only 1.1).
-    static func offers(_ invitation: ConnectionRecord, _ handshake: HandshakeProtocol) -> Bool {
-        switch Invitation.Kind(rawValue: invitation.invitationKind) {
-        case .aries?: return handshake == .connections10
-        case .outOfBand? where invitation.invitation["@id"] == nil:
-            return true
-        case .outOfBand?:
-            guard case .array(let offered)? = invitation.invitation["handshake_protocols"] else { return false }
-            return offered.contains { $0.stringValue.map(InboundMessage.normalizedType) == handshake.rawValue }
-        default: return false
-        }
-    }
-
     /// A Request (connections/1.0, or didexchange 1.0/1.1 at an out-of-band invitation offering it)
     /// the inbound pipeline took at an open invitation of ours (`message.connection`),
     /// authcrypted by `message.sender`'s key, which must be the key the Request's DID document
@@ -181,12 +165,11 @@ extension ConnectionService {
     }
 
     private func answerRequest(_ message: InboundMessage, tenant: TenantContext) async throws {
-        guard let invitation = message.connection, let sender = message.sender, invitation.isOpenInvitation,
-            let invitationKey = invitation.myVerkey, invitationKey == message.recipientVerkey
-        else { throw InboundSender.Refused() }
+        guard let invitation = message.connection, let sender = message.sender else { throw InboundSender.Refused() }
+        let invitationKey = message.recipientVerkey
         let handshake: HandshakeProtocol = message.type == ConnectionMessages.requestType
             ? .connections10 : DIDExchangeMessages.version(of: message.type) == "1.0" ? .didExchange10 : .didExchange11
-        guard Self.offers(invitation, handshake) else { throw InboundSender.Refused() }
+        try ConnectionStateMachine.checkRequest(handshake, at: invitationKey, to: invitation)
         let requester: ConnectionMessages.Requester
         do {
             requester = try handshake == .connections10
@@ -197,10 +180,8 @@ extension ConnectionService {
             throw InboundSender.Refused(error.message)
         }
         guard sender.allows(requester.peer.verkey) else { throw InboundSender.Refused() }
+        try ConnectionStateMachine.checkRequester(requester, of: invitation)
         let invitationId = invitation.invitation["@id"]?.stringValue
-        if let parent = requester.parentThreadId, let invitationId, parent != invitationId {
-            throw AerieError(.conflict, "the request names another invitation (~thread.pthid) than the one it was sent to")
-        }
         let peer = requester.peer
         try await checkDestination(peer.endpoint, stranger: true)
 
@@ -237,45 +218,16 @@ extension ConnectionService {
             response, from: .pending(key),
             to: Outbound.Route(recipientKey: peer.verkey, routingKeys: peer.routingKeys, endpoint: peer.endpoint), tenant: tenant)
         let receipt = message.receipt
+        let answer = ConnectionStateMachine.RequestAnswer(
+            requester: requester, handshake: handshake, invitationKey: invitationKey, key: key, did: did, response: outbound)
         let made = try await tenant.database.transaction { tx -> ConnectionRecord? in
             guard let current = try tx.connections.getForUpdate(invitation.id) else { throw InboundSender.Refused() }
-            // A copy of a Request already handled: nothing more (before the open check, so the
-            // copy is answered like the first, not refused).
+            // A copy of a Request already handled: nothing more (before the machine's rules, so
+            // the copy is answered like the first, not refused).
             if let receipt, try !receipt.claim(in: tx, connection: current.id) { return nil }
-            guard current.isOpenInvitation, current.myVerkey == invitationKey else { throw InboundSender.Refused() }
+            let transition = try ConnectionStateMachine.apply(.requestReceived(answer), to: current)
             try admit(current, in: tx)
-            try key.store(in: tx)
-            let multiUse = current.multiUse == true
-            // A used single-use invitation's key has nothing left to receive: it goes, so it no
-            // longer even routes to the tenant.
-            if !multiUse { _ = try tx.keys.remove(verkey: invitationKey) }
-            // Multi-use: a new connection; single-use: the invitation itself becomes it.
-            // (The invitation DID's record has no `@id` of its own: the connection keeps the
-            // invitation the Request names.)
-            var invitationJSON = current.invitation
-            if invitationId == nil, let parent = requester.parentThreadId, case .object(var fields) = invitationJSON {
-                fields["@id"] = .string(parent)
-                invitationJSON = .object(fields)
-            }
-            let base = multiUse
-                ? ConnectionRecord(
-                    invitation: invitationJSON, invitationKind: current.invitationKind, role: .inviter,
-                    alias: invitationId == nil ? nil : current.alias)
-                : current
-            let made = try Self.commit(
-                .requestReceived, to: base, inserting: multiUse, sending: outbound, reviewed: receipt?.claimed?.uid, in: tx
-            ) { next in
-                next.myDid = did
-                next.myVerkey = key.verkey
-                next.threadId = requester.threadId
-                next.theirDid = peer.did
-                next.theirVerkey = peer.verkey
-                next.theirEndpoint = peer.endpoint
-                next.theirRoutingKeys = peer.routingKeys
-                next.label = requester.label
-                next.handshakeProtocol = handshake.rawValue
-                next.multiUse = nil
-            }
+            let made = try Self.run(transition, reviewed: receipt?.claimed?.uid, in: tx)
             FaultPoint.reach("inbound.beforeCommit")
             return made
         }
@@ -286,13 +238,13 @@ extension ConnectionService {
     /// Request: `accepted`, in a transaction of its own before the message is handled (the peer
     /// proved it holds the key our Response was sent to, whatever happens to the message).
     func confirmPeer(_ connection: ConnectionRecord, tenant: TenantContext) async throws -> ConnectionRecord {
-        guard connection.awaitsPeerConfirmation else { return connection }
+        guard ConnectionStateMachine.accepts(.peerConfirmed, to: connection) else { return connection }
         let (updated, changed) = try await tenant.database.transaction { tx -> (ConnectionRecord, Bool) in
             guard let current = try tx.connections.getForUpdate(connection.id) else {
                 throw AerieError.notFound("no connection \(connection.id)")
             }
-            guard current.awaitsPeerConfirmation else { return (current, false) }
-            return (try Self.commit(.peerConfirmed, to: current, in: tx), true)
+            let transition = try ConnectionStateMachine.apply(.peerConfirmed, to: current)
+            return (try Self.run(transition, in: tx), transition.changes)
         }
         if changed { committed(updated, tenant: tenant) }
         return updated

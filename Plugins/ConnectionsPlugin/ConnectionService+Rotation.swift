@@ -231,10 +231,9 @@ extension ConnectionService {
     /// that reason and its event, its data kept (RFC 0794: a hangup deletes nothing).
     func receiveHangup(_ message: InboundMessage, tenant: TenantContext) async throws {
         guard let connection = message.connection, message.sender == .peer,
-            ConnectionStateMachine.accepts(.hangup, in: connection.state)
+            ConnectionStateMachine.accepts(.hangup, to: connection)
         else { return }
-        _ = try await fail(
-            connection.id, event: .hangup, report: nil, mailboxUid: nil, receipt: message.receipt, tenant: tenant)
+        _ = try await fail(connection.id, event: .hangup, receipt: message.receipt, tenant: tenant)
     }
 
     /// Logs a rotation step (schema/0050: a `rotation` event, pushed and in the event log) in `tx`.

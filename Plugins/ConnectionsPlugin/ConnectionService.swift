@@ -88,7 +88,7 @@ public struct ConnectionService: Sendable {
             record, label: label, returnRoute: returnRoute, didMethod: didMethod, tenant: tenant)
         let updated = try await tenant.database.transaction { tx -> ConnectionRecord in
             guard let current = try tx.connections.getForUpdate(id) else { throw AerieError.notFound("no connection \(id)") }
-            return try Self.commitConnect(prepared, to: current, inserting: false, in: tx)
+            return try Self.commit(.connect(prepared), to: current, in: tx)
         }
         committed(updated, tenant: tenant)
         return updated
@@ -135,7 +135,7 @@ public struct ConnectionService: Sendable {
     ) async throws -> (record: ConnectionRecord, existing: Bool) {
         let keys = InvitationMatchKeys(
             id: record.invitationId, publicDid: record.publicDid, firstRecipientKey: record.firstRecipientKey)
-        let prepared: PreparedConnect
+        let prepared: ConnectionStateMachine.Request
         do {
             prepared = try await prepareConnect(
                 record, label: label, returnRoute: returnRoute, didMethod: didMethod, tenant: tenant)
@@ -152,7 +152,7 @@ public struct ConnectionService: Sendable {
                     invitationId: keys.id, publicDid: keys.publicDid, firstRecipientKey: keys.firstRecipientKey)
                 // Inserted as `requested` at once; its insert logs the `initialized` event before the
                 // `requested` one (schema/0030), so subscribers see both states, as with create + connect.
-                let connected = try Self.commitConnect(prepared, to: record, inserting: true, in: tx)
+                let connected = try Self.commit(.connect(prepared), to: record, inserting: true, in: tx)
                 FaultPoint.reach("accept.afterRecord")
                 try alsoStore?(connected, tx)
                 return connected
@@ -177,22 +177,14 @@ public struct ConnectionService: Sendable {
         record.state == .requested || record.state == .responded
     }
 
-    /// A Request packed with a new pairwise key, ready to be committed with `commitConnect`.
-    struct PreparedConnect: Sendable {
-        var handshake: HandshakeProtocol
-        var key: PendingKey
-        var did: String
-        var requestId: String
-        var request: Outbound
-    }
-
-    /// Everything `connect` computes before touching the store: checks, key, DID, packed Request.
+    /// Everything `connect` computes before touching the store: checks, key, DID, packed Request,
+    /// the payload of the machine's `connect`.
     func prepareConnect(
         _ record: ConnectionRecord, label: String?, returnRoute: Bool, didMethod: PeerDIDMethod?, tenant: TenantContext
-    ) async throws -> PreparedConnect
+    ) async throws -> ConnectionStateMachine.Request
     {
         let handshake = try Self.handshake(for: record)
-        try ConnectionStateMachine.check(.connect, in: record.state)
+        try ConnectionStateMachine.checkConnect(record)
         guard let invitationKey = record.firstRecipientKey, let destination = record.invitationEndpoint else {
             if let publicDid = record.publicDid, PeerDID4.isPeerDID4(publicDid) { throw Invitation.unseenShortForm(publicDid) }
             throw AerieError(.unsupportedInvitation, "the invitation names no endpoint and recipient key to connect to")
@@ -222,7 +214,7 @@ public struct ConnectionService: Sendable {
             request, from: .pending(key),
             to: Outbound.Route(recipientKey: invitationKey, routingKeys: record.invitationRoutingKeys, endpoint: destination),
             tenant: tenant)
-        return PreparedConnect(handshake: handshake, key: key, did: did, requestId: requestId, request: outbound)
+        return ConnectionStateMachine.Request(handshake: handshake, key: key, did: did, requestId: requestId, message: outbound)
     }
 
     /// Refuses an invitation whose endpoint this server could never send to (the address
@@ -250,48 +242,45 @@ public struct ConnectionService: Sendable {
         }
     }
 
-    /// Stores the key, moves `current` (locked, or new and then inserted) to `requested` and
-    /// enqueues the Request.
-    static func commitConnect(_ prepared: PreparedConnect, to current: ConnectionRecord, inserting: Bool, in tx: any TenantTransaction)
-        throws -> ConnectionRecord
-    {
-        try prepared.key.store(in: tx)
-        return try commit(.connect, to: current, inserting: inserting, sending: prepared.request, in: tx) { next in
-            next.myDid = prepared.did
-            next.myVerkey = prepared.key.verkey
-            next.threadId = prepared.requestId
-            next.handshakeProtocol = prepared.handshake.rawValue
-        }
-    }
-
     // MARK: - The driver
 
     /// The one place a connection's state changes: applies `event` to `current` (locked by `tx`,
-    /// or new when `inserting`), lets `change` fill in what the event brought, executes the
-    /// actions (a send enqueues `sending`, a failure records its reason), writes the record and
-    /// marks the mailbox row that caused the event reviewed. Call `committed` after the commit.
+    /// or new when `inserting`) through the machine and runs the transition (`run`). Call
+    /// `committed` after the commit.
+    @discardableResult
     static func commit(
-        _ event: ConnectionStateMachine.Event, to current: ConnectionRecord, inserting: Bool = false, sending: Outbound? = nil,
-        reviewed mailboxUid: UUID? = nil, in tx: any TenantTransaction, change: (inout ConnectionRecord) -> Void = { _ in }
+        _ event: ConnectionStateMachine.Event, to current: ConnectionRecord, inserting: Bool = false,
+        reviewed mailboxUid: UUID? = nil, in tx: any TenantTransaction
     ) throws -> ConnectionRecord {
-        let transition = try ConnectionStateMachine.apply(event, in: current.state)
-        var next = current
-        next.state = transition.state
-        change(&next)
-        for case .recordFailure(let reason) in transition.actions { next.failureReason = reason }
+        try run(ConnectionStateMachine.apply(event, to: current), inserting: inserting, reviewed: mailboxUid, in: tx)
+    }
+
+    /// Writes the transition's record (inserted when new: `inserting` says `current` was, or the
+    /// transition made one; else updated in place), runs its actions in order and marks the
+    /// mailbox row that caused the event reviewed; writes nothing for a transition that changes
+    /// nothing.
+    @discardableResult
+    static func run(
+        _ transition: ConnectionStateMachine.Transition, inserting: Bool = false, reviewed mailboxUid: UUID? = nil,
+        in tx: any TenantTransaction
+    ) throws -> ConnectionRecord {
+        let next = transition.record
+        guard transition.changes else { return next }
         // The record first, so an outbox row never points at a connection not yet written.
-        if inserting { try tx.connections.insert(next) } else { try tx.connections.updateQueued(next) }
-        for action in transition.actions {
-            switch action {
-            case .sendRequest, .sendTrustPing, .sendComplete, .sendResponse:
-                guard let sending else { throw AerieError.internalError(details: "\(action) without a packed message") }
-                try sending.enqueue(for: next.id, in: tx)
-            case .recordFailure: break
-            case .removeRecord: _ = try tx.connections.delete(next.id)
-            }
-        }
+        if inserting || transition.inserts { try tx.connections.insert(next) } else { try tx.connections.updateQueued(next) }
+        for action in transition.actions { try run(action, for: next, in: tx) }
         if let mailboxUid { try tx.mailbox.updateStatusQueued(mailboxUid, to: MailboxMessage.reviewed) }
         return next
+    }
+
+    /// Executes one action of a transition of `record` in `tx`.
+    static func run(_ action: ConnectionStateMachine.Action, for record: ConnectionRecord, in tx: any TenantTransaction) throws {
+        switch action {
+        case .storeKey(let key): try key.store(in: tx)
+        case .send(let message): try message.enqueue(for: record.id, in: tx)
+        case .removeRecord: _ = try tx.connections.delete(record.id)
+        case .removeKey(let verkey): _ = try tx.keys.remove(verkey: verkey)
+        }
     }
 
     /// After the driver's transaction committed: wakes this process's waiters on the connection
@@ -314,112 +303,104 @@ public struct ConnectionService: Sendable {
 
     // MARK: - Inbound
 
-    /// Applies a Response or problem report to the connection it belongs to. Returns the
-    /// connection after the event, or nil when no connection of the tenant matches. A `receipt`
-    /// (the inbound pipeline's) stores the message in the transaction that applies it.
+    /// A Response or problem report the inbound pipeline took (or recovers): its connection as
+    /// the pipeline read it, with the sender authenticated and our key's sealed secret, so
+    /// nothing is read here. Stored (`message.receipt`) and applied in one transaction.
     @discardableResult
-    public func apply(_ message: JSONValue, recipientVerkey: String?, connectionId: UUID?, mailboxUid: UUID?,
-                      receipt: InboundReceipt? = nil,
-                      inbound: (connection: ConnectionRecord, sender: InboundSender, sealedKey: [UInt8]?)? = nil,
-                      tenant: TenantContext) async throws -> ConnectionRecord? {
-        guard let type = message["@type"]?.stringValue.map(InboundMessage.normalizedType) else {
+    public func apply(_ message: InboundMessage, tenant: TenantContext) async throws -> ConnectionRecord {
+        guard let connection = message.connection, let sender = message.sender else { throw InboundSender.Refused() }
+        return try await apply(
+            Received(
+                body: message.body, type: message.type, connection: connection, sender: sender,
+                sealedKey: message.recipientSealedSecret, mailboxUid: message.uid, receipt: message.receipt),
+            tenant: tenant)
+    }
+
+    /// A Response or problem report for connection `id` that the backend hands in
+    /// (`connections.updateStateWithMessage`) or that waits in the mailbox as `mailboxUid`
+    /// (`connections.updateState`): the connection and our key's sealed secret are read in one
+    /// statement, then the message is applied. Nil when the tenant has no such connection.
+    @discardableResult
+    public func apply(_ payload: JSONValue, toConnection id: UUID, mailboxUid: UUID?, tenant: TenantContext) async throws
+        -> ConnectionRecord?
+    {
+        guard let type = payload["@type"]?.stringValue.map(InboundMessage.normalizedType) else {
             throw AerieError.invalidParams("the message has no @type", field: "message")
         }
-        // A Response is answered with our pairwise key: its sealed secret comes with the record.
-        let isResponse = type == ConnectionMessages.responseType || DIDExchangeMessages.responseTypes.contains(type)
-        // The inbound pipeline read the record and our key (the recipient's) with its sender:
-        // nothing to read here. Else reads only (the record and our key, each one round trip):
-        // the transaction that applies the message locks the row, as read (`accept`) or again.
-        let found: (record: ConnectionRecord, sealedKey: [UInt8]?)?
-        if let inbound, !isResponse || inbound.sealedKey != nil {
-            found = (inbound.connection, isResponse ? inbound.sealedKey : nil)
-        } else {
-            found = try await read(isResponse: isResponse, connectionId: connectionId, recipientVerkey: recipientVerkey,
-                                   connection: inbound?.connection, tenant: tenant)
+        guard let (record, sealedKey) = try await tenant.database.read({ try $0.connections.getWithSealedKey(id) }) else {
+            return nil
         }
-        guard let (record, sealedKey) = found else { return nil }
-        // Responses answer our Requests: an inviter-side connection sent none (its problem
-        // reports are the invitee's, handled below).
-        if record.isInviter, isResponse {
-            throw AerieError(.conflict, "the connection was made from an invitation of ours; a response does not apply")
-        }
-        if let thid = ConnectionMessages.threadId(message), let mine = record.threadId, thid != mine {
-            throw AerieError(.conflict, "the message belongs to another thread than this connection's request")
-        }
+        return try await apply(
+            Received(
+                body: payload, type: type, connection: record, sender: nil, sealedKey: sealedKey, mailboxUid: mailboxUid,
+                receipt: nil),
+            tenant: tenant)
+    }
+
+    /// A Response or problem report with what applying it needs, whichever way it came.
+    private struct Received: Sendable {
+        var body: JSONValue
+        /// `@type`, normalised.
+        var type: String
+        /// As read without a lock: the transaction that applies the message locks the row, as
+        /// read (`accept`) or again.
+        var connection: ConnectionRecord
+        /// Nil for a message the backend hands in.
+        var sender: InboundSender?
+        /// Our key's, the reply is packed with it (read again when nil).
+        var sealedKey: [UInt8]?
+        var mailboxUid: UUID?
+        var receipt: InboundReceipt?
+    }
+
+    /// Applies a Response or problem report to its connection: the machine's rules are checked
+    /// first (a Response's before its signature is verified), a Response is verified, its reply
+    /// packed, and the event committed with the message.
+    private func apply(_ received: Received, tenant: TenantContext) async throws -> ConnectionRecord {
+        let (message, type, record) = (received.body, received.type, received.connection)
+        let threadId = ConnectionMessages.threadId(message)
         let exchangeVersion = DIDExchangeMessages.version(of: type)
-        let usesExchange = record.handshakeProtocol.flatMap(HandshakeProtocol.init(rawValue:))?.isDIDExchange ?? false
         switch type {
         case ConnectionMessages.responseType:
-            guard !usesExchange else {
-                throw AerieError(.conflict, "the connection uses didexchange; a connections/1.0 response does not apply")
-            }
-            guard let invitationKey = record.firstRecipientKey, record.myVerkey != nil else {
-                throw AerieError(.conflict, "the connection has not sent a request")
-            }
-            try ConnectionStateMachine.check(.responseVerified, in: record.state)
+            let expected = try ConnectionStateMachine.checkResponse(threadId: threadId, on: record)
             let peer: ConnectionMessages.PeerConnection
             do {
-                peer = try ConnectionMessages.readResponse(message, invitationKey: invitationKey)
-                try Self.requireAuthor(peer, sentBy: inbound?.sender)
+                peer = try ConnectionMessages.readResponse(message, invitationKey: expected.invitationKey)
+                try Self.requireAuthor(peer, sentBy: received.sender)
             } catch let error as CryptoError {
-                return try await fail(record.id, event: .problem(reason: "the response is refused: \(error.message)"),
-                                      report: nil, mailboxUid: mailboxUid, receipt: receipt, tenant: tenant)
+                return try await fail(record.id, event: .problem(.init(reason: "the response is refused: \(error.message)")),
+                                      mailboxUid: received.mailboxUid, receipt: received.receipt, tenant: tenant)
             }
-            return try await accept(record, peer: peer, event: .responseVerified, reply: ConnectionMessages.trustPing(threadId: nil),
-                                    sealedKey: sealedKey, mailboxUid: mailboxUid, receipt: receipt, tenant: tenant)
+            let reply = try await pack(
+                ConnectionMessages.trustPing(threadId: nil), from: expected.myVerkey, to: peer, received, tenant: tenant)
+            return try await accept(
+                .responseVerified(.init(threadId: threadId, peer: peer, reply: reply)), received, tenant: tenant)
         case _ where exchangeVersion != nil && type.hasSuffix("/response"):
-            guard usesExchange else {
-                throw AerieError(.conflict, "the connection does not use didexchange; a didexchange response does not apply")
-            }
-            guard let invitationKey = record.firstRecipientKey, record.myVerkey != nil, let threadId = record.threadId else {
-                throw AerieError(.conflict, "the connection has not sent a request")
-            }
-            try ConnectionStateMachine.check(.exchangeResponseVerified, in: record.state)
+            let (expected, requestId) = try ConnectionStateMachine.checkExchangeResponse(threadId: threadId, on: record)
             let peer: ConnectionMessages.PeerConnection
             do {
-                peer = try DIDExchangeMessages.readResponse(message, invitationKey: invitationKey)
-                try Self.requireAuthor(peer, sentBy: inbound?.sender)
+                peer = try DIDExchangeMessages.readResponse(message, invitationKey: expected.invitationKey)
+                try Self.requireAuthor(peer, sentBy: received.sender)
             } catch let error as CryptoError {
                 return try await fail(
-                    record.id, event: .problem(reason: "the didexchange response is refused: \(error.message)"),
-                    report: nil, mailboxUid: mailboxUid, receipt: receipt, tenant: tenant)
+                    record.id, event: .problem(.init(reason: "the didexchange response is refused: \(error.message)")),
+                    mailboxUid: received.mailboxUid, receipt: received.receipt, tenant: tenant)
             }
             let parent = message["~thread"]?["pthid"]?.stringValue ?? record.invitationId ?? ""
             let complete = DIDExchangeMessages.complete(
-                version: exchangeVersion ?? "1.1", threadId: threadId, parentThreadId: String(parent.prefix(512)))
-            return try await accept(record, peer: peer, event: .exchangeResponseVerified, reply: complete,
-                                    sealedKey: sealedKey, mailboxUid: mailboxUid, receipt: receipt, tenant: tenant)
-        case ConnectionMessages.problemReportType, ConnectionMessages.notificationProblemReportType:
-            return try await fail(
-                record.id, event: .problem(reason: ConnectionMessages.problemReason(message)), report: message,
-                mailboxUid: mailboxUid, receipt: receipt, tenant: tenant)
-        case _ where exchangeVersion != nil && type.hasSuffix("/problem_report"):
-            return try await fail(
-                record.id, event: .problem(reason: ConnectionMessages.problemReason(message)), report: message,
-                mailboxUid: mailboxUid, receipt: receipt, tenant: tenant)
+                version: exchangeVersion ?? "1.1", threadId: requestId, parentThreadId: String(parent.prefix(512)))
+            let reply = try await pack(complete, from: expected.myVerkey, to: peer, received, tenant: tenant)
+            return try await accept(
+                .exchangeResponseVerified(.init(threadId: threadId, peer: peer, reply: reply)), received, tenant: tenant)
+        case ConnectionMessages.problemReportType, ConnectionMessages.notificationProblemReportType,
+            _ where exchangeVersion != nil && type.hasSuffix("/problem_report"):
+            let event = ConnectionStateMachine.Event.problem(
+                .init(reason: ConnectionMessages.problemReason(message), report: message, threadId: threadId))
+            // Refused before the transaction, as a Response is before its verification.
+            try ConnectionStateMachine.checkThread(threadId, on: record)
+            return try await fail(record.id, event: event, mailboxUid: received.mailboxUid, receipt: received.receipt, tenant: tenant)
         default:
             throw AerieError.invalidParams("a \(type) message does not change a connection's state", field: "message")
-        }
-    }
-
-    /// The connection a message applies to (`connection` when the caller holds it, else by id or
-    /// by our verkey) and, for a Response, our key's sealed secret: reads only, one round trip each.
-    private func read(isResponse: Bool, connectionId: UUID?, recipientVerkey: String?, connection: ConnectionRecord?,
-                      tenant: TenantContext) async throws -> (record: ConnectionRecord, sealedKey: [UInt8]?)? {
-        try await tenant.database.read { tx in
-            let record: ConnectionRecord?
-            if let connection {
-                record = connection
-            } else if let connectionId {
-                record = try tx.connections.get(connectionId)
-            } else if let recipientVerkey {
-                record = try tx.connections.findByMyVerkey(recipientVerkey, lock: false)
-            } else {
-                record = nil
-            }
-            guard let record else { return nil }
-            let sealedKey = try isResponse ? record.myVerkey.flatMap { try tx.keys.sealedSecret(verkey: $0) } : nil
-            return (record, sealedKey)
         }
     }
 
@@ -430,26 +411,27 @@ public struct ConnectionService: Sendable {
         if let sender, !sender.allows(peer.verkey) { throw InboundSender.Refused() }
     }
 
-    /// Stores the peer of a verified Response, moves to `accepted` and enqueues `reply` (trust
-    /// ping or didexchange complete) to the peer, in one transaction.
-    private func accept(_ record: ConnectionRecord, peer: ConnectionMessages.PeerConnection, event: ConnectionStateMachine.Event,
-                        reply: JSONValue, sealedKey: [UInt8]?, mailboxUid: UUID?, receipt: InboundReceipt?, tenant: TenantContext)
-        async throws -> ConnectionRecord
+    /// Our reply to a verified Response (trust ping, didexchange `complete`), packed from our
+    /// pairwise key `myVerkey` (with the sealed secret read with the message, if it was) to the
+    /// peer the Response names.
+    private func pack(
+        _ reply: JSONValue, from myVerkey: String, to peer: ConnectionMessages.PeerConnection, _ received: Received,
+        tenant: TenantContext
+    ) async throws -> Outbound {
+        try await Outbound.pack(
+            reply, from: received.sealedKey.map { .sealed(verkey: myVerkey, sealedSecret: $0) } ?? .stored(verkey: myVerkey),
+            to: Outbound.Route(recipientKey: peer.verkey, routingKeys: peer.routingKeys, endpoint: peer.endpoint),
+            tenant: tenant)
+    }
+
+    /// Commits a verified Response's event (the peer stored, `accepted`, the reply enqueued) with
+    /// the message, in one transaction.
+    private func accept(_ event: ConnectionStateMachine.Event, _ received: Received, tenant: TenantContext) async throws
+        -> ConnectionRecord
     {
-        guard let myVerkey = record.myVerkey else { throw AerieError(.conflict, "the connection has not sent a request") }
-        let outbound = try await Outbound.pack(
-            reply, from: sealedKey.map { .sealed(verkey: myVerkey, sealedSecret: $0) } ?? .stored(verkey: myVerkey),
-            to: Outbound.Route(recipientKey: peer.verkey, routingKeys: peer.routingKeys, endpoint: peer.endpoint), tenant: tenant)
-        let change: @Sendable (inout ConnectionRecord) -> Void = { next in
-            next.theirDid = peer.did
-            next.theirVerkey = peer.verkey
-            next.theirEndpoint = peer.endpoint
-            next.theirRoutingKeys = peer.routingKeys
-            next.failureReason = nil
-            next.problemReport = nil
-        }
+        let (record, receipt, mailboxUid) = (received.connection, received.receipt, received.mailboxUid)
         // First try, one round trip: `record` was read without a lock (by the inbound pipeline,
-        // or `read`), and the update is computed from it behind a check that locks the row and
+        // or `apply`), and the update is computed from it behind a check that locks the row and
         // fails unless the row is still as read. The message is stored ahead, reviewed. A rerun
         // after a lost connection finds its first run's work: the message stored before, or the
         // row changed.
@@ -458,8 +440,7 @@ public struct ConnectionService: Sendable {
                 try receipt?.claimQueued(in: tx, connection: record.id, status: MailboxMessage.reviewed)
                 try tx.connections.lockAsRead(record)
                 FaultPoint.reach("inbound.beforeCommit")
-                return try Self.commit(
-                    event, to: record, sending: outbound, reviewed: receipt == nil ? mailboxUid : nil, in: tx, change: change)
+                return try Self.commit(event, to: record, reviewed: receipt == nil ? mailboxUid : nil, in: tx)
             }
             committed(next, tenant: tenant)
             return next
@@ -478,29 +459,25 @@ public struct ConnectionService: Sendable {
             if try !claim() { return (current, false) }
             FaultPoint.reach("inbound.beforeCommit")
             let toReview = receipt == nil ? mailboxUid : receipt?.uid(toMark: MailboxMessage.reviewed)
-            let next = try Self.commit(event, to: current, sending: outbound, reviewed: toReview, in: tx, change: change)
-            return (next, true)
+            return (try Self.commit(event, to: current, reviewed: toReview, in: tx), true)
         }
         guard changed else { return updated }
         committed(updated, tenant: tenant)
         return updated
     }
 
-    /// Moves the connection to `failed` (problem report, bad response, undeliverable request).
+    /// Moves the connection to `failed` (problem report, bad response, undeliverable request, the
+    /// peer's hangup), with the message that says so when there is one.
     @discardableResult
-    public func fail(_ id: UUID, event: ConnectionStateMachine.Event, report: JSONValue?, mailboxUid: UUID?,
+    public func fail(_ id: UUID, event: ConnectionStateMachine.Event, mailboxUid: UUID? = nil,
                      receipt: InboundReceipt? = nil, tenant: TenantContext) async throws -> ConnectionRecord {
         let (failed, changed) = try await tenant.database.transaction(storing: receipt, linkedTo: id) {
             tx, claim -> (ConnectionRecord, Bool) in
             guard let current = try tx.connections.getForUpdate(id) else { throw AerieError.notFound("no connection \(id)") }
-            // A Request the server gave up handling fails no open invitation of ours: the
-            // invitation (multi-use, or still unused) stays for the next Request.
-            if case .deliveryFailed = event, current.isOpenInvitation { return (current, false) }
             if try !claim() { return (current, false) }
-            let next = try Self.commit(event, to: current, reviewed: receipt?.claimed?.uid ?? mailboxUid, in: tx) { next in
-                if let report { next.problemReport = report }
-            }
-            return (next, true)
+            let transition = try ConnectionStateMachine.apply(event, to: current)
+            guard transition.changes else { return (current, false) }
+            return (try Self.run(transition, reviewed: receipt?.claimed?.uid ?? mailboxUid, in: tx), true)
         }
         if changed { committed(failed, tenant: tenant) }
         return failed
@@ -518,9 +495,7 @@ public struct ConnectionService: Sendable {
             ConnectionMessages.notificationProblemReportType,
         ] + DIDExchangeMessages.responseTypes + DIDExchangeMessages.problemReportTypes)
         for message in waiting where handled.contains(message.type) {
-            if let updated = try? await apply(
-                message.payload, recipientVerkey: nil, connectionId: id, mailboxUid: message.uid, tenant: tenant)
-            {
+            if let updated = try? await apply(message.payload, toConnection: id, mailboxUid: message.uid, tenant: tenant) {
                 record = updated
                 if record.state != .requested { break }
             }

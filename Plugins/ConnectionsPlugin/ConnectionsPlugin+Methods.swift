@@ -35,9 +35,9 @@ extension ConnectionsPlugin {
         ) { (params: UpdateWithMessageParams, tenant: TenantContext) in
             let id = try ConnectionIdParams(connectionId: params.connectionId).id()
             let payload = try params.payload()
-            guard let updated = try await service.apply(
-                payload, recipientVerkey: nil, connectionId: id, mailboxUid: nil, tenant: tenant)
-            else { throw AerieError.notFound("no connection \(params.connectionId)") }
+            guard let updated = try await service.apply(payload, toConnection: id, mailboxUid: nil, tenant: tenant) else {
+                throw AerieError.notFound("no connection \(params.connectionId)")
+            }
             return ConnectionView(updated)
         }
         try router.register("connections.get", summary: "A connection and its state.") {
@@ -126,12 +126,7 @@ extension ConnectionsPlugin {
         for type in responses + reports {
             try router.registerInbound(type, from: responses.contains(type) ? .handshakeResponse : .handshakeReport) {
                 message, tenant in
-                try await service.apply(
-                    message.body, recipientVerkey: message.recipientVerkey, connectionId: nil,
-                    mailboxUid: message.uid, receipt: message.receipt,
-                    inbound: message.connection.flatMap { connection in
-                        message.sender.map { (connection, $0, message.recipientSealedSecret) }
-                    }, tenant: tenant)
+                try await service.apply(message, tenant: tenant)
             }
         }
         try router.register(

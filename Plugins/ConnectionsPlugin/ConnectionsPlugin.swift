@@ -67,8 +67,7 @@ public struct ConnectionsPlugin: AeriePlugin {
         let service = self.service
         hooks.onConnectionFailure { connectionId, reason, tenant in
             // Only a connection still being set up fails (`conflict` otherwise: nothing to do).
-            _ = try? await service.fail(
-                connectionId, event: .deliveryFailed(reason: reason), report: nil, mailboxUid: nil, tenant: tenant)
+            _ = try? await service.fail(connectionId, event: .deliveryFailed(reason: reason), tenant: tenant)
         }
         // didexchange `complete`, or any first message of the invitee after our Response, accepts
         // an inviter-side connection.

@@ -215,11 +215,6 @@ import Testing
         #expect(throws: CryptoError.self) { try SignedAttachment.verify(huge, expectedSigner: "x") }
     }
 
-    @Test func exchangeResponseMovesToAcceptedAndSendsComplete() throws {
-        let accepted = try ConnectionStateMachine.apply(.exchangeResponseVerified, in: .requested)
-        #expect(accepted == .init(state: .accepted, actions: [.sendComplete]))
-        #expect(throws: AerieError.self) { try ConnectionStateMachine.apply(.exchangeResponseVerified, in: .accepted) }
-    }
 }
 
 extension JSONValue {

@@ -85,15 +85,4 @@ import Testing
         #expect(DIDRotateMessages.threads(ack) == ["r-1"])
         #expect(DIDRotateMessages.threads(["@id": "x"]).isEmpty)
     }
-
-    @Test func aHangupFailsOnlyAnEstablishedConnection() throws {
-        for state in [ConnectionRecord.State.accepted, .reused] {
-            let transition = try ConnectionStateMachine.apply(.hangup, in: state)
-            #expect(transition.state == .failed)
-            #expect(transition.actions == [.recordFailure(reason: "the peer ended the connection (hangup)")])
-        }
-        for state in [ConnectionRecord.State.initialized, .requested, .responded, .failed] {
-            #expect(!ConnectionStateMachine.accepts(.hangup, in: state), "\(state)")
-        }
-    }
 }

@@ -5,29 +5,10 @@ import Testing
 
 @testable import ConnectionsPlugin
 
-/// The inviter side of RFC 0160 without I/O: its transitions, who an open invitation takes
-/// messages from, the Request it reads and the Response and invitation it writes.
+/// The inviter side of RFC 0160 without I/O: who an open invitation takes messages from, the
+/// Request it reads and the Response and invitation it writes (its transitions:
+/// `ConnectionStateMachineTests`).
 @Suite(.timeLimit(.minutes(10))) struct InviterUnitTests {
-    typealias Machine = ConnectionStateMachine
-
-    @Test func inviterStatesUseTheSameNumbers() throws {
-        let responded = try Machine.apply(.requestReceived, in: .initialized)
-        #expect(responded == .init(state: .responded, actions: [.sendResponse]))
-        #expect(responded.state.number == 3)
-        let accepted = try Machine.apply(.peerConfirmed, in: responded.state)
-        #expect(accepted == .init(state: .accepted, actions: []))
-        #expect(accepted.state.number == 4)
-        // A second Request, or a confirmation out of turn, does not apply.
-        for (event, state) in [
-            (Machine.Event.requestReceived, ConnectionRecord.State.responded), (.requestReceived, .accepted),
-            (.peerConfirmed, .initialized), (.peerConfirmed, .accepted), (.requestReceived, .failed),
-        ] {
-            #expect(throws: AerieError.self) { try Machine.apply(event, in: state) }
-        }
-        // The invitee may still refuse our Response.
-        #expect(try Machine.apply(.problem(reason: "no"), in: .responded).state == .failed)
-    }
-
     static func invitation(multiUse: Bool = false) -> ConnectionRecord {
         ConnectionRecord(invitation: ["@id": "inv"], invitationKind: "aries", myVerkey: "INVKEY", role: .inviter, multiUse: multiUse)
     }
