@@ -57,9 +57,8 @@ public enum DIDExchangeMessages {
     public static let completeTypes = versions.map { type("complete", version: $0) }
 
     /// Reads a Request (as responder), each field within `PeerFieldLimits`: its `did` resolved
-    /// locally (did:peer:2, did:peer:4 long form) or from its `did_doc~attach` (a did:peer:1
-    /// must be that document's hash), which must be the
-    /// DID's document and, when signed (ACA-Py signs it with the DID's key), signed by the key it
+    /// locally (did:peer:2, did:peer:4 long form) or from its `did_doc~attach`, which must be the
+    /// DID's document (a did:peer:1 its hash) and, when signed (ACA-Py signs it with the DID's key), signed by the key it
     /// names; the DID must belong to that key (`PeerDIDBinding`), which the handler requires to be
     /// the key the Request was authcrypted with. Throws `invalid_params` for a malformed Request,
     /// `CryptoError` for a bad signature or a DID that does not belong to its key.
@@ -147,8 +146,8 @@ public enum DIDExchangeMessages {
     /// Verifies a Response's signed attachment against `invitationKey` and resolves the peer's
     /// DID to its key, endpoint and routing keys:
     /// - `did_rotate~attach` (1.1): the signed bytes are the DID; it must equal `did`, which is
-    ///   resolved locally (did:peer:2, did:peer:4 long form);
-    ///   (a did:peer:1 with its document in an unsigned `did_doc~attach` beside it);
+    ///   resolved locally (did:peer:2, did:peer:4 long form) or, a did:peer:1, from the unsigned
+    ///   `did_doc~attach` beside it (the document it is the hash of);
     /// - `did_doc~attach` (1.0, and 1.1's legacy fallback): the signed bytes are the DID document
     ///   (the legacy DIDDoc ACA-Py writes, or a DID Core document).
     ///

@@ -58,7 +58,7 @@ package struct JSONObjectText {
     /// the member (a did:peer:1's stored variant, `PeerDID1`).
     package func removing(_ key: String) -> [UInt8]? {
         guard let at = members.lastIndex(where: { $0.key == key }) else { return nil }
-        /// Where the member after `end` (a value's end, or `contentStart`) starts.
+        // Where the member after `end` (a value's end, or `contentStart`) starts.
         func nextMember(after end: Int) -> Int {
             var index = end
             let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
