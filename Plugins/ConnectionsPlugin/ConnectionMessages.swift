@@ -164,11 +164,21 @@ public enum ConnectionMessages {
 
     /// The peer that `did` and its document `doc` (nil: none given) describe, once the DID is
     /// known to belong to the key: a did:peer:2/4 is resolved from itself (a document given too
-    /// must name the same key), any other DID must belong to its document's key
+    /// must name the same key), a did:peer:1 from its document, whose text as attached
+    /// (`documentText`) it must be the hash of, any other DID must belong to its document's key
     /// (`PeerDIDBinding`). `message` names the message in errors.
-    static func boundPeer(did: String, doc: JSONValue?, in message: String) throws -> PeerConnection {
+    static func boundPeer(did: String, doc: JSONValue?, documentText: [UInt8]? = nil, in message: String) throws -> PeerConnection {
         try PeerFieldLimits.did.require(did, name: "the \(message)'s DID")
         let did = InvitationMatchKeys.normalizedDID(did)
+        if PeerDID1.isPeerDID1(did) {
+            guard let doc, let documentText else {
+                throw AerieError.invalidParams(
+                    "the \(message)'s did:peer:1 resolves only with its attached DID document (did_doc~attach), which it lacks",
+                    field: "message")
+            }
+            try PeerDID1.verify(did, document: documentText)
+            return try documentPeer(did: did, doc: doc, ownKey: true)
+        }
         if PeerDIDBinding.isSelfResolving(did) {
             let peer = try DIDExchangeMessages.resolve(did: did, in: message)
             if let doc, try documentPeer(did: did, doc: doc).verkey != peer.verkey {

@@ -15,7 +15,10 @@ import Foundation
 /// Theirs: a `rotate` from the connection's peer (the pipeline refuses anyone else) whose `to_did`
 /// resolves replaces their DID, key, endpoint and routing keys in the transaction that stores it
 /// and queues the `ack`, packed to their old key (the RFC sends it to the prior DID); otherwise a
-/// problem report with the RFC's code, and nothing changes. A `hangup` fails the connection.
+/// problem report with the RFC's code, and nothing changes. A `hangup` fails the connection. We
+/// send none: a tenant that is done with a peer deletes the connection, and the delete plugin's
+/// notice (`connections.delete {notify}`) is the one way Aerie tells a peer so (the RFC makes a
+/// hangup optional).
 extension ConnectionService {
     /// What `connections.rotateDid` answers.
     public struct Rotation: Encodable, Sendable, Hashable {
@@ -132,7 +135,8 @@ extension ConnectionService {
 
     /// The peer's `ack` of our pending `rotate`: the new DID and key become the connection's and
     /// the old key is deleted (nothing reaches it any more), in the transaction that stores the
-    /// ack. An ack of anything else is only stored.
+    /// ack, so a crash leaves both or neither (the peer, not answered, sends the ack again). An
+    /// ack of anything else is only stored.
     func rotationAcknowledged(_ message: InboundMessage, tenant: TenantContext) async throws {
         guard let connection = message.connection, message.sender == .peer else { return }
         let answered = DIDRotateMessages.threads(message.body)
@@ -148,6 +152,7 @@ extension ConnectionService {
             try tx.connections.updateQueued(next)
             if let retired { _ = try tx.keys.remove(verkey: retired) }
             try Self.recordRotationEvent(next, role: "rotating", state: "completed", in: tx)
+            FaultPoint.reach("inbound.beforeCommit")
             return next
         }
         if let done { committed(done, tenant: tenant) }

@@ -58,7 +58,7 @@ public enum DIDExchangeMessages {
 
     /// Reads a Request (as responder), each field within `PeerFieldLimits`: its `did` resolved
     /// locally (did:peer:2, did:peer:4 long form) or from its `did_doc~attach`, which must be the
-    /// DID's document and, when signed (ACA-Py signs it with the DID's key), signed by the key it
+    /// DID's document (a did:peer:1 its hash) and, when signed (ACA-Py signs it with the DID's key), signed by the key it
     /// names; the DID must belong to that key (`PeerDIDBinding`), which the handler requires to be
     /// the key the Request was authcrypted with. Throws `invalid_params` for a malformed Request,
     /// `CryptoError` for a bad signature or a DID that does not belong to its key.
@@ -73,7 +73,7 @@ public enum DIDExchangeMessages {
         let peer: ConnectionMessages.PeerConnection
         if let attached = message["did_doc~attach"], !attached.isNull {
             let doc = try attachedDocument(attached, did: did, in: "request")
-            peer = try ConnectionMessages.boundPeer(did: did, doc: doc, in: "request")
+            peer = try ConnectionMessages.boundPeer(did: did, doc: doc.json, documentText: doc.text, in: "request")
             if attached["data"]?["jws"] != nil { _ = try SignedAttachment.verify(attached, expectedSigner: peer.verkey) }
         } else {
             peer = try ConnectionMessages.boundPeer(did: did, doc: nil, in: "request")
@@ -82,13 +82,13 @@ public enum DIDExchangeMessages {
     }
 
     /// The DID document of an unsigned read of `did_doc~attach` (base64 JSON), which must be
-    /// `did`'s (its `id` when it has one).
-    private static func attachedDocument(_ attached: JSONValue, did: String, in message: String) throws -> JSONValue {
+    /// `did`'s (its `id` when it has one), and its text as attached (a did:peer:1 is its hash).
+    private static func attachedDocument(_ attached: JSONValue, did: String, in message: String) throws -> (json: JSONValue, text: [UInt8]) {
         guard let base64 = attached["data"]?["base64"]?.stringValue, base64.utf8.count <= PeerFieldLimits.maxAttachmentBase64Bytes,
             let bytes = try? Base64.decode(base64), let doc = try? JSONValue(parsing: String(decoding: bytes, as: UTF8.self))
         else { throw AerieError.invalidParams("the did_doc~attach is not a base64 JSON document", field: "message") }
         try requireDocument(doc, of: did, in: message)
-        return doc
+        return (doc, bytes)
     }
 
     /// A DID document's `id`, when it has one, must name `did` (qualified with did:sov or not).
@@ -146,7 +146,8 @@ public enum DIDExchangeMessages {
     /// Verifies a Response's signed attachment against `invitationKey` and resolves the peer's
     /// DID to its key, endpoint and routing keys:
     /// - `did_rotate~attach` (1.1): the signed bytes are the DID; it must equal `did`, which is
-    ///   resolved locally (did:peer:2, did:peer:4 long form);
+    ///   resolved locally (did:peer:2, did:peer:4 long form) or, a did:peer:1, from the unsigned
+    ///   `did_doc~attach` beside it (the document it is the hash of);
     /// - `did_doc~attach` (1.0, and 1.1's legacy fallback): the signed bytes are the DID document
     ///   (the legacy DIDDoc ACA-Py writes, or a DID Core document).
     ///
@@ -164,6 +165,12 @@ public enum DIDExchangeMessages {
             guard String(decoding: signed, as: UTF8.self) == did else {
                 throw CryptoError(.invalidSignature, "the signed did_rotate~attach names another DID than the response's did")
             }
+            // A did:peer:1 comes with its document, which needs no signature: its hash is the
+            // signed DID.
+            if PeerDID1.isPeerDID1(did), let attached = message["did_doc~attach"], !attached.isNull {
+                let doc = try attachedDocument(attached, did: did, in: "response")
+                return try ConnectionMessages.boundPeer(did: did, doc: doc.json, documentText: doc.text, in: "response")
+            }
             return try ConnectionMessages.boundPeer(did: did, doc: nil, in: "response")
         }
         if let attached = message["did_doc~attach"], !attached.isNull {
@@ -175,7 +182,7 @@ public enum DIDExchangeMessages {
                 throw AerieError.invalidParams("the signed did_doc~attach is not a JSON DID document", field: "message")
             }
             try requireDocument(doc, of: did, in: "response")
-            return try ConnectionMessages.boundPeer(did: did, doc: doc, in: "response")
+            return try ConnectionMessages.boundPeer(did: did, doc: doc, documentText: signed, in: "response")
         }
         throw CryptoError(
             .malformedSignature, "the response has neither a signed did_rotate~attach nor a signed did_doc~attach")

@@ -44,7 +44,8 @@ public enum DIDRotateMessages {
 
     /// Reads and resolves a peer's `rotate`: did:peer:2 and did:peer:4 (long form) resolve from
     /// themselves (`DIDExchangeMessages.resolve`, every field within `PeerFieldLimits`); a did:key
-    /// resolves but has no service; other methods are not resolved here.
+    /// resolves but has no service; a did:peer:1 needs its document, which a `rotate` cannot carry;
+    /// other methods are not resolved here.
     public static func readRotate(_ message: JSONValue) -> Rotate {
         guard let did = message["to_did"]?.stringValue, !did.isEmpty else {
             return Rotate(toDid: nil, peer: .failure(Refusal(.unresolvable, "the rotate message names no to_did")))
@@ -65,6 +66,8 @@ public enum DIDRotateMessages {
             guard PeerDID4.isLongForm(did), (try? PeerDID4.documentJSON(did)) != nil else {
                 return .failure(Refusal(.unresolvable, "only a did:peer:4 in long form can be resolved from itself"))
             }
+        } else if PeerDID1.isPeerDID1(did) {
+            return .failure(Refusal(.unresolvable, "a did:peer:1 resolves only with its DID document, which a rotate does not carry"))
         } else if did.hasPrefix("did:key:") {
             guard (try? KeyReference.verkeyBase58(from: did)) != nil else {
                 return .failure(Refusal(.unresolvable, "the did:key does not decode"))

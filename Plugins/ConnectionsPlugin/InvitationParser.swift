@@ -247,6 +247,11 @@ public enum InvitationParser {
             let entry = "\(field)[\(index)]"
             // A did:peer:4 short form stays: it names a connection made from its long form, if
             // the tenant has one (`Invitation.usableService` refuses it otherwise).
+            if PeerDID1.isPeerDID1(did) {
+                throw unsupported(
+                    "\(entry) is a did:peer:1, which resolves only with the DID document it is the hash of, and an invitation cannot carry one",
+                    field: entry)
+            }
             if did.hasPrefix("did:peer:") && !PeerDID4.isPeerDID4(did) && !did.hasPrefix("did:peer:2.") {
                 throw unsupported(
                     "\(entry) is a \(did.prefix(10)) DID, which needs a resolver this server does not have (did:peer:2 and the long form of did:peer:4 are read)",

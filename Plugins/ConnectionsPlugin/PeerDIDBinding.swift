@@ -11,6 +11,8 @@ import AerieCrypto
 /// - `did:peer:2` and `did:peer:4` (long form): resolved from the DID itself
 ///   (`DIDExchangeMessages.resolve`), so their keys are the DID's by construction; an attached
 ///   document must name the same key;
+/// - `did:peer:1`: the hash of its attached document (`ConnectionMessages.boundPeer` checks it
+///   before this is reached), whose keys are therefore the DID's;
 /// - any other method: cannot be resolved here.
 enum PeerDIDBinding {
     /// Throws `CryptoError(.invalidDID)` saying why when `did` does not belong to `verkey`

@@ -11,6 +11,8 @@ package struct JSONObjectText {
     /// last wins, as the parser does). A sealed row's object has a handful of members: hashing
     /// their keys into a dictionary cost more than comparing them.
     private var members: [(key: String, range: Range<Int>)] = []
+    /// Just past the object's opening brace.
+    private var contentStart = 0
 
     package init(_ bytes: [UInt8]) throws {
         try self.init(bytes, range: 0..<bytes.count)
@@ -20,12 +22,14 @@ package struct JSONObjectText {
     /// shared, not copied, and ranges stay indices into it.
     private init(_ bytes: [UInt8], range: Range<Int>) throws {
         self.bytes = bytes
+        var contentStart = range.lowerBound
         members = try bytes.withUnsafeBufferPointer { whole in
             let buffer = UnsafeBufferPointer(rebasing: whole[range])
             var parser = JSONParser(buffer)
             var found: [(key: String, range: Range<Int>)] = []
             parser.skipWhitespace()
             guard parser.index < buffer.count, buffer[parser.index] == UInt8(ascii: "{") else { throw parser.fail("expected an object") }
+            contentStart = range.lowerBound + parser.index + 1
             try parser.readMembers { parser, key in
                 let start = parser.index
                 try parser.skipValue()
@@ -35,6 +39,7 @@ package struct JSONObjectText {
             guard parser.index == buffer.count else { throw parser.fail("unexpected data after the object") }
             return found
         }
+        self.contentStart = contentStart
     }
 
     private func range(_ key: String) -> Range<Int>? {
@@ -45,6 +50,33 @@ package struct JSONObjectText {
     /// The raw text of member `key`'s value, nil when absent.
     package func rawBytes(_ key: String) -> ArraySlice<UInt8>? {
         range(key).map { bytes[$0] }
+    }
+
+    /// The object's text without member `key` (the last of that name), nil when absent: the
+    /// member goes with the comma and whitespace after it (before it, when it is the last), so a
+    /// compact or `", "`-separated text comes out as its writer would have written it without
+    /// the member (a did:peer:1's stored variant, `PeerDID1`).
+    package func removing(_ key: String) -> [UInt8]? {
+        guard let at = members.lastIndex(where: { $0.key == key }) else { return nil }
+        // Where the member after `end` (a value's end, or `contentStart`) starts.
+        func nextMember(after end: Int) -> Int {
+            var index = end
+            let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
+            while index < bytes.count, isSpace(bytes[index]) { index += 1 }
+            if end != contentStart, index < bytes.count, bytes[index] == UInt8(ascii: ",") { index += 1 }
+            while index < bytes.count, isSpace(bytes[index]) { index += 1 }
+            return index
+        }
+        let valueEnd = members[at].range.upperBound
+        let cut: Range<Int>
+        if at + 1 < members.count {
+            cut = nextMember(after: at > 0 ? members[at - 1].range.upperBound : contentStart)..<nextMember(after: valueEnd)
+        } else if at > 0 {
+            cut = members[at - 1].range.upperBound..<valueEnd
+        } else {
+            cut = nextMember(after: contentStart)..<valueEnd
+        }
+        return Array(bytes[..<cut.lowerBound] + bytes[cut.upperBound...])
     }
 
     /// Member `key` parsed, nil when absent.

@@ -17,8 +17,8 @@ public enum PeerDIDMethod: String, Sendable, Hashable, CaseIterable, Codable {
     }
 
     /// The method a caller names in `field` (`didMethod`): nil when it names none; throws
-    /// `invalid_params` for anything but a wire name (did:peer:1 needs a resolver network, which
-    /// Aerie has not).
+    /// `invalid_params` for anything but a wire name (a did:peer:1 is resolved with the document
+    /// it comes with, never made: it is not one of them).
     public static func parameter(_ name: String?, field: String = "didMethod") throws -> PeerDIDMethod? {
         guard let name else { return nil }
         guard let method = PeerDIDMethod(rawValue: name) else {

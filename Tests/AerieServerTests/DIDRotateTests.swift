@@ -6,9 +6,10 @@ import Foundation
 import Testing
 
 /// DID Rotate 1.0 (RFC 0794) on the real server and a real PostgreSQL: two tenants rotate on
-/// their connection and keep talking; a hand-made peer rotates, is refused (a stranger's key, a
-/// DID that does not resolve) and hangs up; two racing rotations; a restart between our `rotate`
-/// and the peer's `ack`; ACA-Py 1.2.7 and 1.7.0 rotating and following Aerie's rotation.
+/// their connection and keep talking; a hand-made peer rotates, is refused (a stranger's key, the
+/// peer of another of the tenant's connections or of another tenant's, a DID that does not
+/// resolve) and hangs up; two racing rotations; a restart between our `rotate` and the peer's
+/// `ack`; ACA-Py 1.2.7 and 1.7.0 rotating and following Aerie's rotation.
 @Suite(.serialized, .timeLimit(.minutes(10))) struct DIDRotateTests {
     static func get(_ client: AerieClient, _ id: String) async throws -> JSONValue {
         try await client.call("connections.get", params: ["connectionId": .string(id)])
@@ -127,6 +128,15 @@ import Testing
             let forged: JSONValue = ["@type": "https://didcomm.org/did-rotate/1.0/rotate", "@id": "r-forged", "to_did": .string(newDid)]
             #expect(try await DIDCommEndpointTests.post(try peer.forge(forged, from: .generate()), to: port) == 400)
             #expect(try await DIDCommEndpointTests.post(try peer.forge(forged, from: nil), to: port) == 400)
+            // So is a real peer of another of the tenant's connections, and of another tenant's.
+            let otherPeer = try await TestPeer.connect(alice)
+            let (bob, _) = try await server.tenantClient(label: "bob")
+            defer { Task { await bob.close() } }
+            let bobsPeer = try await TestPeer.connect(bob)
+            for sender in [otherPeer.key, bobsPeer.key] {
+                #expect(try await DIDCommEndpointTests.post(try peer.forge(forged, from: sender), to: port) == 400)
+            }
+            #expect(try await Self.get(alice, peer.connectionId)["theirDid"] == before["theirDid"])
 
             // Unresolvable, unsupported, no service: a problem report each, nothing changed.
             let key = Ed25519KeyPair.generate()

@@ -38,12 +38,13 @@ import Testing
         // The method is not one resolved here.
         #expect(Self.problem("did:sov:WRfXPg8dantKVubE3HX8pw") == .methodUnsupported)
         #expect(Self.problem("did:web:example.com") == .methodUnsupported)
-        #expect(Self.problem("did:peer:1zQmZMygzYqNwU6Uhmewx5Xepf2VLp5S4HLSwwgf2aiKZuwa") == .methodUnsupported)
         #expect(Self.problem("WRfXPg8dantKVubE3HX8pw") == .methodUnsupported)
         // A method resolved here, but this DID does not resolve.
         #expect(Self.problem("did:peer:2.garbage") == .unresolvable)
         #expect(Self.problem("did:peer:4zQmNotAShortFormThatResolves") == .unresolvable)
         #expect(Self.problem("did:key:zNotAKey") == .unresolvable)
+        // A did:peer:1 resolves only with its document, which a rotate cannot carry.
+        #expect(Self.problem("did:peer:1zQmZMygzYqNwU6Uhmewx5Xepf2VLp5S4HLSwwgf2aiKZuwa") == .unresolvable)
         #expect(Self.problem(nil) == .unresolvable)
         #expect(Self.problem(42) == .unresolvable)
         #expect(Self.problem("") == .unresolvable)

@@ -47,6 +47,7 @@ import Testing
         let error = try #require(throws: AerieError.self) { try InvitationParser.parse(Self.invitation(services: [.string(did)])) }
         #expect(error.code == .unsupportedInvitation)
         #expect(error.message.contains("did:peer:1"))
+        #expect(error.message.contains("an invitation cannot carry one"))
     }
 
     /// Beside a usable inline service, an unresolvable peer DID is no reason to refuse.

@@ -96,4 +96,98 @@ import Testing
             try DIDExchangeMessages.readResponse(.object(fields), invitationKey: invitationKey.verkeyBase58)
         }
     }
+
+    // MARK: - did:peer:1
+
+    /// `PeerDID1Tests`' genesis document as its owner attaches it (with its `id`, base64).
+    static func peer1Attachment(_ text: String) -> JSONValue {
+        ["@id": "doc-1", "mime-type": "application/json", "data": ["base64": .string(Base64.encode(Array(text.utf8)))]]
+    }
+
+    /// A Request whose did:peer:1 comes with the document it is the hash of: resolved from that
+    /// document; another document (a changed endpoint, another key), no document, or a document
+    /// of another DID: refused, as a bad did:peer:4 is.
+    @Test func aDIDPeer1RequestResolvesOnlyWithItsOwnDocument() throws {
+        var request = Self.request(did: PeerDID1Fixture.did)
+        guard case .object(var fields) = request else { return }
+        fields["did_doc~attach"] = Self.peer1Attachment(PeerDID1Fixture.resolved)
+        request = .object(fields)
+        let read = try DIDExchangeMessages.readRequest(request)
+        #expect(read.peer.did == PeerDID1Fixture.did)
+        #expect(read.peer.verkey == "4zvwRjXUKGfvwnParsHAS3HuSVzV5cA4McphgmoCtajS")
+        #expect(read.peer.endpoint == "http://peer.example:8020")
+
+        // The stored variant (no id) attached as it is also resolves.
+        fields["did_doc~attach"] = Self.peer1Attachment(PeerDID1Fixture.stored)
+        #expect(try DIDExchangeMessages.readRequest(.object(fields)).peer.endpoint == "http://peer.example:8020")
+
+        let other = Ed25519KeyPair.generate().verkeyBase58
+        let swappedKey = PeerDID1Fixture.resolved.replacingOccurrences(of: "4zvwRjXUKGfvwnParsHAS3HuSVzV5cA4McphgmoCtajS", with: other)
+        for forged in [PeerDID1Fixture.resolved.replacingOccurrences(of: "peer.example", with: "evil.example"), swappedKey] {
+            fields["did_doc~attach"] = Self.peer1Attachment(forged)
+            let error = try #require(throws: CryptoError.self) { try DIDExchangeMessages.readRequest(.object(fields)) }
+            #expect(error.message.contains("not the hash"), "\(error)")
+        }
+        fields["did_doc~attach"] = nil
+        let missing = try #require(throws: AerieError.self) { try DIDExchangeMessages.readRequest(.object(fields)) }
+        #expect(missing.message.contains("did:peer:1 resolves only with its attached DID document"))
+        // A document naming another DID is not this DID's.
+        fields["did_doc~attach"] = Self.peer1Attachment(
+            PeerDID1Fixture.resolved.replacingOccurrences(of: PeerDID1Fixture.did, with: "did:peer:1zQmOther"))
+        #expect(throws: AerieError.self) { try DIDExchangeMessages.readRequest(.object(fields)) }
+    }
+
+    /// A didexchange Response (1.0 shape, or 1.1's fallback) naming a did:peer:1 with its
+    /// document signed by the invitation key: resolved when the DID is the document's hash,
+    /// refused when it is not, even with a good signature; a 1.1 `did_rotate~attach` naming a
+    /// did:peer:1 takes its document from an unsigned `did_doc~attach` beside it (its hash is
+    /// what was signed), and is refused without one.
+    @Test func aDIDPeer1ResponseResolvesOnlyWithItsOwnDocument() async throws {
+        let invitationKey = Ed25519KeyPair.generate()
+        func response(did: String, document: String) async throws -> JSONValue {
+            let attachment = try await SignedAttachment.make(
+                Array(document.utf8), mimeType: "application/json", verkey: invitationKey.verkeyBase58) { invitationKey.sign($0) }
+            return DIDExchangeMessages.response(
+                version: "1.1", threadId: "req-1", parentThreadId: "inv-1", did: did, signedAttachment: attachment)
+        }
+        // `response(version: "1.1")` names the attachment did_rotate~attach: rename it.
+        func withDocAttach(_ message: JSONValue) -> JSONValue {
+            guard case .object(var fields) = message else { return message }
+            fields["did_doc~attach"] = fields.removeValue(forKey: "did_rotate~attach")
+            return .object(fields)
+        }
+        let good = withDocAttach(try await response(did: PeerDID1Fixture.did, document: PeerDID1Fixture.resolved))
+        let peer = try DIDExchangeMessages.readResponse(good, invitationKey: invitationKey.verkeyBase58)
+        #expect(peer.did == PeerDID1Fixture.did && peer.endpoint == "http://peer.example:8020")
+        let forged = withDocAttach(try await response(
+            did: PeerDID1Fixture.did, document: PeerDID1Fixture.resolved.replacingOccurrences(of: "peer.example", with: "evil.example")))
+        #expect(throws: CryptoError.self) { try DIDExchangeMessages.readResponse(forged, invitationKey: invitationKey.verkeyBase58) }
+
+        // 1.1: the DID signed, its document beside it.
+        let signedDID = try await SignedAttachment.make(
+            Array(PeerDID1Fixture.did.utf8), mimeType: "text/string", verkey: invitationKey.verkeyBase58) { invitationKey.sign($0) }
+        var rotate = DIDExchangeMessages.response(
+            version: "1.1", threadId: "req-1", parentThreadId: "inv-1", did: PeerDID1Fixture.did, signedAttachment: signedDID)
+        #expect(throws: AerieError.self) { try DIDExchangeMessages.readResponse(rotate, invitationKey: invitationKey.verkeyBase58) }
+        guard case .object(var fields) = rotate else { return }
+        fields["did_doc~attach"] = Self.peer1Attachment(PeerDID1Fixture.resolved)
+        rotate = .object(fields)
+        #expect(try DIDExchangeMessages.readResponse(rotate, invitationKey: invitationKey.verkeyBase58).verkey
+            == "4zvwRjXUKGfvwnParsHAS3HuSVzV5cA4McphgmoCtajS")
+        fields["did_doc~attach"] = Self.peer1Attachment(PeerDID1Fixture.resolved.replacingOccurrences(of: "8020", with: "8021"))
+        #expect(throws: CryptoError.self) {
+            try DIDExchangeMessages.readResponse(.object(fields), invitationKey: invitationKey.verkeyBase58)
+        }
+    }
+}
+
+/// `PeerDID1Tests`' vector (AerieCryptoTests), for the handshake tests: a Credo-shaped genesis
+/// document and its did:peer:1, computed with Python's hashlib and base58.
+enum PeerDID1Fixture {
+    static let did = "did:peer:1zQmNfBxRXS5uFGLN8Ag6gzyXe78aGiqAwX3kF2miwcGo5d5"
+    static let stored =
+        ##"{"@context":["https://w3id.org/did/v1"],"service":[{"id":"#inline-0","serviceEndpoint":"http://peer.example:8020","type":"did-communication","priority":0,"recipientKeys":["#key-1"],"routingKeys":[]}],"verificationMethod":[{"id":"#key-1","type":"Ed25519VerificationKey2018","controller":"#id","publicKeyBase58":"4zvwRjXUKGfvwnParsHAS3HuSVzV5cA4McphgmoCtajS"}],"authentication":["#key-1"]}"##
+    /// As Credo attaches it: the `id` second.
+    static let resolved = stored.replacingOccurrences(
+        of: #""service":"#, with: #""id":"\#(did)","service":"#, options: [], range: nil)
 }
