@@ -21,9 +21,17 @@ public enum InboundSenders: Sendable, Hashable {
 
     /// Whether a message from these senders may be opened with a recipient key this process has
     /// just made, its connection as inserted (`RecentRecipients`): a handshake Response only, whose
-    /// transaction checks that the row is still as inserted. Anything else is decided on the row
-    /// as stored, which another server may have changed since.
+    /// transaction checks that the row is still as inserted (`ConnectionRepository.lockAsRead`).
+    /// Anything else is decided on the row as stored, which another server may have changed since.
+    /// With `awaitsResponse`, the one place that decides what a Response's short path takes.
     public var openWithRecentRecipient: Bool { self == .handshakeResponse }
+
+    /// Whether a connection, as its transaction inserted it, waits for a message of
+    /// `openWithRecentRecipient` senders: our Request sent from our pairwise key (`requested`),
+    /// its Response to come. Only such a connection is kept with its key (`RecentRecipients`).
+    public static func awaitsResponse(_ connection: ConnectionRecord) -> Bool {
+        connection.state == .requested && connection.myVerkey != nil
+    }
 }
 
 /// Who sent an inbound message, as the connection its recipient key belongs to sees it. Decided

@@ -395,8 +395,22 @@ import Testing
             _ = try await sourceAdmin.moveTenant(alice.id, to: destinationAdmin)
             let moved = try await destination.client()
             try await moved.authenticate(token: alice.token)
+            var before: [String: JSONValue] = [:]
+            for connection in [acapyInviter, acapyInvitee] {
+                before[connection] = try await agent.admin("GET", "/connections/\(connection)")["their_did"]
+            }
             let rotated = try await moved.rotateEveryConnection()
             #expect(rotated.count == 2, "\(rotated)")
+            // The rotate is delivered after the call answers: ACA-Py sends to the new endpoint
+            // once it has taken the new DID, so wait for that (its `their_did` changes).
+            for connection in [acapyInviter, acapyInvitee] {
+                var theirDid = before[connection]
+                for _ in 0..<150 where theirDid == before[connection] {
+                    try await Task.sleep(for: .milliseconds(200))
+                    theirDid = try await agent.admin("GET", "/connections/\(connection)")["their_did"]
+                }
+                #expect(theirDid != before[connection], "ACA-Py never took the rotated DID of \(connection)")
+            }
             for (n, connection) in [acapyInviter, acapyInvitee].enumerated() {
                 _ = try await agent.admin("POST", "/connections/\(connection)/send-message", body: ["content": .string("rotated \(n)")])
                 #expect(try await InviterTests.receives(moved, content: "rotated \(n)"), "ACA-Py's message \(n) after the rotation")

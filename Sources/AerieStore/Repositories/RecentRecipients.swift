@@ -3,8 +3,8 @@ import Foundation
 import Synchronization
 
 /// The recipients this process has just made: a pairwise key stored with the new connection it
-/// is our key of, inserted `requested`, in one tenant transaction (`connections.accept`'s
-/// Request, out-of-band's). The
+/// is our key of, inserted waiting for its Response (`InboundSenders.awaitsResponse`), in one
+/// tenant transaction (`connections.accept`'s Request, out-of-band's). The
 /// peer's answer to that key (a Response, 20-40 ms later) then opens without the inbound
 /// lookup's round trip (`TenantDirectory.inboundRecipient`): verkey -> the tenant, its wrapped
 /// data key as the accepting call read it, the key's sealed secret and the connection as inserted.
@@ -13,10 +13,11 @@ import Synchronization
 /// - The verkey names its tenant for good (a key is never moved to another tenant), so the
 ///   directory part never goes stale; an entry holds one tenant's data only and every
 ///   invalidation names its tenant.
-/// - The connection as inserted: an entry answers for a Response only, whose transaction locks
-///   the row and fails unless it is still as inserted (`ConnectionRepository.lockAsRead`,
-///   `updated_at = created_at`), then decides on the locked row. The inbound pipeline looks any
-///   other message type up in the database as before (`InboundOwner.fromRecentRecipients`).
+/// - The connection as inserted: an entry answers for a Response only
+///   (`InboundSenders.openWithRecentRecipient`), whose transaction locks the row and fails unless
+///   it is still as inserted (`ConnectionRepository.lockAsRead`, `updated_at = created_at`), then
+///   decides on the locked row. The inbound pipeline looks any other message type up in the
+///   database as before (`InboundOwner.fromRecentRecipients`).
 /// - The tenant active with that data key: until the credential NOTIFY (suspend, delete, rewrap)
 ///   arrives, as the session credential cache (`CredentialCache`).
 ///
@@ -202,11 +203,11 @@ final class MadeRecipients: Sendable {
         made.withLock { $0.keys[verkey] = sealedSecret }
     }
 
-    /// Only a connection inserted `requested` (our Request sent, a Response to come) is kept:
-    /// an entry answers for a Response only. `sealedBytes`: the size of its sealed row; a larger
-    /// one than `RecentRecipients.largestRow` is not kept.
+    /// Only a connection inserted waiting for a Response (`InboundSenders.awaitsResponse`) is
+    /// kept: an entry answers for a Response only. `sealedBytes`: the size of its sealed row; a
+    /// larger one than `RecentRecipients.largestRow` is not kept.
     func connection(_ record: ConnectionRecord, sealedBytes: Int) {
-        guard record.state == .requested, sealedBytes <= RecentRecipients.largestRow, record.myVerkey != nil else { return }
+        guard InboundSenders.awaitsResponse(record), sealedBytes <= RecentRecipients.largestRow else { return }
         made.withLock { $0.connections.append(record) }
     }
 
