@@ -131,6 +131,8 @@ extension Tenant {
                 var destinationOptions = options
                 destinationOptions.server = to
                 let destinationToken = try ArchiveKeyOptions.firstLine(toTokenFile)
+                // Read before anything moves: an unreadable file stops the command with the tenant untouched.
+                let tenantToken = try rotateTokenFile.map(ArchiveKeyOptions.firstLine)
                 let source = try await options.connect()
                 let destination = try await destinationOptions.connect(token: destinationToken)
                 let retired: JSONValue
@@ -144,8 +146,8 @@ extension Tenant {
                 await source.close()
                 await destination.close()
                 print(options.json ? retired.prettyJSON : "moved tenant \(tenant) to \(to); shredded here")
-                guard let rotateTokenFile else { return }
-                let tenantSession = try await destinationOptions.connect(token: try ArchiveKeyOptions.firstLine(rotateTokenFile))
+                guard let tenantToken else { return }
+                let tenantSession = try await destinationOptions.connect(token: tenantToken)
                 do {
                     let rotated = try await tenantSession.rotateEveryConnection()
                     await tenantSession.close()

@@ -1,5 +1,6 @@
 import AerieClient
 import AerieCore
+import AerieCrypto
 import AerieStore
 import AerieTesting
 import Foundation
@@ -79,6 +80,65 @@ import Testing
         #expect(again.status == 0, "\(again.stderr)")
         #expect(again.stdout.contains("database is up to date"))
         try await database.drop()
+    }
+
+    /// `tenant move --to ... --rotate-token-file` as an operator runs it, between two servers with
+    /// their own databases, master keys and endpoints. A token file that cannot be read stops it
+    /// before anything moves; with the files in place the tenant moves (shredded on the source,
+    /// its token working on the destination) and every established connection's DID is rotated
+    /// there: the peer gets a DID Rotate from the connection's old key, naming a DID whose
+    /// document has the destination's endpoint.
+    @Test func tenantMoveRotatesEveryConnectionAtTheDestination() async throws {
+        let inbox = try await PeerInbox()
+        let source = try await LiveServer.start(server: TenantImportTests.configure)
+        let destination = try await LiveServer.start(server: TenantImportTests.configure)
+        let files = FileManager.default.temporaryDirectory.appendingPathComponent("aerie-move-\(UUID().uuidString)")
+        do {
+            let alice = try await TenantMoveTests.tenant(source, label: "Alice Command Line Mover")
+            let bob = try await TenantMoveTests.tenant(source, label: "Bob Stays")
+            let peer = try await TestPeer.connect(alice.client, endpoint: inbox.url, key: inbox.key)
+            _ = try await alice.client.call("settings.set", params: ["key": "profile", "value": ["name": "Alice"]])
+            let before = try await TenantMoveTests.listings(alice.client)
+            try FileManager.default.createDirectory(at: files, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let destinationToken = files.appendingPathComponent("destination-admin-token").path
+            let tenantToken = files.appendingPathComponent("tenant-token").path
+            for (path, token) in [(destinationToken, destination.adminToken), (tenantToken, alice.token)] {
+                #expect(FileManager.default.createFile(atPath: path, contents: Data((token + "\n").utf8), attributes: [.posixPermissions: 0o600]))
+            }
+            let admin = AdminTool(server: source)
+            let move = ["tenant", "move", alice.id.rawValue, "--to", "127.0.0.1:\(destination.port)", "--to-token-file", destinationToken]
+
+            let unreadable = try await admin.run(move + ["--rotate-token-file", files.appendingPathComponent("missing").path])
+            #expect(unreadable.status == 2, "\(unreadable.stdout)\(unreadable.stderr)")
+            #expect(unreadable.stderr.contains("cannot read"), "\(unreadable.stderr)")
+            #expect(try await TenantMoveTests.listings(alice.client) == before, "the tenant stays on the source, working")
+            #expect(try await TenantMoveTests.rowsLeft(destination.database, tenant: alice.id) == 0)
+
+            let moved = try await admin.run(move + ["--rotate-token-file", tenantToken])
+            #expect(moved.status == 0, "\(moved.stdout)\(moved.stderr)")
+            #expect(moved.stdout.contains("moved tenant \(alice.id.rawValue)"), "\(moved.stdout)")
+            #expect(moved.stdout.contains("announced the new endpoint on 1 connections"), "\(moved.stdout)")
+            #expect(try await TenantMoveTests.rowsLeft(source.database, tenant: alice.id) == 0)
+            #expect(try await TenantMoveTests.rowsLeft(source.database, tenant: bob.id) > 0)
+
+            let rotate = try #require(try await inbox.wait { $0["@type"] == "https://didcomm.org/did-rotate/1.0/rotate" })
+            #expect(rotate.senderVerkey == peer.pwVerkey, "the rotate goes from the connection's old key")
+            let newDid = try #require(rotate.message["to_did"]?.stringValue)
+            let document = String(decoding: try PeerDID4.documentJSON(newDid), as: UTF8.self)
+            #expect(document.contains(":\(destination.didcommPort)") && !document.contains(":\(source.didcommPort)"), "\(document)")
+            let session = try await destination.client()
+            try await session.authenticate(token: alice.token)
+            let connection = try await session.call("connections.get", params: ["connectionId": .string(peer.connectionId)])
+            #expect(connection["rotatingToDid"] == .string(PeerDID4.shortForm(newDid)), "\(connection)")
+
+            for client in [alice.client, bob.client, session] { await client.close() }
+        } catch {
+            Issue.record(error)
+        }
+        try? FileManager.default.removeItem(at: files)
+        try await source.stop()
+        try await destination.stop()
+        await inbox.stop()
     }
 
     @Test func clearFailuresWhenServerIsDownOrTokenIsWrong() async throws {

@@ -179,6 +179,186 @@ import Testing
         try await destination.stop()
     }
 
+    /// Every keyed lookup hash the tables declare (`SealedTable`) is made again by the import under
+    /// the new data key, and each lookup it serves answers on the destination as on the source
+    /// before the export: a connection found by invitation `@id`, public DID and first recipient
+    /// key (`connections.findExisting`); an out-of-band invitation scanned again found by its
+    /// record (its decision row, not only its connection); a stored credential by issuer and by
+    /// type (`credentials.list`); an open credential exchange and a proof request by their thread,
+    /// from the peer's next message on it. Carol, a tenant of the destination, finds none of it.
+    @Test func everyLookupHashAnswersAfterAnImportAsBefore() async throws {
+        let inbox = try await PeerInbox()
+        let source = try await LiveServer.start(server: Self.configure)
+        let destination = try await LiveServer.start(server: Self.configure)
+        do {
+            let alice = try await TenantMoveTests.tenant(source, label: "Alice Lookups")
+            let carol = try await TenantMoveTests.tenant(destination, label: "Carol Stays")
+            let peer = try await TestPeer.connect(alice.client, endpoint: inbox.url, key: inbox.key)
+
+            // Connections: one by a public DID invitation (created only), one by an out-of-band
+            // invitation (connecting to nobody).
+            let publicDid: JSONValue = [
+                "@type": "https://didcomm.org/connections/1.0/invitation", "@id": "inv-public", "label": "Public Inviter",
+                "did": "did:sov:LjgpST2rjsoxYegQDRm7EL",
+            ]
+            let byPublicDid = try #require(
+                try await alice.client.call("connections.createWithInvite", params: ["invitation": publicDid])["connectionId"])
+            let inviter = Ed25519KeyPair.generate()
+            let outOfBand = try HandMadeHandshake.invitation(inviter: inviter, id: "oob-lookups")
+            let accepted = try await alice.client.call("outOfBand.accept", params: ["invitation": outOfBand, "wait": false])
+            let byOutOfBand = try #require(accepted["connection"]?["connectionId"])
+            #expect(accepted["sameInvitation"] == false, "\(accepted)")
+            // Each probe matches on one key only.
+            let probes: [(String, JSONValue, JSONValue, String?)] = [
+                ("@id", try HandMadeHandshake.invitation(inviter: .generate(), id: "oob-lookups"), byOutOfBand, "id"),
+                ("first recipient key", try HandMadeHandshake.invitation(inviter: inviter, id: "oob-other"), byOutOfBand, "recipientKey"),
+                (
+                    "public DID",
+                    [
+                        "@type": "https://didcomm.org/connections/1.0/invitation", "@id": "inv-public-2", "label": "Public Inviter",
+                        "did": "LjgpST2rjsoxYegQDRm7EL",
+                    ], byPublicDid, "publicDid"
+                ),
+                ("nothing", try HandMadeHandshake.invitation(inviter: .generate(), id: "oob-stranger"), .null, nil),
+            ]
+            /// The answers of every probe; `expected`: each also held to what it should find.
+            func found(_ client: AerieClient, expected: Bool = true) async throws -> [JSONValue] {
+                var answers: [JSONValue] = []
+                for (name, invitation, connection, match) in probes {
+                    let existing = try await client.call("connections.findExisting", params: ["invitation": invitation])
+                    if expected {
+                        #expect((existing["connectionId"] ?? .null) == connection, "by \(name): \(existing)")
+                        #expect(existing["match"]?.stringValue == match, "by \(name): \(existing)")
+                    }
+                    answers.append(existing)
+                }
+                // The out-of-band invitation again: its record, so the row first taken, and no new connection.
+                let again = try await client.call("outOfBand.accept", params: ["invitation": outOfBand, "wait": false])
+                if expected {
+                    #expect(again["sameInvitation"] == true && again["row"] == accepted["row"] && again["row"] != nil, "\(again)")
+                    #expect(again["connection"]?["connectionId"] == byOutOfBand && again["state"]?.stringValue != nil, "\(again)")
+                }
+                answers.append(again["row"] ?? .null)
+                answers.append(again["connection"]?["connectionId"] ?? .null)
+                return answers
+            }
+
+            // A credential stored (issuer and type hashes), another offer accepted and waiting for its credential.
+            let issuer = try DIDKey.did(verkey: HandMadeIssuerTests.issuerKey.verkey)
+            /// The offer on `thread` accepted: its exchange id and the credential the request asks for.
+            func offer(_ thread: String, server: LiveServer, client: AerieClient) async throws -> (exchangeId: JSONValue, requested: JSONValue) {
+                #expect(
+                    try await DIDCommEndpointTests.post(try peer.pack(HandMadeIssuerTests.offer(issuer: issuer, id: thread)), to: server.didcommPort)
+                        == 202)
+                let offered = try await ACAPyIssueCredentialTests.eventually("the offer \(thread)") {
+                    try await client.call("credentials.exchanges", params: [:])["exchanges"]?.arrayValue?
+                        .first { $0["threadId"]?.stringValue == thread }
+                }
+                let exchangeId = try #require(offered["exchangeId"])
+                _ = try await client.call("credentials.accept", params: ["offerId": exchangeId])
+                let request = try #require(
+                    try await inbox.wait {
+                        $0["~thread"]?["thid"]?.stringValue == thread && $0["@type"]?.stringValue?.hasSuffix("request-credential") == true
+                    })
+                let detail = try #require(request.message["requests~attach"]?.arrayValue?.first?["data"]?["base64"]?.stringValue)
+                return (exchangeId, try #require(try JSONValue(parsing: try Base64.decode(detail))["credential"]))
+            }
+            /// The issuer's credential on `thread`, sent to `server`: the exchange as it ends.
+            func issue(_ thread: String, _ offered: (exchangeId: JSONValue, requested: JSONValue), server: LiveServer, client: AerieClient)
+                async throws -> JSONValue
+            {
+                let signed = try LinkedDataProofs.sign(
+                    offered.requested, suite: .ed25519Signature2018,
+                    key: HandMadeIssuerTests.issuerKey, verificationMethod: try DIDKey.keyReference(verkey: HandMadeIssuerTests.issuerKey.verkey),
+                    purpose: .assertionMethod, created: Date())
+                #expect(
+                    try await DIDCommEndpointTests.post(try peer.pack(IssueCredentialWire.issue(signed, thread: thread)), to: server.didcommPort)
+                        == 202)
+                return try await ACAPyIssueCredentialTests.eventually("the exchange \(thread) to end") { () async throws -> JSONValue? in
+                    let current = try await client.call("credentials.exchange", params: ["exchangeId": offered.exchangeId])
+                    guard ["done", "abandoned"].contains(current["state"]?.stringValue ?? "") else { return nil }
+                    return current
+                }
+            }
+            let kept = try await offer("offer-kept", server: source, client: alice.client)
+            let issued = try await issue("offer-kept", kept, server: source, client: alice.client)
+            #expect(issued["state"] == "done", "\(issued)")
+            let open = try await offer("offer-open", server: source, client: alice.client)
+            let filters: [JSONValue] = [
+                ["issuer": .string(issuer)], ["types": ["UniversityDegreeCredential"]],
+                ["issuer": .string(issuer), "types": ["VerifiableCredential", "UniversityDegreeCredential"]],
+                ["issuer": "did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK"], ["types": ["PermanentResident"]],
+            ]
+            func credentials(_ client: AerieClient) async throws -> [Int] {
+                var counts: [Int] = []
+                for filter in filters {
+                    counts.append(try await client.call("credentials.list", params: filter)["credentials"]?.arrayValue?.count ?? -1)
+                }
+                return counts
+            }
+
+            // A proof request, and another on its thread (a new @id): the second is refused as one
+            // already known, so one request stays.
+            func requests(_ client: AerieClient, server: LiveServer, again: String) async throws -> Int {
+                guard case .object(var repeated) = PresentProofPeerTests.request(id: again, definition: PresentProofPeerTests.definition)
+                else { return -1 }
+                repeated["~thread"] = ["thid": "req-lookups"]
+                #expect(try await DIDCommEndpointTests.post(try peer.pack(.object(repeated)), to: server.didcommPort) == 202)
+                try await Task.sleep(for: .milliseconds(500))
+                return try await PresentProofPeerTests.requests(client).count
+            }
+            #expect(
+                try await DIDCommEndpointTests.post(
+                    try peer.pack(PresentProofPeerTests.request(id: "req-lookups", definition: PresentProofPeerTests.definition)),
+                    to: source.didcommPort) == 202)
+            let request = try #require(try await PresentProofPeerTests.waitForRequest(alice.client, thread: "req-lookups"))
+
+            let connectionsBefore = try await found(alice.client)
+            let credentialsBefore = try await credentials(alice.client)
+            #expect(credentialsBefore == [1, 1, 1, 0, 0])
+            #expect(try await requests(alice.client, server: source, again: "req-lookups-source") == 1)
+            let listedBefore = try await alice.client.call("connections.list")
+
+            let (sourceAdmin, destinationAdmin) = (try await source.adminClient(), try await destination.adminClient())
+            _ = try await Self.importing(destinationAdmin, try await Self.export(sourceAdmin, alice.id))
+            let moved = try await destination.client()
+            try await moved.authenticate(token: alice.token)
+
+            #expect(try await found(moved) == connectionsBefore)
+            #expect(try await moved.call("connections.list") == listedBefore)
+            #expect(try await credentials(moved) == credentialsBefore)
+            #expect(try await requests(moved, server: destination, again: "req-lookups-destination") == 1)
+            // The peer's next message on each open thread finds its exchange on the destination.
+            let ended = try await issue("offer-open", open, server: destination, client: moved)
+            #expect(ended["state"] == "done", "\(ended)")
+            #expect(try await credentials(moved) == [2, 2, 2, 0, 0])
+            let report: JSONValue = [
+                "@type": "https://didcomm.org/present-proof/2.0/problem-report", "@id": "report-lookups",
+                "~thread": ["thid": "req-lookups"], "description": ["code": "abandoned", "en": "no longer needed"],
+            ]
+            #expect(try await DIDCommEndpointTests.post(try peer.pack(report), to: destination.didcommPort) == 202)
+            let requestId = try #require(request["requestId"])
+            let abandoned = try await ACAPyIssueCredentialTests.eventually("the request abandoned") { () async throws -> JSONValue? in
+                let current = try await moved.call("proofs.get", params: ["requestId": requestId])
+                guard current["state"] == "abandoned" else { return nil }
+                return current
+            }
+            #expect(abandoned["problem"]?.stringValue?.contains("no longer needed") == true, "\(abandoned)")
+
+            // Carol, on the destination, matches none of Alice's invitations and holds no credential.
+            let carols = try await found(carol.client, expected: false)
+            #expect(carols.prefix(probes.count).allSatisfy { ($0["connectionId"] ?? .null) == .null }, "\(carols)")
+            #expect(try await credentials(carol.client) == [0, 0, 0, 0, 0])
+
+            for client in [alice.client, carol.client, moved, sourceAdmin, destinationAdmin] { await client.close() }
+        } catch {
+            Issue.record(error)
+        }
+        try await source.stop()
+        try await destination.stop()
+        await inbox.stop()
+    }
+
     /// A message for a key of a tenant being moved, or moved away within the grace period, is
     /// answered 503 with a `Retry-After` of at most a minute and not past the grace period; a
     /// stranger's key 400 without one.

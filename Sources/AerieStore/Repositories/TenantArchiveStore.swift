@@ -191,11 +191,12 @@ public struct TenantImportWriter {
                 tokenHash.map(SQLValue.bytes) ?? .null,
             ])
         // `aerie.importing_tenant`: the mailbox's row trigger neither counts nor announces what
-        // the import writes (`countImportedMailbox` counts it once, schema/0069).
+        // the import writes (`countImportedMailbox` counts it once, schema/0069). `aerie.tenant_logs`
+        // as every tenant transaction sets it: the exchange tables' triggers read it.
         try session.query(
             """
             SELECT set_config('aerie.tenant_id', $1, true), set_config('aerie.imported_connection', 'on', true),
-                set_config('aerie.importing_tenant', 'on', true)
+                set_config('aerie.importing_tenant', 'on', true), \(DatabaseSession.tenantLogsSetting)
             """,
             [.text(tenant.rawValue)])
     }
