@@ -5,6 +5,10 @@ import AerieCore
 /// `aerie.stored_credentials` (the credentials the tenant holds, `CredentialRepository`). Both
 /// sealed (`RowSealing`); only ids, states, times and keyed hashes stay clear.
 enum IssueCredentialSchema {
+    /// What each exchange event carries (`jsonb_build_object` arguments over `NEW`).
+    static let eventPayload =
+        "'exchangeId', NEW.id, 'state', NEW.state, 'connectionId', NEW.connection_id, 'credentialId', NEW.credential_id"
+
     static let migrations = [
         SchemaMigration(
             version: 53, name: "credential_exchanges",
@@ -32,8 +36,7 @@ CREATE INDEX credential_exchanges_connection ON aerie.credential_exchanges (tena
 
 -- Every new exchange and state change is an event (kind issue-credential).
 \#(ExchangeSchema.stateEvents(
-    table: "credential_exchanges", function: "credential_exchange_event", kind: "issue-credential",
-    payload: "'exchangeId', NEW.id, 'state', NEW.state, 'connectionId', NEW.connection_id, 'credentialId', NEW.credential_id"))
+    table: "credential_exchanges", function: "credential_exchange_event", kind: "issue-credential", payload: eventPayload))
 """#),
         SchemaMigration(
             version: 54, name: "stored_credentials",
@@ -61,6 +64,14 @@ CREATE INDEX stored_credentials_issuer ON aerie.stored_credentials (tenant_id, i
             version: 63, name: "credential_exchanges_open",
             sql: #"""
 \#(ExchangeSchema.openIndex("credential_exchanges"))
+"""#),
+        SchemaMigration(
+            version: 72, name: "credential_exchange_events_logged",
+            sql: #"""
+-- The exchange events of a tenant with a backend are logged as every other event is: the first
+-- trigger function called aerie.log_event, which schema/0027 had dropped, so such a tenant's
+-- exchanges failed.
+\#(ExchangeSchema.eventFunction("credential_exchange_event", kind: "issue-credential", payload: eventPayload))
 """#),
     ]
 

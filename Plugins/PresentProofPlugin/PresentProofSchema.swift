@@ -5,6 +5,9 @@ import AerieCore
 /// `present-proof`. Sealed (`RowSealing`); only ids, states, times and the thread's keyed hash
 /// stay clear.
 enum PresentProofSchema {
+    /// What each exchange event carries (`jsonb_build_object` arguments over `NEW`).
+    static let eventPayload = "'requestId', NEW.id, 'state', NEW.state, 'connectionId', NEW.connection_id"
+
     static let migrations = [
         SchemaMigration(
             version: 56, name: "proof_exchanges",
@@ -30,13 +33,20 @@ CREATE INDEX proof_exchanges_connection ON aerie.proof_exchanges (tenant_id, con
 
 -- Every new exchange and state change is an event (kind present-proof).
 \#(ExchangeSchema.stateEvents(
-    table: "proof_exchanges", function: "proof_exchange_event", kind: "present-proof",
-    payload: "'requestId', NEW.id, 'state', NEW.state, 'connectionId', NEW.connection_id"))
+    table: "proof_exchanges", function: "proof_exchange_event", kind: "present-proof", payload: eventPayload))
 """#),
         SchemaMigration(
             version: 64, name: "proof_exchanges_open",
             sql: #"""
 \#(ExchangeSchema.openIndex("proof_exchanges"))
+"""#),
+        SchemaMigration(
+            version: 73, name: "proof_exchange_events_logged",
+            sql: #"""
+-- The exchange events of a tenant with a backend are logged as every other event is: the first
+-- trigger function called aerie.log_event, which schema/0027 had dropped, so such a tenant's
+-- exchanges failed.
+\#(ExchangeSchema.eventFunction("proof_exchange_event", kind: "present-proof", payload: eventPayload))
 """#),
     ]
 
