@@ -11,13 +11,13 @@ import Testing
 /// is taken); a tenant with too many messages waiting to be sent gets `quota_exceeded` from the
 /// call that would send one, with nothing stored; another tenant is not affected.
 @Suite(.timeLimit(.minutes(10))) struct QuotaTests {
-    /// The tenant's mailbox count (`aerie.tenant_usage`) and its pending outbox rows (what the
+    /// The tenant's mailbox count (the sum of its `aerie.tenant_usage` stripes) and its pending outbox rows (what the
     /// outbox quota counts, schema/0034).
     static func usage(_ server: LiveServer, tenant: TenantID) async throws -> [String?] {
         let rows = try await WalletFixture.asSuperuser(server.database) { session in
             try session.query(
                 """
-                SELECT (SELECT u.mailbox_messages::text FROM aerie.tenant_usage u WHERE u.tenant_id = $1::uuid),
+                SELECT (SELECT sum(u.mailbox_messages)::text FROM aerie.tenant_usage u WHERE u.tenant_id = $1::uuid),
                     (SELECT count(*) FROM aerie.outbox o WHERE o.tenant_id = $1::uuid AND o.status = 'pending')::text
                 """,
                 [.text(tenant.rawValue)]
