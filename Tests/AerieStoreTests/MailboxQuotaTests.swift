@@ -74,7 +74,13 @@ import Testing
                         _ = try await pool.sealed(a).transaction { tx in try tx.mailbox.insert(Self.message()) }
                     }
                 }
-                // B's room is its own.
+                // B's room is its own; one transaction cannot pass it either (it sees its own rows).
+                await #expect(throws: AerieError.self) {
+                    try await pool.sealed(b).transaction { tx in
+                        for _ in 0..<6 { _ = try tx.mailbox.insert(Self.message()) }
+                    }
+                }
+                #expect(try await Self.counts(fixture, b).stored == 0)
                 for _ in 0..<5 {
                     _ = try await pool.sealed(b).transaction { tx in try tx.mailbox.insert(Self.message()) }
                 }
