@@ -14,8 +14,9 @@
 -- checks the sum of the stripes without waiting for anyone; near it (within 15 transactions'
 -- margin twice, 240 messages or 60 MiB), or for a transaction that stores more than the margin, it
 -- takes all of the tenant's stripes and the stores queue as they did on the one row. A store
--- that finds, after counting, that others committed past the margin meanwhile takes them too,
--- holding its own: two such can deadlock, and one answers `busy` (retried), as any deadlock.
+-- that holds its own stripe when it must take the others (others committed past the margin
+-- between its two reads, or an earlier store of its transaction) can deadlock with another such:
+-- one answers `busy` (retried), as any deadlock.
 -- Without a limit nothing is read. Sessions on one stripe queue on its row, as before.
 
 ALTER TABLE aerie.tenant_usage ADD COLUMN stripe smallint NOT NULL DEFAULT 0 CHECK (stripe BETWEEN 0 AND 15);
