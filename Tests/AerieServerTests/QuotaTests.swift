@@ -67,6 +67,30 @@ import Testing
         }
     }
 
+    /// Peers posting at once into the last free places: exactly the room is taken (202), every
+    /// other message is refused with 503 and stored nowhere, and the count equals the rows.
+    @Test func concurrentInboundAtTheLimitTakesExactlyTheRoom() async throws {
+        try await LiveServer.with(server: {
+            $0.delivery.enabled = false
+            $0.database.quotas = DatabaseConfiguration.Quotas(mailboxMessages: 6, mailboxBytes: 0, outboxPending: 0)
+        }) { server in
+            let (alice, aliceID) = try await server.tenantClient(label: "alice")
+            defer { Task { await alice.close() } }
+            let peer = try await TestPeer.connect(alice)
+            let port = server.didcommPort
+            let room = 6 - (try await DIDCommEndpointTests.mailboxCount(server, tenant: aliceID))
+            let bodies = try (0..<16).map { try peer.pack(SenderAuthenticationTests.basic("race-\($0)", "message \($0)")) }
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for body in bodies { group.addTask { try await DIDCommEndpointTests.post(body, to: port) } }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0 == 202 }.count == room, "\(statuses)")
+            #expect(statuses.filter { $0 == 503 }.count == 16 - room, "\(statuses)")
+            #expect(try await DIDCommEndpointTests.mailboxCount(server, tenant: aliceID) == 6)
+            #expect(try await Self.usage(server, tenant: aliceID).first == "6")
+        }
+    }
+
     @Test func tooManyMessagesWaitingToBeSentIsQuotaExceeded() async throws {
         try await LiveServer.with(server: {
             $0.delivery.enabled = false
