@@ -11,13 +11,13 @@ import Testing
 /// is taken); a tenant with too many messages waiting to be sent gets `quota_exceeded` from the
 /// call that would send one, with nothing stored; another tenant is not affected.
 @Suite(.timeLimit(.minutes(10))) struct QuotaTests {
-    /// The tenant's mailbox count (`aerie.tenant_usage`) and its pending outbox rows (what the
+    /// The tenant's mailbox count (the sum of its `aerie.tenant_usage` stripes) and its pending outbox rows (what the
     /// outbox quota counts, schema/0034).
     static func usage(_ server: LiveServer, tenant: TenantID) async throws -> [String?] {
         let rows = try await WalletFixture.asSuperuser(server.database) { session in
             try session.query(
                 """
-                SELECT (SELECT u.mailbox_messages::text FROM aerie.tenant_usage u WHERE u.tenant_id = $1::uuid),
+                SELECT (SELECT sum(u.mailbox_messages)::text FROM aerie.tenant_usage u WHERE u.tenant_id = $1::uuid),
                     (SELECT count(*) FROM aerie.outbox o WHERE o.tenant_id = $1::uuid AND o.status = 'pending')::text
                 """,
                 [.text(tenant.rawValue)]
@@ -64,6 +64,30 @@ import Testing
             let contents = try await SenderAuthenticationTests.downloaded(alice).compactMap(\.content)
             #expect(contents.contains("message \(room)"))
             #expect(try await Self.usage(server, tenant: bobID).first == String(try await DIDCommEndpointTests.mailboxCount(server, tenant: bobID)))
+        }
+    }
+
+    /// Peers posting at once into the last free places: exactly the room is taken (202), every
+    /// other message is refused with 503 and stored nowhere, and the count equals the rows.
+    @Test func concurrentInboundAtTheLimitTakesExactlyTheRoom() async throws {
+        try await LiveServer.with(server: {
+            $0.delivery.enabled = false
+            $0.database.quotas = DatabaseConfiguration.Quotas(mailboxMessages: 6, mailboxBytes: 0, outboxPending: 0)
+        }) { server in
+            let (alice, aliceID) = try await server.tenantClient(label: "alice")
+            defer { Task { await alice.close() } }
+            let peer = try await TestPeer.connect(alice)
+            let port = server.didcommPort
+            let room = 6 - (try await DIDCommEndpointTests.mailboxCount(server, tenant: aliceID))
+            let bodies = try (0..<16).map { try peer.pack(SenderAuthenticationTests.basic("race-\($0)", "message \($0)")) }
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for body in bodies { group.addTask { try await DIDCommEndpointTests.post(body, to: port) } }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0 == 202 }.count == room, "\(statuses)")
+            #expect(statuses.filter { $0 == 503 }.count == 16 - room, "\(statuses)")
+            #expect(try await DIDCommEndpointTests.mailboxCount(server, tenant: aliceID) == 6)
+            #expect(try await Self.usage(server, tenant: aliceID).first == "6")
         }
     }
 

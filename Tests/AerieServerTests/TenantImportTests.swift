@@ -419,7 +419,7 @@ import Testing
             let imported = try await Self.importing(roomyAdmin, archive)
             let messages = try #require(imported["rows"]?["mailbox"]?.intValue)
             let counted = try await WalletFixture.asSuperuser(roomy.database) { session in
-                try session.query("SELECT mailbox_messages FROM aerie.tenant_usage WHERE tenant_id = $1::uuid", [.text(alice.id.rawValue)])
+                try session.query("SELECT sum(mailbox_messages) FROM aerie.tenant_usage WHERE tenant_id = $1::uuid", [.text(alice.id.rawValue)])
                     .int(0, 0)
             }
             #expect(counted == Int(messages) && messages >= 3, "usage \(String(describing: counted)) for \(messages) messages")

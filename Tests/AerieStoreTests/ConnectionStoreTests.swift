@@ -391,7 +391,7 @@ import Testing
             let usage: @Sendable (TenantID) async throws -> [Int] = { tenant in
                 try await fixture.asSuperuser { session in
                     let r = try session.query(
-                        "SELECT mailbox_messages, (mailbox_bytes > 0)::int FROM aerie.tenant_usage WHERE tenant_id = $1::uuid",
+                        "SELECT sum(mailbox_messages), (sum(mailbox_bytes) > 0)::int FROM aerie.tenant_usage WHERE tenant_id = $1::uuid",
                         [.text(tenant.rawValue)])
                     return [r.int(0, 0) ?? -1, r.int(0, 1) ?? -1]
                 }

@@ -70,6 +70,38 @@ import Testing
         }
     }
 
+    /// schema/0071 keeps each tenant's count as its first stripe: after it the sums are the
+    /// counts before, per tenant, and new messages count on.
+    @Test func stripedUsageKeepsTheCounts() async throws {
+        try await StoreFixture.withDatabase(migrate: false) { database in
+            let (superuser, a, b) = try await Self.twoTenants(database, migratedThrough: 69)
+            let insert: @Sendable (TenantID, String) async throws -> Void = { tenant, id in
+                _ = try await superuser.withSession { session in
+                    try session.execute(
+                        """
+                        INSERT INTO aerie.mailbox (tenant_id, uid, recipient_verkey, message_id, type, payload)
+                        VALUES ($1::uuid, gen_random_uuid(), 'K', $2, 't', '{"content":"x"}')
+                        """, [.text(tenant.rawValue), .text(id)])
+                }
+            }
+            for index in 0..<3 { try await insert(a, "m\(index)") }
+            try await insert(b, "m0")
+            _ = try await database.migrator().migrate()
+            let sums: @Sendable () async throws -> [[String?]] = {
+                try await superuser.withSession { session in
+                    try session.query(
+                        "SELECT tenant_id::text, sum(mailbox_messages)::text FROM aerie.tenant_usage WHERE tenant_id IN ($1::uuid, $2::uuid) GROUP BY 1 ORDER BY 2 DESC",
+                        [.text(a.rawValue), .text(b.rawValue)]
+                    ).allRows()
+                }
+            }
+            #expect(try await sums() == [[a.rawValue, "3"], [b.rawValue, "1"]])
+            try await insert(a, "m3")
+            #expect(try await sums() == [[a.rawValue, "4"], [b.rawValue, "1"]])
+            await superuser.shutdown()
+        }
+    }
+
     /// `database` migrated through `version`, two tenants in it (rows of `aerie.tenants`, written
     /// as the superuser) and the superuser's pool: where a test of a later migration starts.
     static func twoTenants(_ database: TestDatabase, migratedThrough version: Int) async throws
