@@ -95,11 +95,12 @@ public struct MessagesPlugin: AeriePlugin {
                 return ["unsubscribed": .bool(events.unsubscribe(context.session))]
             }
         }
-        // Stored by the inbound endpoint when the handler returns; nothing more to do here. A
-        // type a protocol plugin installed before this one handles (present-proof's request) is
-        // its own, and still lands in the mailbox when that plugin claims it.
+        // Stored by the inbound endpoint, nothing more (so a peer's may open with its recipient
+        // as remembered, `registerStoredInbound`). A type a protocol plugin installed before this
+        // one handles (present-proof's request) is its own, and still lands in the mailbox when
+        // that plugin claims it.
         for type in MessageKind.mailboxTypes where router.inboundRoute(for: type) == nil {
-            try router.registerInbound(type) { _, _ in }
+            try router.registerStoredInbound(type)
         }
     }
 

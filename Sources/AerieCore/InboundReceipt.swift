@@ -8,6 +8,10 @@ import Synchronization
 public final class InboundReceipt: Sendable {
     /// The message as it will be stored (its connection is filled in when claimed).
     public let message: MailboxMessage
+    /// The recipient as remembered when the pipeline opened the message with it
+    /// (`InboundRoute.opensWithRememberedRecipient`): a queued store then checks it in its insert
+    /// and fails with `ConnectionAsRead.changed`, storing nothing, when it is no longer so.
+    public let asRead: RecipientAsRead?
     /// The last claim, and the status it stored the message with (nil: not known, a copy stored before).
     private let outcome = Mutex<(claim: InboundClaim?, status: String?)>((nil, nil))
 
@@ -15,8 +19,9 @@ public final class InboundReceipt: Sendable {
     /// message was being opened): the message is refused, nothing is stored.
     public struct RecipientGone: Error {}
 
-    public init(message: MailboxMessage) {
+    public init(message: MailboxMessage, asRead: RecipientAsRead? = nil) {
         self.message = message
+        self.asRead = asRead
     }
 
     /// Stores the message in `tx`, linked to `connection` when the handler already holds it,
@@ -45,7 +50,7 @@ public final class InboundReceipt: Sendable {
         var stored = message
         if stored.connectionId == nil { stored.connectionId = connection }
         if let status { stored.status = status }
-        try tx.mailbox.claimQueued(stored)
+        try tx.mailbox.claimQueued(stored, asRead: asRead)
         outcome.withLock { $0 = (.new(stored.uid), stored.status) }
     }
 
@@ -59,12 +64,28 @@ public final class InboundReceipt: Sendable {
     }
 }
 
+/// A message's recipient as the inbound pipeline took it from memory rather than the database
+/// (`InboundRoute.opensWithRememberedRecipient`): the connection as read then, and the tenant's
+/// wrapped data key as read with it. A store carrying it inserts only if, in the database at that
+/// moment, the connection is still so (its state and `updatedAt`, our key its key and held) and
+/// the tenant active with that key.
+public struct RecipientAsRead: Sendable {
+    public var connection: ConnectionRecord
+    public var wrappedDataKey: [UInt8]
+
+    public init(connection: ConnectionRecord, wrappedDataKey: [UInt8]) {
+        self.connection = connection
+        self.wrappedDataKey = wrappedDataKey
+    }
+}
+
 extension TenantDatabase {
     /// Stores `receipt`'s message as handled when nothing else is written with it (a handler
     /// that did not claim it): the insert alone, one round trip without `BEGIN` or `COMMIT`,
     /// committed at its Sync. A rerun after a lost connection, or a copy stored before, finds the
     /// stored row and claims it in a transaction of its own (`claim(in:)`: a duplicate, or one
-    /// to handle now). Answers the claim.
+    /// to handle now). Answers the claim. A receipt `asRead` whose recipient is no longer as
+    /// read throws `ConnectionAsRead.changed`, nothing stored.
     public func store(_ receipt: InboundReceipt) async throws -> InboundClaim? {
         if let connection = receipt.message.connectionId {
             do {

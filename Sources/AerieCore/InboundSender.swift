@@ -32,6 +32,36 @@ public enum InboundSenders: Sendable, Hashable {
     public static func awaitsResponse(_ connection: ConnectionRecord) -> Bool {
         connection.state == .requested && connection.myVerkey != nil
     }
+
+    /// Whether a connection read from the database may be remembered with its key `verkey`
+    /// (`RecentRecipients`, as read) for the messages of `MethodRouter.InboundRoute
+    /// .opensWithRememberedRecipient`: established, `verkey` its current key. With that property,
+    /// the one place that decides what the steady state's short path takes.
+    public static func remembersAsRead(_ connection: ConnectionRecord, verkey: String) -> Bool {
+        connection.isEstablished && connection.myVerkey == verkey
+    }
+}
+
+extension MethodRouter.InboundRoute {
+    /// Whether a message of this route may be opened with a recipient remembered from an earlier
+    /// read of the database (`RecentRecipients`, as read: an established connection and its key,
+    /// its tenant's wrapped data key), without reading them again: only a type nothing handles
+    /// but the pipeline's store (`storedOnly`), from the connection's peer. Why no other:
+    /// - Such a message is decided by the sender's authentication against the connection and by
+    ///   its store, nothing else. Its store carries the recipient as remembered
+    ///   (`InboundReceipt.asRead`) and checks it in the insert itself
+    ///   (`MailboxRepository.claimQueued(_:asRead:)`): the connection unchanged (state and
+    ///   `updated_at`, our key still its key and held), the tenant active with the same wrapped data
+    ///   key. Otherwise nothing is stored and the pipeline reads the recipient from the database
+    ///   and processes the message again, so a stale entry (a peer key rotated away, a deleted
+    ///   connection, a suspended, deleted or rewrapped tenant, a NOTIFY not heard yet) decides
+    ///   nothing the database would not.
+    /// - A handler that writes in its own transaction (handshakes, rotation, credentials, pings
+    ///   answered) decides on the row it reads; it would have to check the same way in each
+    ///   transaction, so those routes are decided on the row as stored, as before.
+    /// - Strangers' routes (a Request) and the handshake's are never taken from an established
+    ///   connection anyway.
+    public var opensWithRememberedRecipient: Bool { storedOnly && senders == .peer }
 }
 
 /// Who sent an inbound message, as the connection its recipient key belongs to sees it. Decided

@@ -94,8 +94,10 @@ public protocol MailboxRepository {
     /// `claim` of a first copy without a round trip of its own: the insert is queued and travels
     /// with the transaction's next statement. When a copy is already stored, that statement
     /// throws `InboundClaim.storedBefore` and the transaction is void; the caller claims in a
-    /// new one (`TenantDatabase.transaction(storing:linkedTo:_:)` does both).
-    func claimQueued(_ message: MailboxMessage) throws
+    /// new one (`TenantDatabase.transaction(storing:linkedTo:_:)` does both). `asRead`: the insert
+    /// also checks that recipient is still as read (`RecipientAsRead`), else that statement throws
+    /// `ConnectionAsRead.changed` and the transaction is void.
+    func claimQueued(_ message: MailboxMessage, asRead: RecipientAsRead?) throws
     /// Records that handling `message` failed: stores it unhandled (or counts one more attempt on
     /// the stored copy) with the error; the recovery service tries again after `backoffSeconds`
     /// doubling per attempt, until `maxAttempts`. Answers the attempts so far and the message's

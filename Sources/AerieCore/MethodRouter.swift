@@ -38,6 +38,9 @@ public struct MethodRouter: Sendable {
         public let plugin: String
         /// Who the type is taken from on a connection; anyone else is refused at the endpoint.
         public let senders: InboundSenders
+        /// Registered by `registerStoredInbound`: no handler, the pipeline only stores the
+        /// message (`opensWithRememberedRecipient`).
+        public let storedOnly: Bool
         public let handler: InboundHandler
     }
 
@@ -109,12 +112,25 @@ public struct MethodRouter: Sendable {
     public mutating func registerInbound(
         _ type: String, from senders: InboundSenders = .peer, handler: @escaping InboundHandler
     ) throws {
+        try addInbound(type, senders: senders, storedOnly: false, handler: handler)
+    }
+
+    /// Registers an inbound type that nothing handles: the pipeline stores a message of it from
+    /// the connection's peer in the mailbox, and that is all. Only such a type may be taken with
+    /// a recipient remembered from an earlier read (`InboundRoute.opensWithRememberedRecipient`).
+    public mutating func registerStoredInbound(_ type: String) throws {
+        try addInbound(type, senders: .peer, storedOnly: true) { _, _ in }
+    }
+
+    private mutating func addInbound(
+        _ type: String, senders: InboundSenders, storedOnly: Bool, handler: @escaping InboundHandler
+    ) throws {
         let key = InboundMessage.normalizedType(type)
         if let existing = inbound[key] {
             throw RouterError(
                 message: "message type '\(key)' is registered twice (by '\(existing.plugin)' and '\(currentPlugin)')")
         }
-        inbound[key] = InboundRoute(type: key, plugin: currentPlugin, senders: senders, handler: handler)
+        inbound[key] = InboundRoute(type: key, plugin: currentPlugin, senders: senders, storedOnly: storedOnly, handler: handler)
     }
 
     public func method(named name: String) -> Method? { methods[name] }

@@ -68,10 +68,10 @@ import Testing
             let before = try await roundTrips()
             let recent = try #require(try await Self.lookup(fixture, [Self.verkeyA, Self.verkeyB]))
             #expect(try await roundTrips() == before)
-            #expect(recent.fromRecentRecipients)
+            #expect(recent.remembered == .made)
             let read = try #require(try await Self.lookup(fixture, [Self.verkeyA, Self.verkeyB], recent: false))
             #expect(try await roundTrips() == before + 1)
-            #expect(!read.fromRecentRecipients)
+            #expect(read.remembered == nil)
 
             // The same answer as the database's: tenant, its key as read, our key and its secret.
             #expect(recent.tenant == a && read.tenant == a)
@@ -89,7 +89,7 @@ import Testing
             // B's key names B; the first key of the list decides, as in the database.
             #expect(try await Self.lookup(fixture, [Self.verkeyB, Self.verkeyA])?.tenant == b)
             let unknownFirst = try #require(try await Self.lookup(fixture, [KeyRepositoryTests.verkeyC, Self.verkeyA]))
-            #expect(!unknownFirst.fromRecentRecipients && unknownFirst.tenant == a)
+            #expect(unknownFirst.remembered == nil && unknownFirst.tenant == a)
         }
     }
 

@@ -54,11 +54,14 @@ extension AerieConfiguration {
         /// `AERIE_CONNECTION_CACHE_TTL`: the longest a cached connection view is answered without
         /// a database read.
         public var connectionsMaxAge: Duration = .seconds(60)
-        /// `AERIE_RECENT_RECIPIENTS`: pairwise keys this server made with their connections, kept
-        /// so the peer's answer to one (a Response) is opened without the inbound lookup's
-        /// database read; 0 looks every inbound message up.
+        /// `AERIE_RECENT_RECIPIENTS`: inbound recipients kept in memory (`RecentRecipients`):
+        /// pairwise keys this server made with their connections, so the peer's answer to one (a
+        /// Response) is opened without the inbound lookup's database read, and established
+        /// connections' keys as read, for the peer's plain messages; 0 looks every inbound message
+        /// up.
         public var recentRecipientsSize = 4096
-        /// The longest such a key is kept (a Response usually comes within a second).
+        /// The longest such a key is kept (a Response usually comes within a second; a remembered
+        /// connection is read again after it).
         public var recentRecipientsMaxAge: Duration = .seconds(60)
 
         public init() {}

@@ -226,7 +226,7 @@ extension AerieConfiguration {
             .seconds("AERIE_CONNECTION_CACHE_TTL", 1...86_400, \.caches.connectionsMaxAge,
                      "seconds a cached connection view is answered before it is read again"),
             .integer("AERIE_RECENT_RECIPIENTS", 0...1_000_000, \.caches.recentRecipientsSize,
-                     "pairwise keys just made, kept (60 s) so a peer's answer skips the inbound lookup; 0 = off"),
+                     "inbound recipients (keys just made, established connections' keys as read) kept 60 s so a peer's message skips the inbound lookup; 0 = off"),
         ]
     }
 }

@@ -58,7 +58,7 @@ enum ChannelEvent: Sendable, Equatable {
 
 /// The caches the channel keeps true, each invalidation written once: the session credentials
 /// (`CredentialCache`), `connections.get` answers (`ConnectionViewCache`), the connections sent
-/// over (`ConnectionSendCache`), the keys this process just made (`RecentRecipients`) and the box
+/// over (`ConnectionSendCache`), the inbound recipients held in memory (`RecentRecipients`) and the box
 /// shared keys (`BoxSharedKeys`). The listener's state drives all but the last: they serve
 /// nothing while the LISTEN is down.
 struct ChannelCaches: Sendable {

@@ -34,6 +34,9 @@ struct InboundProcessor: Sendable {
     private let outcomes = MetricHandles { values in
         Counter(label: "aerie_inbound_messages_total", dimensions: [("outcome", values[0])])
     }
+    /// `aerie_inbound_recipient_rereads_total`: messages opened with a recipient remembered as
+    /// read whose store found it changed, then read again from the database and processed again.
+    private let rereads = Counter(label: "aerie_inbound_recipient_rereads_total")
     /// `aerie_invitation_refusals_total{reason}`: strangers' Requests refused, by
     /// `InboundRefusal.Reason` (counted here, in memory: a flood of refusals writes nothing).
     private let refusals = MetricHandles { values in
@@ -62,6 +65,10 @@ struct InboundProcessor: Sendable {
         case rejected(status: Int, reason: String)
         /// For a tenant moving or moved away: 503 with `Retry-After` (`unknownRecipient`).
         case movedAway(retryAfterSeconds: Int)
+        /// Opened with a recipient remembered as read whose store found it changed (or failed),
+        /// nothing stored: `process` reads it from the database and processes the message again,
+        /// so no peer is answered this (were one, 503: it sends again).
+        case recipientChanged
 
         /// `accepted`, `duplicate`, `refused` (4xx: not for us, does not open, unsupported),
         /// `failed` (5xx: could not be stored; the peer may retry) or `moved`.
@@ -71,6 +78,7 @@ struct InboundProcessor: Sendable {
             case .duplicate: "duplicate"
             case .rejected(let status, _): status < 500 ? "refused" : "failed"
             case .movedAway: "moved"
+            case .recipientChanged: "failed"
             }
         }
 
@@ -78,7 +86,7 @@ struct InboundProcessor: Sendable {
             switch self {
             case .accepted, .duplicate: 202
             case .rejected(let status, _): status
-            case .movedAway: 503
+            case .movedAway, .recipientChanged: 503
             }
         }
     }
@@ -131,7 +139,9 @@ struct InboundProcessor: Sendable {
         return outcome
     }
 
-    private func process(_ envelope: [UInt8], depth: Int) async throws -> Outcome {
+    /// `remembered`: whether the recipient may come from memory (`RecentRecipients`); false
+    /// when processing again after a remembered one was found changed.
+    private func process(_ envelope: [UInt8], depth: Int, remembered: Bool = true) async throws -> Outcome {
         let parsed: DIDCommEnvelope
         do {
             parsed = try await parsing.parse { try DIDCommEnvelope(parsing: envelope) }
@@ -142,7 +152,7 @@ struct InboundProcessor: Sendable {
         let kids = Self.candidateRecipients(parsed.recipientKids)
         // The first recipient key held here names the tenant, which must be active; its key, the
         // key's sealed secret and its connection come in the same round trip.
-        guard let owner = try await recipient(kids, recent: true), let wrapped = owner.activeWrappedDataKey,
+        guard let owner = try await recipient(kids, recent: remembered), let wrapped = owner.activeWrappedDataKey,
             var recipient = owner.recipient
         else { return try await unknownRecipient(kids) }
         var tenant = contexts.context(for: owner.tenant, wrappedDataKey: wrapped, logger: logger)
@@ -163,20 +173,32 @@ struct InboundProcessor: Sendable {
         case .refuse(let reason):
             return .rejected(status: 400, reason: reason)
         case .forward(let inner):
-            return try await process(inner, depth: depth + 1)
+            return try await process(inner, depth: depth + 1, remembered: remembered)
         case .handle(let body, let t, let id, let thread, let r):
             (message, type, messageId, threadId, route) = (body, t, id, thread, r)
         }
-        if owner.fromRecentRecipients, !route.senders.openWithRecentRecipient {
-            // Read again from the database (`InboundSenders.openWithRecentRecipient`).
-            guard let read = try await self.recipient(kids, recent: false), let readKey = read.activeWrappedDataKey,
-                let readRecipient = read.recipient, readRecipient.verkey == recipient.verkey
-            else { return try await unknownRecipient(kids) }
-            (recipient, tenant) = (readRecipient, contexts.context(for: read.tenant, wrappedDataKey: readKey, logger: logger))
+        var fromMemory = owner.remembered
+        if let origin = fromMemory, !Self.opens(route, rememberedAs: origin) {
+            // Read again from the database (`InboundSenders.openWithRecentRecipient`,
+            // `InboundRoute.opensWithRememberedRecipient`).
+            guard let read = try await readAgain(kids, verkey: recipient.verkey) else { return try await unknownRecipient(kids) }
+            (recipient, tenant, fromMemory) = (read.recipient, read.tenant, nil)
         }
-        guard let (connection, sender) = try await authenticate(
+        var authenticated = try await authenticate(
             sender: unpacked.senderVerkey, connection: recipient.connection, route: route, tenant: tenant)
-        else { return .rejected(status: 400, reason: "no recipient of this message is known here") }
+        if authenticated == nil, fromMemory == .read {
+            // Refused by the connection as remembered, which may be older than the database's
+            // (the peer rotated to this key): judged again on the row as stored.
+            guard let read = try await readAgain(kids, verkey: recipient.verkey) else { return try await unknownRecipient(kids) }
+            (recipient, tenant, fromMemory) = (read.recipient, read.tenant, nil)
+            authenticated = try await authenticate(
+                sender: unpacked.senderVerkey, connection: recipient.connection, route: route, tenant: tenant)
+        }
+        guard let (connection, sender) = authenticated else {
+            return .rejected(status: 400, reason: "no recipient of this message is known here")
+        }
+        // A recipient as remembered: its store checks it is still so (`InboundReceipt.asRead`).
+        let asRead = fromMemory == .read ? RecipientAsRead(connection: connection, wrappedDataKey: wrapped) : nil
         if route.senders.areStrangers, let senderVerkey = unpacked.senderVerkey,
             let limit = requestRates.admit(tenant: tenant.tenantID, invitation: connection.id, sender: senderVerkey)
         {
@@ -186,12 +208,39 @@ struct InboundProcessor: Sendable {
         let receipt = InboundReceipt(
             message: MailboxMessage(
                 uid: uid, connectionId: connection.id, recipientVerkey: unpacked.recipientVerkey,
-                senderVerkey: unpacked.senderVerkey, messageId: messageId, type: type, threadId: threadId, payload: message))
+                senderVerkey: unpacked.senderVerkey, messageId: messageId, type: type, threadId: threadId, payload: message),
+            asRead: asRead)
         let inbound = InboundMessage(
             type: type, id: messageId, body: message, senderVerkey: unpacked.senderVerkey,
             recipientVerkey: unpacked.recipientVerkey, uid: uid, receipt: receipt,
             connection: connection, sender: sender, recipientSealedSecret: recipient.sealedSecret)
-        return await handle(inbound, route: route, tenant: tenant)
+        let outcome = await handle(inbound, route: route, tenant: tenant)
+        if case .recipientChanged = outcome {
+            rereads.increment()
+            tenant.logger.debug("remembered recipient changed: read again", metadata: ["connection": "\(connection.id.lowercasedString)"])
+            return try await process(envelope, depth: depth, remembered: false)
+        }
+        return outcome
+    }
+
+    /// Whether a message of `route` may be opened with a recipient held in memory as `origin`
+    /// (`RecentRecipients`): one kept as inserted by a Response only
+    /// (`InboundSenders.openWithRecentRecipient`), one kept as read by a type the pipeline only
+    /// stores (`InboundRoute.opensWithRememberedRecipient`, whose store checks it).
+    static func opens(_ route: MethodRouter.InboundRoute, rememberedAs origin: RecentRecipients.Origin) -> Bool {
+        switch origin {
+        case .made: route.senders.openWithRecentRecipient
+        case .read: route.opensWithRememberedRecipient
+        }
+    }
+
+    /// The recipient `verkey` read from the database now, with its tenant's context: nil when it
+    /// is no longer the first of `kids` held here, or its tenant is not active.
+    private func readAgain(_ kids: [String], verkey: String) async throws -> (recipient: InboundRecipient, tenant: TenantContext)? {
+        guard let read = try await recipient(kids, recent: false), let key = read.activeWrappedDataKey,
+            let recipient = read.recipient, recipient.verkey == verkey
+        else { return nil }
+        return (recipient, contexts.context(for: read.tenant, wrappedDataKey: key, logger: logger))
     }
 
     /// The tenant of the first of `kids` held here, with its key and connection: one round trip
@@ -280,6 +329,15 @@ struct InboundProcessor: Sendable {
             return claim?.isToHandle == false ? .duplicate : .accepted
         } catch is InboundReceipt.RecipientGone {
             return .rejected(status: 400, reason: "no recipient of this message is known here")
+        } catch where receipt.asRead != nil {
+            // The recipient as remembered no longer so (`ConnectionAsRead.changed`), or any other
+            // failure of its checked store: processed again from the database, where every
+            // failure is handled as it always was. Nothing of a remembered recipient is stored
+            // but by its checked insert.
+            if !ConnectionAsRead.changed(error) {
+                tenant.logger.debug("store with a remembered recipient failed", metadata: ["error": "\(String(reflecting: error))"])
+            }
+            return .recipientChanged
         } catch let refused as InboundSender.Refused {
             return .rejected(status: 400, reason: refused.reason)
         } catch let refusal as InboundRefusal {

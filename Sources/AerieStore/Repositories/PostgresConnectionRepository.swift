@@ -162,18 +162,28 @@ struct PostgresConnectionRepository: ConnectionRepository {
     /// wrote it); its row must still be unchanged (`updated_at = created_at`: every change sets
     /// `updated_at` to a later transaction's `now()`).
     func lockAsRead(_ record: ConnectionRecord) throws {
-        let row = "tenant_id = $1::uuid AND id = $2::uuid AND state = $3"
-        var parameters: [SQLValue] = [.text(tenantID.rawValue), .text(record.id.lowercasedString), .text(record.state.rawValue)]
-        let unchanged: String
-        if record.updatedAt == record.createdAt {
-            unchanged = "updated_at = created_at"
-        } else {
-            unchanged = "(extract(epoch FROM updated_at) * 1000000)::int8 = $4::int8"
-            parameters.append(.text(String(Int64((record.updatedAt.timeIntervalSince1970 * 1_000_000).rounded()))))
-        }
+        let (unchanged, parameters) = Self.asRead(record, parameterFrom: 3)
         try session.executeLater(
-            "SELECT (EXISTS (SELECT FROM aerie.connections WHERE \(row) AND \(unchanged) FOR UPDATE))::aerie.connection_as_read",
-            parameters)
+            """
+            SELECT (EXISTS (SELECT FROM aerie.connections WHERE tenant_id = $1::uuid AND id = $2::uuid AND \(unchanged)
+                FOR UPDATE))::aerie.connection_as_read
+            """,
+            [.text(tenantID.rawValue), .text(record.id.lowercasedString)] + parameters)
+    }
+
+    /// The condition that a row of `aerie.connections` is still as `record` was read: the same
+    /// state and `updated_at` (see `lockAsRead` for a record as inserted), with its parameters
+    /// numbered from `$first`. The one spelling of "as read", for `lockAsRead` and the mailbox's
+    /// check of a remembered recipient (`PostgresMailboxRepository.claimQueued`).
+    static func asRead(_ record: ConnectionRecord, parameterFrom first: Int) -> (condition: String, parameters: [SQLValue]) {
+        let state = "state = $\(first)"
+        if record.updatedAt == record.createdAt {
+            return ("\(state) AND updated_at = created_at", [.text(record.state.rawValue)])
+        }
+        return (
+            "\(state) AND (extract(epoch FROM updated_at) * 1000000)::int8 = $\(first + 1)::int8",
+            [.text(record.state.rawValue), .text(String(Int64((record.updatedAt.timeIntervalSince1970 * 1_000_000).rounded())))]
+        )
     }
 
     /// The match on the keys given, as one condition on their lookup hashes (sealed rows) or

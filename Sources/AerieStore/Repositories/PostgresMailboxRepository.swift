@@ -73,9 +73,31 @@ struct PostgresMailboxRepository: MailboxRepository {
         return .resumed(uid)
     }
 
-    func claimQueued(_ m: MailboxMessage) throws {
-        try session.executeLater(Self.claimQueuedSQL, try insertParameters(m)) { error in
-            error.code == .conflict ? InboundClaim.storedBefore : error
+    func claimQueued(_ m: MailboxMessage, asRead: RecipientAsRead?) throws {
+        var sql = Self.claimQueuedSQL
+        var parameters = try insertParameters(m)
+        if let asRead {
+            // A remembered recipient (`InboundRoute.opensWithRememberedRecipient`), checked in
+            // the insert itself against the rows as they are now: the connection as read (locked
+            // against a delete until the commit, so none can empty its mailbox meanwhile), our key
+            // its key and still held, the tenant active with the data key as read. Else the cast
+            // fails (schema/0037's domain) and nothing is stored.
+            let (unchanged, checked) = PostgresConnectionRepository.asRead(asRead.connection, parameterFrom: 10)
+            sql = """
+                INSERT INTO aerie.mailbox (tenant_id, uid, connection_id, recipient_verkey, message_id, type, status, sealed,
+                    handled_at)
+                SELECT $1::uuid, $2::uuid, $3::uuid, $4::text, $5::text, $6::text, $7::text, $8::bytea, now()
+                WHERE (EXISTS (SELECT FROM aerie.connections
+                    WHERE tenant_id = $1::uuid AND id = $3::uuid AND my_verkey = $4::text AND \(unchanged)
+                        AND EXISTS (SELECT FROM aerie.tenant_keys k WHERE k.tenant_id = $1::uuid AND k.verkey = $4::text)
+                        AND EXISTS (SELECT FROM aerie.tenants t
+                            WHERE t.id = $1::uuid AND t.status = 'active' AND t.data_key_wrapped = $9::bytea)
+                    FOR KEY SHARE))::aerie.connection_as_read
+                """
+            parameters += [.bytes(asRead.wrappedDataKey)] + checked
+        }
+        try session.executeLater(sql, parameters) { error in
+            error.code == .conflict && !ConnectionAsRead.changed(error) ? InboundClaim.storedBefore : error
         }
     }
 

@@ -2,42 +2,60 @@ import AerieCore
 import Foundation
 import Synchronization
 
-/// The recipients this process has just made: a pairwise key stored with the new connection it
-/// is our key of, inserted waiting for its Response (`InboundSenders.awaitsResponse`), in one
-/// tenant transaction (`connections.accept`'s Request, out-of-band's). The
-/// peer's answer to that key (a Response, 20-40 ms later) then opens without the inbound
-/// lookup's round trip (`TenantDirectory.inboundRecipient`): verkey -> the tenant, its wrapped
-/// data key as the accepting call read it, the key's sealed secret and the connection as inserted.
-///
-/// What a stale entry can do, and why it is safe:
+/// Inbound recipients held in memory, so a message to one opens without the inbound lookup's
+/// round trip (`TenantDirectory.inboundRecipient`): verkey -> the tenant, its wrapped data key as
+/// read, the key's sealed secret and its connection. Two kinds of entry (`Origin`), each
+/// answering only for the messages that can check it:
+/// - `made`: a pairwise key this process has just stored with the new connection it is our key
+///   of, inserted waiting for its Response (`InboundSenders.awaitsResponse`), in one tenant
+///   transaction (`connections.accept`'s Request, out-of-band's); the peer's answer (a Response,
+///   20-40 ms later) opens with it. It answers for a Response only
+///   (`InboundSenders.openWithRecentRecipient`), whose transaction locks the row and fails unless
+///   it is still as inserted (`ConnectionRepository.lockAsRead`, `updated_at = created_at`), then
+///   decides on the locked row.
+/// - `read`: an established connection and its current key as a database lookup read them
+///   (`InboundSenders.remembersAsRead`): the steady state, a peer's messages one after another.
+///   It answers only for a type the pipeline just stores (`InboundRoute
+///   .opensWithRememberedRecipient`), whose insert checks the connection, the key and the tenant
+///   are still as read (`InboundReceipt.asRead`) and stores nothing otherwise.
+/// The inbound pipeline looks any other message up in the database as before. What else makes a
+/// stale entry safe:
 /// - The verkey names its tenant for good (a key is never moved to another tenant), so the
 ///   directory part never goes stale; an entry holds one tenant's data only and every
 ///   invalidation names its tenant.
-/// - The connection as inserted: an entry answers for a Response only
-///   (`InboundSenders.openWithRecentRecipient`), whose transaction locks the row and fails unless
-///   it is still as inserted (`ConnectionRepository.lockAsRead`, `updated_at = created_at`), then
-///   decides on the locked row. The inbound pipeline looks any other message type up in the
-///   database as before (`InboundOwner.fromRecentRecipients`).
 /// - The tenant active with that data key: until the credential NOTIFY (suspend, delete, rewrap)
-///   arrives, as the session credential cache (`CredentialCache`).
+///   arrives, as the session credential cache (`CredentialCache`), and checked by both kinds'
+///   writes.
 ///
 /// Entries leave on the connection NOTIFYs (schema/0004: a state other than the entry's;
-/// schema/0028: any other change or a delete), on every credential event of the tenant, at once
-/// on this process's own writes of the connection (`PostgresTenantDatabase`), after `maxAge`, and
-/// all of them when the LISTEN drops (nothing is served or kept until it is back, as
-/// `TenantCache`). Bounded: at most `capacity` entries, the oldest overwritten first, and no
-/// connection whose sealed row exceeds `largestRow` bytes. Holds secrets sealed and a tenant's
-/// wrapped key as read (never unwrapped), the connection in clear, in memory only.
+/// schema/0028: any other change or a delete), on every credential event of the tenant, on the
+/// deletion of their key (schema/0038), at once on this process's own writes of the connection
+/// (`PostgresTenantDatabase`), after `maxAge`, and all of them when the LISTEN drops (nothing is
+/// served or kept until it is back, as `TenantCache`). A read fills only if none of these
+/// happened since it started (`generation`), so a read racing a change cannot put back what the
+/// change took away. Bounded: at most `capacity` entries of both kinds, the oldest overwritten
+/// first, and no connection whose sealed row exceeds `largestRow` bytes. Holds secrets sealed and
+/// a tenant's wrapped key as read (never unwrapped), the connection in clear, in memory only.
 package final class RecentRecipients: Sendable {
+    /// How an entry came to be held, which decides what it answers for (see the type).
+    package enum Origin: Sendable, Hashable {
+        /// Made by a transaction of this process: the connection as inserted.
+        case made
+        /// Read from the database: an established connection as read.
+        case read
+    }
+
     package struct Recipient: Sendable {
         package var tenant: TenantID
         package var wrappedDataKey: [UInt8]
         package var recipient: InboundRecipient
+        package var origin: Origin
 
-        package init(tenant: TenantID, wrappedDataKey: [UInt8], recipient: InboundRecipient) {
+        package init(tenant: TenantID, wrappedDataKey: [UInt8], recipient: InboundRecipient, origin: Origin = .made) {
             self.tenant = tenant
             self.wrappedDataKey = wrappedDataKey
             self.recipient = recipient
+            self.origin = origin
         }
     }
 
@@ -54,6 +72,8 @@ package final class RecentRecipients: Sendable {
 
     private struct State {
         var listening = false
+        /// Moves on at every invalidation (`remember(read:generation:)`).
+        var generation: UInt64 = 0
         var byVerkey: [String: Entry] = [:]
         var verkeyOfConnection: [UUID: String] = [:]
         /// Insertion order: slot `sequence % capacity` holds the verkey stored with `sequence`.
@@ -67,7 +87,8 @@ package final class RecentRecipients: Sendable {
     private let clock = ContinuousClock()
 
     /// Connections whose sealed row is larger are not kept (a usual one is under 1 KiB; a 64 KiB
-    /// invitation's is read from the database as before).
+    /// invitation's is read from the database as before): for an entry `read`, the bytes of its
+    /// row as the database sent them.
     package static let largestRow = 4096
 
     /// `capacity` 0 turns it off (every inbound message is looked up in the database).
@@ -100,22 +121,43 @@ package final class RecentRecipients: Sendable {
         let now = clock.now
         state.withLock { state in
             guard state.listening else { return }
-            if state.ring.isEmpty { state.ring = Array(repeating: nil, count: capacity) }
-            for recipient in made {
-                guard let connectionId = recipient.recipient.connection?.id else { continue }
-                let verkey = recipient.recipient.verkey
-                Self.remove(verkey, from: &state)
-                let sequence = state.nextSequence
-                state.nextSequence &+= 1
-                let slot = Int(sequence % UInt64(capacity))
-                if let old = state.ring[slot], state.byVerkey[old]?.sequence == sequence &- UInt64(capacity) {
-                    Self.remove(old, from: &state)
-                }
-                state.ring[slot] = verkey
-                state.byVerkey[verkey] = Entry(recipient: recipient, storedAt: now, sequence: sequence)
-                state.verkeyOfConnection[connectionId] = verkey
-            }
+            for recipient in made { insert(recipient, at: now, into: &state) }
         }
+    }
+
+    /// Where a database read starts from: `remember(read:generation:)` keeps its answer only if
+    /// no entry could have been invalidated since (nil: keep nothing, the LISTEN is down).
+    package var generation: UInt64? {
+        guard isEnabled else { return nil }
+        return state.withLock { $0.listening ? $0.generation : nil }
+    }
+
+    /// Keeps what a database lookup read (`origin` `.read`, an established connection with our
+    /// current key, `InboundSenders.remembersAsRead`), unless an invalidation happened since
+    /// `generation` was taken.
+    package func remember(read recipient: Recipient, generation: UInt64) {
+        guard isEnabled, recipient.origin == .read else { return }
+        let now = clock.now
+        state.withLock { state in
+            guard state.listening, state.generation == generation else { return }
+            insert(recipient, at: now, into: &state)
+        }
+    }
+
+    private func insert(_ recipient: Recipient, at now: ContinuousClock.Instant, into state: inout State) {
+        guard let connectionId = recipient.recipient.connection?.id else { return }
+        if state.ring.isEmpty { state.ring = Array(repeating: nil, count: capacity) }
+        let verkey = recipient.recipient.verkey
+        Self.remove(verkey, from: &state)
+        let sequence = state.nextSequence
+        state.nextSequence &+= 1
+        let slot = Int(sequence % UInt64(capacity))
+        if let old = state.ring[slot], state.byVerkey[old]?.sequence == sequence &- UInt64(capacity) {
+            Self.remove(old, from: &state)
+        }
+        state.ring[slot] = verkey
+        state.byVerkey[verkey] = Entry(recipient: recipient, storedAt: now, sequence: sequence)
+        state.verkeyOfConnection[connectionId] = verkey
     }
 
     /// A connection NOTIFY of `tenant` (schema/0004: `state` is the new state; schema/0028:
@@ -125,13 +167,19 @@ package final class RecentRecipients: Sendable {
     package func connectionChanged(tenant: TenantID, connectionId: UUID?, state newState: String?) {
         guard isEnabled else { return }
         guard let connectionId else { return forget(tenant: tenant) }
-        state.withLock { Self.remove(connections: CollectionOfOne(connectionId), of: tenant, from: &$0, unlessIn: newState) }
+        state.withLock { state in
+            state.generation &+= 1
+            Self.remove(connections: CollectionOfOne(connectionId), of: tenant, from: &state, unlessIn: newState)
+        }
     }
 
     /// Connections of `tenant` this process wrote: their entries leave at once.
     package func forget(tenant: TenantID, connections ids: some Sequence<UUID>) {
         guard isEnabled else { return }
-        state.withLock { Self.remove(connections: ids, of: tenant, from: &$0, unlessIn: nil) }
+        state.withLock { state in
+            state.generation &+= 1
+            Self.remove(connections: ids, of: tenant, from: &state, unlessIn: nil)
+        }
     }
 
     /// Keys of `tenant` deleted (schema/0038's NOTIFY, or this process's own delete): their
@@ -139,6 +187,7 @@ package final class RecentRecipients: Sendable {
     package func forget(tenant: TenantID, verkeys: some Sequence<String>) {
         guard isEnabled else { return }
         state.withLock { state in
+            state.generation &+= 1
             for verkey in verkeys where state.byVerkey[verkey]?.recipient.tenant == tenant { Self.remove(verkey, from: &state) }
         }
     }
@@ -147,6 +196,7 @@ package final class RecentRecipients: Sendable {
     package func forget(tenant: TenantID) {
         guard isEnabled else { return }
         state.withLock { state in
+            state.generation &+= 1
             for (verkey, entry) in state.byVerkey where entry.recipient.tenant == tenant { Self.remove(verkey, from: &state) }
         }
     }
@@ -156,6 +206,7 @@ package final class RecentRecipients: Sendable {
     package func listenerChanged(listening: Bool) {
         state.withLock { state in
             state.listening = listening
+            state.generation &+= 1
             state.byVerkey = [:]
             state.verkeyOfConnection = [:]
             state.ring = []

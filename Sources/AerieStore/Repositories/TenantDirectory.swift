@@ -130,19 +130,22 @@ public struct TenantDirectory: Sendable {
     /// unwraps the tenant's data key to open the connection's sealed columns (not called for a
     /// suspended tenant, whose rows are not returned).
     ///
-    /// Without a round trip when `recent` and the first of `verkeys` is a key this process made
-    /// with its connection moments ago (`RecentRecipients`): the answer is then marked
-    /// `fromRecentRecipients`, its connection as inserted, perhaps changed since. No default: a
-    /// caller asks for that answer knowingly.
+    /// Without a round trip when `recent` and the first of `verkeys` is a key held in memory
+    /// (`RecentRecipients`: made by this process with its connection moments ago, or read here
+    /// before with its established connection): the answer is then marked `remembered` with the
+    /// entry's origin, its connection as inserted or as read, perhaps changed since. No default: a
+    /// caller asks for that answer knowingly. An answer read from the database whose connection
+    /// is established is remembered (`InboundSenders.remembersAsRead`), unless something was
+    /// invalidated while it was read.
     public func inboundRecipient(
         verkeys: [String], recent: Bool, sealer: @escaping @Sendable (TenantID, [UInt8]) throws -> any ValueSealer
     ) async throws -> InboundOwner? {
         guard let first = verkeys.first else { return nil }
-        if recent, let made = recentRecipients.lookup(first) {
+        if recent, let held = recentRecipients.lookup(first) {
             return InboundOwner(
-                tenant: made.tenant, activeWrappedDataKey: made.wrappedDataKey, recipient: made.recipient,
-                fromRecentRecipients: true)
+                tenant: held.tenant, activeWrappedDataKey: held.wrappedDataKey, recipient: held.recipient, remembered: held.origin)
         }
+        let generation = recentRecipients.generation
         guard verkeys.count <= PostgresKeyRepository.maxLookup else {
             throw AerieError.invalidParams(
                 "too many keys to look up at once (at most \(PostgresKeyRepository.maxLookup))", field: "verkeys")
@@ -177,10 +180,27 @@ public struct TenantDirectory: Sendable {
                 return InboundOwner(tenant: tenant, activeWrappedDataKey: nil, recipient: nil)
             }
             let sealing = RowSealing(tenantID: tenant, sealer: try sealer(tenant, wrapped), table: "connections")
-            return InboundOwner(
-                tenant: tenant, activeWrappedDataKey: wrapped,
-                recipient: try PostgresConnectionRepository.firstRecipient(result, in: verkeys, sealing: sealing))
+            let recipient = try PostgresConnectionRepository.firstRecipient(result, in: verkeys, sealing: sealing)
+            if let generation, let recipient, let connection = recipient.connection,
+                InboundSenders.remembersAsRead(connection, verkey: recipient.verkey),
+                let row = Self.rowBytes(result, verkey: recipient.verkey), row <= RecentRecipients.largestRow
+            {
+                recentRecipients.remember(
+                    read: RecentRecipients.Recipient(tenant: tenant, wrappedDataKey: wrapped, recipient: recipient, origin: .read),
+                    generation: generation)
+            }
+            return InboundOwner(tenant: tenant, activeWrappedDataKey: wrapped, recipient: recipient)
         }
+    }
+
+    /// The bytes of the connection columns of `verkey`'s row in an inbound recipient read, as
+    /// the database sent them (what `RecentRecipients.largestRow` bounds).
+    private static func rowBytes(_ result: PostgresResult, verkey: String) -> Int? {
+        let columns = PostgresConnectionRepository.columnCount
+        for row in 0..<result.rowCount where result.string(row, columns) == verkey {
+            return (0..<columns).reduce(0) { $0 + (result.raw(row, $1)?.count ?? 0) }
+        }
+        return nil
     }
 
     /// The wrapped data key of an active tenant, nil when the tenant is missing or suspended
@@ -398,7 +418,7 @@ public struct InboundOwner: Sendable {
     public var activeWrappedDataKey: [UInt8]?
     /// The tenant's first key among the recipients, its sealed secret and its connection.
     public var recipient: InboundRecipient?
-    /// Answered by `RecentRecipients`, not read: the connection is as inserted, and may have
-    /// changed since (see there).
-    public var fromRecentRecipients = false
+    /// Answered by `RecentRecipients`, not read now: the entry's origin, its connection as
+    /// inserted or as read then, which may have changed since (see there). Nil: read now.
+    package var remembered: RecentRecipients.Origin? = nil
 }
