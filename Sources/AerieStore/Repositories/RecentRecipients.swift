@@ -115,7 +115,8 @@ package final class RecentRecipients: Sendable {
         }
     }
 
-    /// Keeps what a committed transaction made (`MadeRecipients.made`).
+    /// Keeps what a committed transaction made (`MadeRecipients.made`); tests also put back an
+    /// entry as looked up, as if its invalidation had not arrived yet.
     package func remember(_ made: [Recipient]) {
         guard isEnabled, !made.isEmpty else { return }
         let now = clock.now
