@@ -182,4 +182,55 @@ import Testing
             }
         }
     }
+
+    /// A store racing a change of its connection: it waits for the transaction holding the row
+    /// locked (a delete, which empties the connection's mailbox first; a rotation), then checks
+    /// the row as that one left it: nothing stored, so no message outlives its deleted connection
+    /// and none from a rotated-away key lands after the rotation. (Checked on its snapshot alone,
+    /// both would be stored.)
+    @Test func aStoreWaitsForAChangeHeldOnItsConnectionAndStoresNothingAfterIt() async throws {
+        try await StoreFixture.with(maxConnections: 3, configure: { $0.recentRecipientsSize = 16 }) { fixture in
+            fixture.runtime.recentRecipients.listenerChanged(listening: true)
+            let a = try await fixture.createTenant("A", wrappedDataKey: Recent.wrappedA).id
+            let b = try await fixture.createTenant("B", wrappedDataKey: Recent.wrappedB).id
+            try await Self.insert(fixture, a, Self.established("inv-1", verkey: Recent.verkeyA))
+            try await Self.insert(fixture, a, Self.established("inv-2", verkey: Recent.verkeyD))
+            try await Self.insert(fixture, b, Self.established("inv-3", verkey: Recent.verkeyB))
+            let dbA = Recent.database(fixture, a, wrapped: Recent.wrappedA)
+            let writeA = fixture.runtime.sealed(a)
+
+            for (verkey, change) in [(Recent.verkeyA, "delete"), (Recent.verkeyD, "rotate")] {
+                let read = try await Self.asRead(fixture, verkey)
+                let (locked, holding) = AsyncStream.makeStream(of: Void.self)
+                let holder = Task {
+                    try await writeA.transaction { tx in
+                        guard var row = try tx.connections.getForUpdate(read.connection.id) else { return }
+                        if change == "delete" {
+                            try tx.sql.execute(
+                                "DELETE FROM aerie.mailbox WHERE tenant_id = $1::uuid AND connection_id = $2::uuid",
+                                [.text(a.rawValue), .text(row.id.lowercasedString)])
+                            _ = try tx.connections.delete(row.id)
+                        } else {
+                            row.theirVerkey = "ROTATEDKEY"
+                            try tx.connections.update(row)
+                        }
+                        holding.yield()
+                        Thread.sleep(forTimeInterval: 0.5)
+                    }
+                }
+                var waiting = locked.makeAsyncIterator()
+                _ = await waiting.next()
+                // Checked on the snapshot alone, the store would pass on the row before the change.
+                try await Self.expectRefused(dbA, Self.receipt(verkey, read), "racing a \(change)")
+                try await holder.value
+            }
+            let count = try await fixture.runtime.withSession(tenant: a) { session in
+                try session.query("SELECT count(*)::int FROM aerie.mailbox").int(0, 0)
+            }
+            #expect(count == 0)
+            // B's recipient, untouched by A's changes, stores.
+            let ofB = Self.receipt(Recent.verkeyB, try await Self.asRead(fixture, Recent.verkeyB))
+            #expect(try await Recent.database(fixture, b, wrapped: Recent.wrappedB).store(ofB) == .new(ofB.message.uid))
+        }
+    }
 }
