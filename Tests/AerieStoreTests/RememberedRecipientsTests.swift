@@ -84,6 +84,12 @@ import Testing
             // A connection not established (waiting for its Response): read, never remembered.
             #expect(try await Recent.lookup(fixture, [Recent.verkeyD])?.remembered == nil)
             #expect(recent.lookup(Recent.verkeyD) == nil)
+            // Nor one whose sealed row is over the bound (a large invitation): read every time.
+            var large = Self.established("inv-g", verkey: Recent.verkeyG)
+            large.invitation = ["@id": "inv-g", "padding": .string(String(repeating: "x", count: RecentRecipients.largestRow))]
+            try await Self.insert(fixture, a, large)
+            #expect(try await Recent.lookup(fixture, [Recent.verkeyG])?.recipient?.connection?.invitation == large.invitation)
+            #expect(recent.lookup(Recent.verkeyG) == nil)
 
             // A read during which something was invalidated keeps nothing: it may have read the
             // row before the change the invalidation stands for.

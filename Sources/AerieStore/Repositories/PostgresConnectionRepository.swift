@@ -28,6 +28,8 @@ struct PostgresConnectionRepository: ConnectionRepository {
 
     /// How many columns `columns` has: `recipientsSQL` adds the key's after them.
     static let columnCount = 28
+    /// Where `columns` has `sealed`.
+    static let sealedColumn = 25
 
     /// The columns a sealed row leaves NULL (schema/0018's CHECK).
     private static let clearedColumns = """
@@ -343,7 +345,7 @@ struct PostgresConnectionRepository: ConnectionRepository {
             myDid: r.string(row, 9), myVerkey: r.string(row, 10),
             theirDid: try r.bytes(row, 26).map { try sealing.open($0, column: "their_did", row: idText) } ?? r.string(row, 12),
             handshakeProtocol: r.string(row, 24), createdAt: createdAt, updatedAt: updatedAt)
-        if let sealed = r.bytes(row, 25) {
+        if let sealed = r.bytes(row, sealedColumn) {
             let f = try sealing.open(sealed, row: idText)
             record.invitation = f.json("invitation") ?? .null
             record.invitationId = f.string("invitationId")

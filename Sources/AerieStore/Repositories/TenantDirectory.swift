@@ -193,11 +193,13 @@ public struct TenantDirectory: Sendable {
         }
     }
 
-    /// The bytes of the connection columns of `verkey`'s row in an inbound recipient read, as
-    /// the database sent them (what `RecentRecipients.largestRow` bounds).
+    /// The size of the sealed row of `verkey`'s connection in an inbound recipient read, as
+    /// `RecentRecipients.largestRow` bounds it for a connection made here; a row of the previous
+    /// clear form, its columns' bytes.
     private static func rowBytes(_ result: PostgresResult, verkey: String) -> Int? {
         let columns = PostgresConnectionRepository.columnCount
         for row in 0..<result.rowCount where result.string(row, columns) == verkey {
+            if let sealed = result.bytes(row, PostgresConnectionRepository.sealedColumn) { return sealed.count }
             return (0..<columns).reduce(0) { $0 + (result.raw(row, $1)?.count ?? 0) }
         }
         return nil
