@@ -47,21 +47,10 @@ import Testing
     /// Hostile bodies at the size parsed in place (`InboundParsing.inlineLimit`), a flood of
     /// them from 8 posters: each refused with a 4xx while `system.ping` keeps answering.
     @Test func smallHostileBodiesAreRefusedWhilePingAnswers() async throws {
-        let limit = InboundParsing.inlineLimit
-        func filled(_ prefix: String, _ item: String, _ last: String) -> [UInt8] {
-            var out = Array(prefix.utf8)
-            while out.count + item.utf8.count + last.utf8.count <= limit { out.append(contentsOf: item.utf8) }
-            return out + Array(last.utf8)
+        let bodies = HostileEnvelopes.bodies(size: InboundParsing.inlineLimit - 256, label: "16KiB").map { ($0.name, $0.bytes) }
+        for (name, body) in bodies {
+            #expect(body.count <= InboundParsing.inlineLimit && body.count > InboundParsing.inlineLimit / 2, "\(name): \(body.count) bytes")
         }
-        let bodies: [(String, [UInt8])] = [
-            ("escaped-string", filled(#"{"protected":""#, #"\u0041"#, #""}"#)),
-            ("deep-nesting", Array(repeating: UInt8(ascii: "["), count: limit)),
-            ("number-array", filled("[", "1,", "1]")),
-            ("many-recipients", HostileEnvelopes.anoncrypt(kids: (0..<(limit / 80)).map { "k\($0)" })),
-            ("long-kid", HostileEnvelopes.anoncrypt(kids: [String(repeating: "z", count: limit * 3 / 4 - 200)])),
-            ("bad-base64", HostileEnvelopes.anoncrypt(kids: ["a"], ciphertext: String(repeating: "!", count: limit - 400))),
-        ]
-        for (name, body) in bodies { #expect(body.count <= limit, "\(name): \(body.count) bytes") }
         try await LiveServer.with { server in
             let probe = try await PingProbe.start(port: server.port)
             let port = server.didcommPort

@@ -353,9 +353,9 @@ struct InboundProcessor: Sendable {
 /// and never the pool that answers JSON-RPC; legitimate messages queue behind it for a few
 /// milliseconds at most per hostile body. A service so the thread stops with the server: it comes
 /// before every service that parses in the group, so it is shut down after them.
-final class InboundParsing: Service {
+package final class InboundParsing: Service {
     /// Bytes of input parsed in place at most.
-    static let inlineLimit = 16 * 1024
+    package static let inlineLimit = 16 * 1024
 
     private let threads = NIOThreadPool(numberOfThreads: 1)
 
@@ -370,7 +370,7 @@ final class InboundParsing: Service {
         return try await threads.runIfActive(body)
     }
 
-    func run() async throws {
+    package func run() async throws {
         try? await gracefulShutdown()
         try await threads.shutdownGracefully()
     }
