@@ -339,20 +339,20 @@ struct InboundProcessor: Sendable {
 
 /// Where inbound work done before the sender is known runs: parsing the envelope and the
 /// message's JSON. Both parsers check every length before decoding and are linear in the input
-/// (`DIDCommEnvelope.Limits`): the costliest hostile body parses at about 1 ms of CPU per MiB
-/// (`aerie-bench hostile`).
+/// (`DIDCommEnvelope.Limits`).
 ///
 /// A body of at most `inlineLimit` bytes is parsed where it is, on the Swift concurrency pool, in
-/// the task already handling its request: at most about 20 µs, less than the request itself
-/// costs there (its body read through the channel, its answer; about 0.1 ms), so a flood of small
-/// hostile bodies costs the pool a bounded share more per request than it already does, and no
-/// task waits behind a parse longer than that; the requests in flight are bounded by the
-/// endpoint's connection cap. An everyday message (a basic message is about 1.5 KiB) thus takes
-/// no hop to another thread and back. A bigger body, whose parse grows with its size up to the
-/// body limit, goes to one dedicated thread per server, so a flood of them takes at most one core
-/// and never the pool that answers JSON-RPC; legitimate messages queue behind it for a few
-/// milliseconds at most per hostile body. A service so the thread stops with the server: it comes
-/// before every service that parses in the group, so it is shut down after them.
+/// the task already handling its request: the costliest hostile body of that size parses in about
+/// 30 µs, where the server spends about 0.75 ms on such a request in all (`aerie-bench hostile`),
+/// so a flood of small hostile bodies costs the pool a few per cent more than the requests
+/// themselves already do, no task waits behind one parse longer than that, and the requests in
+/// flight are bounded by the endpoint's connection cap. An everyday message (a basic message is
+/// about 1.5 KiB) thus takes no hop to another thread and back. A bigger body, whose parse grows
+/// with its size up to the body limit (about 1 ms per MiB), goes to one dedicated thread per
+/// server, so a flood of them takes at most one core and never the pool that answers JSON-RPC;
+/// legitimate messages queue behind it for a few milliseconds at most per hostile body. A service
+/// so the thread stops with the server: it comes before every service that parses in the group,
+/// so it is shut down after them.
 package final class InboundParsing: Service {
     /// Bytes of input parsed in place at most.
     package static let inlineLimit = 16 * 1024
