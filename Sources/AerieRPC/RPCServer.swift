@@ -121,7 +121,11 @@ public final class RPCServer: Service, Sendable {
             return
         }
         defer { unregister(sessionID) }
-        let session = RPCSession(id: sessionID, notificationQueueLimit: configuration.notificationQueueLimit) { [self] kind in
+        // Notifications go straight onto the channel from the thread that notifies.
+        let write: RPCSession.Writer = { notification, written in
+            channel.writeAndFlush(Self.frame(notification, allocator: channel.allocator)).whenComplete { _ in written() }
+        }
+        let session = RPCSession(id: sessionID, notificationQueueLimit: configuration.notificationQueueLimit, write: write) { [self] kind in
             let (first, refusal) = admit(sessionID, as: kind)
             if let refusal {
                 logger.warning("authenticated session refused", metadata: ["session": "\(sessionID)", "reason": "\(refusal)"])
@@ -135,69 +139,61 @@ public final class RPCServer: Service, Sendable {
         let dispatcher = self.dispatcher
         do {
             try await connection.executeThenClose { inbound, outbound in
-                await withDiscardingTaskGroup { sessionTasks in
-                    sessionTasks.addTask {
-                        for await notification in session.notifications {
-                            try? await outbound.write(Self.frame(notification, allocator: channel.allocator))
-                            session.didSend()
-                        }
-                    }
-                    await withDiscardingTaskGroup { requests in
-                        do {
-                            for try await frame in inbound {
-                                switch frame {
-                                case .oversize:
-                                    let error = AerieError(.invalidRequest, "line exceeds \(self.configuration.maxLineBytes) bytes; closing the session")
-                                    try? await outbound.write(Self.frame(RPCEnvelope.error(id: .null, error), allocator: channel.allocator))
-                                    return
-                                case .line(let line):
-                                    if line.readableBytesView.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
-                                    let incoming = dispatcher.parse(line.readableBytesView)
-                                    if RPCDispatcher.isBarrier(incoming) {
-                                        // Authentication completes before the next line is read;
-                                        // it takes in-flight slots like any other request.
-                                        if case .batch(let entries) = incoming {
-                                            await withDiscardingTaskGroup { barrier in
-                                                await Self.startBatch(entries, in: &barrier, limiter: limiter, session: session, dispatcher: dispatcher) { line in
-                                                    try? await outbound.write(Self.frame(line, allocator: channel.allocator))
-                                                }
-                                            }
-                                        } else {
-                                            await limiter.acquire()
-                                            let response = await dispatcher.handle(incoming, session: session)
-                                            limiter.release()
-                                            if let response {
-                                                try? await outbound.write(Self.frame(response, allocator: channel.allocator))
-                                            }
-                                        }
-                                        // Refused for want of a place: answered, then closed.
-                                        if session.isClosing { return }
-                                        continue
-                                    }
+                await withDiscardingTaskGroup { requests in
+                    do {
+                        for try await frame in inbound {
+                            switch frame {
+                            case .oversize:
+                                let error = AerieError(.invalidRequest, "line exceeds \(self.configuration.maxLineBytes) bytes; closing the session")
+                                try? await outbound.write(Self.frame(RPCEnvelope.error(id: .null, error), allocator: channel.allocator))
+                                return
+                            case .line(let line):
+                                if line.readableBytesView.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
+                                let incoming = dispatcher.parse(line.readableBytesView)
+                                if RPCDispatcher.isBarrier(incoming) {
+                                    // Authentication completes before the next line is read;
+                                    // it takes in-flight slots like any other request.
                                     if case .batch(let entries) = incoming {
-                                        // Each entry takes its own slot, so a 100-entry batch
-                                        // line counts as 100 requests; the reader waits for
-                                        // slots entry by entry, and the last entry to finish
-                                        // writes the batch's answer.
-                                        await Self.startBatch(entries, in: &requests, limiter: limiter, session: session, dispatcher: dispatcher) { line in
-                                            try? await outbound.write(Self.frame(line, allocator: channel.allocator))
+                                        await withDiscardingTaskGroup { barrier in
+                                            await Self.startBatch(entries, in: &barrier, limiter: limiter, session: session, dispatcher: dispatcher) { line in
+                                                try? await outbound.write(Self.frame(line, allocator: channel.allocator))
+                                            }
                                         }
-                                        continue
+                                    } else {
+                                        await limiter.acquire()
+                                        let response = await dispatcher.handle(incoming, session: session)
+                                        limiter.release()
+                                        if let response {
+                                            try? await outbound.write(Self.frame(response, allocator: channel.allocator))
+                                        }
                                     }
-                                    await limiter.acquire()
-                                    requests.addTask {
-                                        defer { limiter.release() }
-                                        guard let response = await dispatcher.handle(incoming, session: session) else { return }
-                                        try? await outbound.write(Self.frame(response, allocator: channel.allocator))
+                                    // Refused for want of a place: answered, then closed.
+                                    if session.isClosing { return }
+                                    continue
+                                }
+                                if case .batch(let entries) = incoming {
+                                    // Each entry takes its own slot, so a 100-entry batch
+                                    // line counts as 100 requests; the reader waits for
+                                    // slots entry by entry, and the last entry to finish
+                                    // writes the batch's answer.
+                                    await Self.startBatch(entries, in: &requests, limiter: limiter, session: session, dispatcher: dispatcher) { line in
+                                        try? await outbound.write(Self.frame(line, allocator: channel.allocator))
                                     }
+                                    continue
+                                }
+                                await limiter.acquire()
+                                requests.addTask {
+                                    defer { limiter.release() }
+                                    guard let response = await dispatcher.handle(incoming, session: session) else { return }
+                                    try? await outbound.write(Self.frame(response, allocator: channel.allocator))
                                 }
                             }
-                        } catch {
-                            self.logger.debug("session read ended", metadata: ["session": "\(sessionID)", "error": "\(error)"])
                         }
+                    } catch {
+                        self.logger.debug("session read ended", metadata: ["session": "\(sessionID)", "error": "\(error)"])
                     }
-                    session.finish()
                 }
+                session.finish()
             }
         } catch {
             logger.debug("session closed with error", metadata: ["session": "\(sessionID)", "error": "\(error)"])

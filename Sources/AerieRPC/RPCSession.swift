@@ -3,9 +3,13 @@ import Synchronization
 
 /// One TCP session's state: who authenticated on it, and its bounded notification queue.
 ///
-/// At the queue limit one `messages.overflow` notification is queued and every later one is
-/// dropped until the writer has sent everything queued: a slow reader loses notifications (and
-/// learns that it did), it never holds up the server or other sessions.
+/// A notification is handed to `write` by the thread that notifies (the event hub's LISTEN
+/// thread, mostly), which puts its line on the connection; no task of the session runs for it, so
+/// a push costs one hop, to the connection's event loop. The queue is the notifications handed
+/// over and not yet written to the socket: at its limit one `messages.overflow` notification is
+/// queued and every later one is dropped until everything queued has been written, so a slow
+/// reader loses notifications (and learns that it did), it never holds up the server or other
+/// sessions, and the lines waiting for it stay bounded.
 final class RPCSession: SessionHandle, Sendable {
     let id: UInt64
     private let credentialState = Mutex<CredentialState>(CredentialState())
@@ -16,8 +20,10 @@ final class RPCSession: SessionHandle, Sendable {
         /// once that answer is written.
         var closing = false
     }
-    private let queue: AsyncStream<JSONValue>.Continuation
-    let notifications: AsyncStream<JSONValue>
+    /// Puts a notification on the connection, then calls `written` (written to the socket, or
+    /// failed because the connection closed).
+    typealias Writer = @Sendable (_ notification: JSONValue, _ written: @escaping @Sendable () -> Void) -> Void
+    private let write: Writer
     private let queueLimit: Int
     private let state = Mutex<QueueState>(QueueState())
     /// Takes (or moves) the session's place among the authenticated ones for a credential, or
@@ -33,12 +39,14 @@ final class RPCSession: SessionHandle, Sendable {
 
     static let overflowMethod = "messages.overflow"
 
-    init(id: UInt64, notificationQueueLimit: Int, admit: @escaping @Sendable (SessionCredential.Kind) -> AerieError? = { _ in nil }) {
+    init(
+        id: UInt64, notificationQueueLimit: Int, write: @escaping Writer,
+        admit: @escaping @Sendable (SessionCredential.Kind) -> AerieError? = { _ in nil }
+    ) {
         self.id = id
         self.admit = admit
+        self.write = write
         self.queueLimit = max(1, notificationQueueLimit)
-        // One slot more than the limit, for the overflow notice.
-        (notifications, queue) = AsyncStream.makeStream(of: JSONValue.self, bufferingPolicy: .bufferingOldest(queueLimit + 1))
     }
 
     var credential: SessionCredential? { credentialState.withLock { $0.credential } }
@@ -79,20 +87,34 @@ final class RPCSession: SessionHandle, Sendable {
 
     @discardableResult
     func notify(method: String, params: JSONValue) -> Bool {
-        let message: JSONValue = ["jsonrpc": "2.0", "method": .string(method), "params": params]
-        return state.withLock { state in
-            if state.closed || state.overflowed { return false }
-            if state.pending >= queueLimit {
-                state.overflowed = true
-                let notice: JSONValue = [
-                    "jsonrpc": "2.0", "method": .string(Self.overflowMethod),
-                    "params": ["dropped": "notifications are dropped until the queued ones are read"],
-                ]
-                if case .enqueued = queue.yield(notice) { state.pending += 1 }
-                return false
-            }
-            guard case .enqueued = queue.yield(message) else { return false }
+        enum Decision {
+            case write
+            case overflow
+            case drop
+        }
+        let decision = state.withLock { state -> Decision in
+            if state.closed || state.overflowed { return .drop }
+            // One place more than the limit, for the overflow notice.
             state.pending += 1
+            if state.pending > queueLimit {
+                state.overflowed = true
+                return .overflow
+            }
+            return .write
+        }
+        // Written outside the lock: a write that fails at once calls `written` on this thread.
+        switch decision {
+        case .drop:
+            return false
+        case .overflow:
+            let notice: JSONValue = [
+                "jsonrpc": "2.0", "method": .string(Self.overflowMethod),
+                "params": ["dropped": "notifications are dropped until the queued ones are read"],
+            ]
+            write(notice) { self.didSend() }
+            return false
+        case .write:
+            write(["jsonrpc": "2.0", "method": .string(method), "params": params]) { self.didSend() }
             return true
         }
     }
@@ -101,8 +123,9 @@ final class RPCSession: SessionHandle, Sendable {
         state.withLock { state in state.closed || state.overflowed ? 0 : max(0, queueLimit - state.pending) }
     }
 
-    /// Called by the writer after each notification it sent: an emptied queue ends an overflow.
-    func didSend() {
+    /// A notification handed to `write` has been written (or failed): an emptied queue ends an
+    /// overflow.
+    private func didSend() {
         state.withLock { state in
             state.pending = max(0, state.pending - 1)
             if state.pending == 0 { state.overflowed = false }
@@ -124,7 +147,6 @@ final class RPCSession: SessionHandle, Sendable {
             defer { state.closeActions = [] }
             return state.closeActions
         }
-        queue.finish()
         for action in actions { action() }
     }
 }

@@ -1,4 +1,5 @@
 import AerieCrypto
+import AerieServer
 import AerieTesting
 import Foundation
 import NIOCore
@@ -9,7 +10,9 @@ import NIOPosix
 ///     whole of the work done before a recipient lookup;
 ///   - a live server: `--posters N` curl loops POST the bodies for `--seconds S` while one
 ///     session sends `system.ping` every 10 ms; this process's CPU per request (the server's,
-///     plus the small ping client) and ping p50/p99, against ping with no attack.
+///     plus the small ping client) and ping p50/p99, against ping with no attack;
+///   - the same with the same kinds of body at `InboundParsing.inlineLimit` (16 KiB), which the
+///     server parses in place, on the Swift pool, rather than on its parsing thread.
 struct HostileBench {
     var iterations: Int
     var posters: Int
@@ -17,7 +20,8 @@ struct HostileBench {
 
     func run() async throws -> String {
         var lines = ["hostile: DIDCommEnvelope(parsing:) CPU per body (\(iterations) iterations each)"]
-        for body in HostileEnvelopes.all {
+        let small = HostileEnvelopes.bodies(size: InboundParsing.inlineLimit - 256, label: "16KiB")
+        for body in HostileEnvelopes.all + small {
             var cpu = Duration.zero
             for _ in 0..<iterations {
                 let before = threadCPU()
@@ -33,14 +37,19 @@ struct HostileBench {
         defer { Task { try? await server.stop() } }
         let idle = try await pings(port: server.port, for: 2, attack: nil)
         let before = processCPU()
-        let attacked = try await pings(port: server.port, for: seconds, attack: server.didcommPort)
+        let attacked = try await pings(port: server.port, for: seconds, attack: (server.didcommPort, HostileEnvelopes.all))
         let cpu = processCPU() - before
+        let beforeSmall = processCPU()
+        let attackedSmall = try await pings(port: server.port, for: seconds, attack: (server.didcommPort, small))
+        let cpuSmall = processCPU() - beforeSmall
         try await server.stop()
         lines.append("hostile: live server, \(posters) posters for \(Int(seconds)) s, ping every 10 ms on one session")
-        lines.append(String(format: "  requests: %d (all 4xx: %@), server process CPU per request: %.2f ms",
-            attacked.requests, attacked.all4xx ? "yes" : "NO", milliseconds(cpu / max(1, attacked.requests))))
         lines.append("  ping idle:         " + summary(idle.latencies))
-        lines.append("  ping under attack: " + summary(attacked.latencies))
+        for (name, run, cpu) in [("~1 MiB bodies", attacked, cpu), ("16 KiB bodies", attackedSmall, cpuSmall)] {
+            lines.append(String(format: "  %@: requests: %d (all 4xx: %@), server process CPU per request: %.2f ms",
+                name, run.requests, run.all4xx ? "yes" : "NO", milliseconds(cpu / max(1, run.requests))))
+            lines.append("  ping under attack: " + summary(run.latencies))
+        }
         return lines.joined(separator: "\n")
     }
 
@@ -50,7 +59,8 @@ struct HostileBench {
         var all4xx: Bool
     }
 
-    private func pings(port: Int, for seconds: Double, attack didcommPort: Int?) async throws -> Run {
+    /// Pings for `seconds`, while `attack`'s bodies are posted to its port (nil: no attack).
+    private func pings(port: Int, for seconds: Double, attack: (didcommPort: Int, bodies: [HostileEnvelopes.Body])?) async throws -> Run {
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         let client = try await RawLineClient.connect(port: port)
         // Posters are curl processes, so this process's CPU time is the server's (and the ping
@@ -58,10 +68,10 @@ struct HostileBench {
         var posters: [(Process, Pipe)] = []
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aerie-hostile-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        if let didcommPort {
+        if let (didcommPort, bodies) = attack {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             var files: [String] = []
-            for body in HostileEnvelopes.all {
+            for body in bodies {
                 let file = directory.appendingPathComponent(body.name)
                 try Data(body.bytes).write(to: file)
                 files.append(file.path)

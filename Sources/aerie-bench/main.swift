@@ -89,7 +89,8 @@ let usage = """
                until reused. Needs PostgreSQL as rpc does and the ACA-Py venv.
       hostile  unauthenticated ~1 MiB hostile DIDComm bodies: CPU per envelope parse, then a live
                server under --posters N (4) concurrent POST loops for --seconds S (5): CPU per
-               request and system.ping p50/p99 against idle. Needs PostgreSQL as rpc does.
+               request and system.ping p50/p99 against idle; then the same kinds of body at 16 KiB (parsed
+               in place, not on the parsing thread). Needs PostgreSQL as rpc does.
                --iterations N (20) parses per body
 
       events   the durable event log: --writers N (8) concurrent one-event transactions over --tenants N

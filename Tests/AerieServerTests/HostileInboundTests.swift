@@ -44,6 +44,38 @@ import Testing
         }
     }
 
+    /// Hostile bodies at the size parsed in place (`InboundParsing.inlineLimit`), a flood of
+    /// them from 8 posters: each refused with a 4xx while `system.ping` keeps answering.
+    @Test func smallHostileBodiesAreRefusedWhilePingAnswers() async throws {
+        let bodies = HostileEnvelopes.bodies(size: InboundParsing.inlineLimit - 256, label: "16KiB").map { ($0.name, $0.bytes) }
+        for (name, body) in bodies {
+            #expect(body.count <= InboundParsing.inlineLimit && body.count > InboundParsing.inlineLimit / 2, "\(name): \(body.count) bytes")
+        }
+        try await LiveServer.with { server in
+            let probe = try await PingProbe.start(port: server.port)
+            let port = server.didcommPort
+            let codes = try await withThrowingTaskGroup(of: [Int].self) { group in
+                for _ in 0..<8 {
+                    group.addTask {
+                        var codes: [Int] = []
+                        for _ in 0..<10 {
+                            for (_, body) in bodies.shuffled() { codes.append(try await DIDCommEndpointTests.post(body, to: port)) }
+                        }
+                        return codes
+                    }
+                }
+                return try await group.reduce(into: []) { $0 += $1 }
+            }
+            let latencies = await probe.stop()
+            #expect(codes.count == 8 * 10 * bodies.count)
+            #expect(codes.allSatisfy { (400..<500).contains($0) }, "\(Set(codes))")
+            #expect(!latencies.isEmpty, "system.ping never answered during the attack")
+            // A stall detector, not a speed test (see above).
+            #expect((latencies.max() ?? .zero) < .seconds(15))
+            print("hostile inbound, small bodies: \(codes.count) requests; ping during the attack: " + PingProbe.summary(latencies))
+        }
+    }
+
     /// Refusals do not tell by their timing whether a key is hosted here (issue 13 item 6):
     /// garbage, an envelope to an unknown key and a stranger's message to a hosted pairwise key
     /// are all answered 400, none sooner than the floor (25 ms), which covers the extra lookup

@@ -74,4 +74,36 @@ import Testing
         #expect(throws: AerieError.self) { try OutgoingMessage.basicMessage(content: "") }
         #expect(throws: AerieError.self) { try OutgoingMessage.basicMessage(content: String(repeating: "é", count: 20_000)) }
     }
+
+    /// The hand-worked date agrees with Foundation's Gregorian calendar in UTC: leap days,
+    /// century years (1900 and 2100 are not leap years, 2000 is), year ends, before 1970, and
+    /// 20,000 instants spread over 1900-2200.
+    @Test func sentTimeAgreesWithTheGregorianCalendar() {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        func expected(_ date: Date) -> String {
+            let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+            let whole = date.timeIntervalSince1970.rounded(.down)
+            let micros = Int((date.timeIntervalSince1970 - whole) * 1_000_000)
+            return String(
+                format: "%04d-%02d-%02d %02d:%02d:%02d.%06dZ", c.year!, c.month!, c.day!, c.hour!, c.minute!, c.second!, micros)
+        }
+        let fixed: [(String, Int, Int, Int)] = [
+            ("2000-02-29", 2000, 2, 29), ("2000-03-01", 2000, 3, 1), ("1900-02-28", 1900, 2, 28), ("1900-03-01", 1900, 3, 1),
+            ("2100-02-28", 2100, 2, 28), ("2100-03-01", 2100, 3, 1), ("2024-02-29", 2024, 2, 29), ("1969-12-31", 1969, 12, 31),
+            ("1970-01-01", 1970, 1, 1), ("2026-12-31", 2026, 12, 31), ("1600-01-01", 1600, 1, 1),
+        ]
+        for (name, year, month, day) in fixed {
+            let date = calendar.date(from: DateComponents(year: year, month: month, day: day, hour: 23, minute: 59, second: 59))!
+            #expect(OutgoingMessage.sentTime(date) == expected(date), "\(name)")
+            #expect(OutgoingMessage.sentTime(date).hasPrefix(name), "\(name)")
+        }
+        var generator = SystemRandomNumberGenerator()
+        let start = calendar.date(from: DateComponents(year: 1900, month: 1, day: 1))!.timeIntervalSince1970
+        let end = calendar.date(from: DateComponents(year: 2200, month: 1, day: 1))!.timeIntervalSince1970
+        for _ in 0..<20_000 {
+            let date = Date(timeIntervalSince1970: Double.random(in: start..<end, using: &generator).rounded(.down) + 0.5)
+            #expect(OutgoingMessage.sentTime(date) == expected(date))
+        }
+    }
 }
