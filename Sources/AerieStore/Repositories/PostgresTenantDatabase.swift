@@ -127,6 +127,10 @@ struct PostgresTenantTransaction: TenantTransaction {
     /// Where the keys it stores and the connections it inserts are recorded (`RecentRecipients`).
     var madeRecipients: MadeRecipients? = nil
 
+    func announceEventsAfterCommit() throws {
+        try session.announceEventsAfterCommit()
+    }
+
     var settings: any TenantSettingsRepository {
         PostgresSettingsRepository(tenantID: tenantID, session: session, sealing: rowSealing("tenant_settings"))
     }
