@@ -57,8 +57,50 @@ import Testing
         }
     }
 
+    /// Alone on the pool, a store's event goes with its commit; while other work holds a
+    /// connection, after it (the store's transaction asked for it: a trigger of the test's own,
+    /// as the superuser, records what the insert saw). Either way it is heard once.
+    @Test func theEventGoesAfterTheCommitOnlyWhileOtherWorkIsInFlight() async throws {
+        try await StoreFixture.with(maxConnections: 2) { fixture in
+            let aID = try await fixture.createTenant("A").id
+            let a = fixture.runtime.sealed(aID)
+            let connection = InboundPathStoreTests.connection(myVerkey: Self.verkey, thread: "a")
+            try await a.transaction { try $0.connections.insert(connection) }
+            try await fixture.asSuperuser { session in
+                try session.execute("CREATE TABLE public.asked (uid uuid, setting text)")
+                try session.execute(
+                    """
+                    CREATE FUNCTION public.record_asked() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER AS $$
+                    BEGIN
+                        INSERT INTO public.asked VALUES (NEW.uid, coalesce(current_setting('aerie.notify_after_commit', true), ''));
+                        RETURN NULL;
+                    END $$
+                    """)
+                try session.execute("CREATE TRIGGER record_asked AFTER INSERT ON aerie.mailbox FOR EACH ROW EXECUTE FUNCTION public.record_asked()")
+            }
+            let (heard, listener) = try await fixture.listen()
+            defer { listener.stop() }
+
+            let alone = Self.receipt(connection, "m-1")
+            #expect(try await a.store(alone) == .new(alone.message.uid))
+            let busy = Task { try await fixture.runtime.pool.withConnection { _ = try $0.query("SELECT pg_sleep(1)") } }
+            for _ in 0..<500 where fixture.runtime.pool.usage.inUse < 1 { try await Task.sleep(for: .milliseconds(10)) }
+            let meeting = Self.receipt(connection, "m-2")
+            #expect(try await a.store(meeting) == .new(meeting.message.uid))
+            try await busy.value
+
+            let asked = try await fixture.asSuperuser { try $0.query("SELECT uid::text, setting FROM public.asked ORDER BY setting").allRows() }
+            #expect(asked == [[alone.message.uid.lowercasedString, ""], [meeting.message.uid.lowercasedString, "on"]])
+            let uids = try await heard.parsed(kind: "message", atLeast: 2).compactMap { $0["uid"]?.stringValue }
+            #expect(uids == [alone.message.uid, meeting.message.uid].map(\.lowercasedString))
+            #expect(try await Self.kept(fixture.runtime) == "")
+        }
+    }
+
     /// A store refused by the quota (its transaction rolled back) announces nothing, and leaves
     /// nothing on the connection that the next tenant's store, on the same connection, would send.
+    /// The pool's other connection is held meanwhile, so the stores ask for announcements after
+    /// their commits, all on the one connection left.
     @Test func aRolledBackStoreAnnouncesNothing() async throws {
         try await StoreFixture.with { fixture in
             let aID = try await fixture.createTenant("A").id
@@ -69,10 +111,12 @@ import Testing
             let (heard, listener) = try await fixture.listen()
             defer { listener.stop() }
             try await withPool(
-                fixture.database.runtimeConninfo, maxConnections: 1,
+                fixture.database.runtimeConninfo, maxConnections: 2,
                 quotas: DatabaseConfiguration.Quotas(mailboxMessages: 1, mailboxBytes: 0, outboxPending: 0)
             ) { pool in
                 let (a, b) = (pool.sealed(aID), pool.sealed(bID))
+                let busy = Task { try await pool.pool.withConnection { _ = try $0.query("SELECT pg_sleep(1.5)") } }
+                for _ in 0..<500 where pool.pool.usage.inUse < 1 { try await Task.sleep(for: .milliseconds(10)) }
                 let kept = Self.receipt(connection, "m-1")
                 #expect(try await a.store(kept) == .new(kept.message.uid))
                 let refused = Self.receipt(connection, "m-2")
@@ -80,6 +124,7 @@ import Testing
                 #expect(try await Self.kept(pool) == "")
                 let others = Self.receipt(connection, "m-2")
                 #expect(try await b.store(others) == .new(others.message.uid))
+                try await busy.value
 
                 _ = try await heard.parsed(kind: "message", atLeast: 2)
                 try await Task.sleep(for: .milliseconds(300))
@@ -112,10 +157,14 @@ import Testing
 
             // Through DatabaseSession: asked once the transaction has begun, then a COMMIT.
             let message = MailboxQuotaTests.message()
-            try await fixture.runtime.sealed(aID).transaction { tx in
-                _ = try tx.settings.get("anything")
-                try tx.announceEventsAfterCommit()
-                _ = try tx.mailbox.insert(message)
+            try await fixture.runtime.pool.transaction(tenant: aID) { session in
+                _ = try session.query("SELECT 1")
+                try session.announceEventsAfterCommit()
+                _ = try session.query(
+                    """
+                    INSERT INTO aerie.mailbox (tenant_id, uid, recipient_verkey, message_id, type, payload)
+                    VALUES ($1::uuid, $2::uuid, 'K', 'through-session', 't', '{"content":"x"}')
+                    """, [.text(aID.rawValue), .text(message.uid.lowercasedString)])
             }
             let events = try await heard.parsed(kind: "message", atLeast: 3)
             #expect(events.count == 3 && events.last?["uid"] == .string(message.uid.lowercasedString))
