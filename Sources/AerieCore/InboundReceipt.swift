@@ -82,14 +82,18 @@ public struct RecipientAsRead: Sendable {
 extension TenantDatabase {
     /// Stores `receipt`'s message as handled when nothing else is written with it (a handler
     /// that did not claim it): the insert alone, one round trip without `BEGIN` or `COMMIT`,
-    /// committed at its Sync. A rerun after a lost connection, or a copy stored before, finds the
-    /// stored row and claims it in a transaction of its own (`claim(in:)`: a duplicate, or one
-    /// to handle now). Answers the claim. A receipt `asRead` whose recipient is no longer as
-    /// read throws `ConnectionAsRead.changed`, nothing stored.
+    /// committed at its Sync, its event announced after that (`announceEventsAfterCommit`), so
+    /// messages stored at once share their commits' flushes. A rerun after a lost connection, or
+    /// a copy stored before, finds the stored row and claims it in a transaction of its own
+    /// (`claim(in:)`: a duplicate, or one to handle now). Answers the claim. A receipt `asRead`
+    /// whose recipient is no longer as read throws `ConnectionAsRead.changed`, nothing stored.
     public func store(_ receipt: InboundReceipt) async throws -> InboundClaim? {
         if let connection = receipt.message.connectionId {
             do {
-                try await rerunnableTransaction { tx in try receipt.claimQueued(in: tx, connection: connection) }
+                try await rerunnableTransaction { tx in
+                    try tx.announceEventsAfterCommit()
+                    try receipt.claimQueued(in: tx, connection: connection)
+                }
                 return receipt.claimed
             } catch where InboundClaim.isStoredBefore(error) {
                 // Claimed below, on the stored copy.

@@ -64,6 +64,13 @@ public protocol TenantTransaction {
     var sealer: (any ValueSealer)? { get }
     /// The plugins' repositories and upkeep hooks.
     var stores: PluginStores { get }
+    /// The events this transaction's writes announce (a received message's) go out after its
+    /// commit, in the commit's round trip, instead of with it: its commit then shares its flush
+    /// to disk with other transactions'. Only while other work is in flight (alone, the events
+    /// go with the commit, as the announcement would cost more than it saves). Call it before
+    /// those writes; for a transaction whose events' order against other events of its own does
+    /// not matter (one that stores a message and nothing else).
+    func announceEventsAfterCommit() throws
     /// Rewrites up to `limit` rows per table still in the previous release's clear form sealed
     /// (the upgrade's background re-encryption), plugins' tables included; answers how many rows
     /// it rewrote (0: done).

@@ -87,10 +87,20 @@ public struct AerieDatabase: Sendable {
     /// A row that carries no sent message (a connection's Request, Response or trust ping) goes
     /// through `markOutboxSent(_:)`.
     public func markOutboxSent(_ id: UUID, tenant: TenantID) async throws {
-        try await pool.transactionStatement(
-            tenant: tenant, durable: false, PostgresOutboxRepository.markSentSQL,
-            [.text(tenant.rawValue), .text(id.lowercasedString)],
-            read: { _ in })
+        try await markOutboxMessagesSent([tenant: [id]])
+    }
+
+    /// `markOutboxSent(_:tenant:)` for rows of any number of tenants, as one transaction in one
+    /// round trip, committed asynchronously: per tenant its setting and one statement for all
+    /// its rows, their messages and their events. Rows already gone are skipped.
+    public func markOutboxMessagesSent(_ rows: [TenantID: [UUID]]) async throws {
+        var statements: [(sql: String, parameters: [SQLValue])] = []
+        for (tenant, ids) in rows.sorted(by: { $0.key.rawValue < $1.key.rawValue }) where !ids.isEmpty {
+            statements.append(DatabaseSession.oneStatementTenantSetting(tenant, durable: false))
+            statements.append((PostgresOutboxRepository.markSentSQL, [.text(tenant.rawValue), .textArray(ids.map(\.lowercasedString))]))
+        }
+        guard !statements.isEmpty else { return }
+        try await pool.implicitTransaction(tenant: rows.count == 1 ? rows.keys.first : nil, statements, read: { _ in })
     }
 
     /// Marks delivered rows that carry no sent message sent, of any number of tenants, as one

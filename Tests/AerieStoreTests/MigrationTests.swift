@@ -102,6 +102,46 @@ import Testing
         }
     }
 
+    /// schema/0076 changes the mailbox trigger's body and adds the announcement after commit:
+    /// after it each tenant's count goes on from its stripes, and a message stored without
+    /// asking for it is announced at its commit, for its own tenant, as before.
+    @Test func messageEventsAfterCommitKeepCountsAndEvents() async throws {
+        try await StoreFixture.withDatabase(migrate: false) { database in
+            let (superuser, a, b) = try await Self.twoTenants(database, migratedThrough: 73)
+            let insert: @Sendable (TenantID, String) async throws -> Void = { tenant, id in
+                _ = try await superuser.withSession { session in
+                    try session.execute(
+                        """
+                        INSERT INTO aerie.mailbox (tenant_id, uid, recipient_verkey, message_id, type, payload)
+                        VALUES ($1::uuid, gen_random_uuid(), 'K', $2, 't', '{"content":"x"}')
+                        """, [.text(tenant.rawValue), .text(id)])
+                }
+            }
+            for index in 0..<2 { try await insert(a, "m\(index)") }
+            try await insert(b, "m0")
+            #expect(try await database.migrator().migrate().contains(76))
+            let heard = StoreFixture.Heard()
+            let listener = PostgresEventListener(
+                conninfo: database.superuserConninfo, channel: "aerie_events", logger: Logger(label: "test")
+            ) { payload in heard.payloads.withLock { $0.append(payload) } }
+            listener.start()
+            defer { listener.stop() }
+            for _ in 0..<500 where !listener.isListening { try await Task.sleep(for: .milliseconds(20)) }
+            try await insert(a, "m2")
+            try await insert(b, "m1")
+            let tenants = try await heard.parsed(kind: "message", atLeast: 2).compactMap { $0["tenant"]?.stringValue }
+            #expect(tenants == [a.rawValue, b.rawValue])
+            let sums = try await superuser.withSession { session in
+                try session.query(
+                    "SELECT tenant_id::text, sum(mailbox_messages)::text FROM aerie.tenant_usage WHERE tenant_id IN ($1::uuid, $2::uuid) GROUP BY 1 ORDER BY 2 DESC",
+                    [.text(a.rawValue), .text(b.rawValue)]
+                ).allRows()
+            }
+            #expect(sums == [[a.rawValue, "3"], [b.rawValue, "2"]])
+            await superuser.shutdown()
+        }
+    }
+
     /// `database` migrated through `version`, two tenants in it (rows of `aerie.tenants`, written
     /// as the superuser) and the superuser's pool: where a test of a later migration starts.
     static func twoTenants(_ database: TestDatabase, migratedThrough version: Int) async throws

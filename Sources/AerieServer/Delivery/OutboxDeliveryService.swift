@@ -47,6 +47,8 @@ struct OutboxDeliveryService: Service {
     let schedule = OutboxPollSchedule(idleInterval: .seconds(10))
     /// The marks of delivered rows without a message, written in batches.
     let marks = OutboxSentMarks()
+    /// The marks of delivered rows with a message, written at once, together when they meet.
+    let messageMarks = OutboxMessageMarks()
 
     func run() async throws {
         await releasePreviousLeases()
@@ -209,7 +211,7 @@ struct OutboxDeliveryService: Service {
                     if item.messageUid == nil {
                         marks.add(id, tenant: tenantID)
                     } else {
-                        try await database.markOutboxSent(id, tenant: tenantID)
+                        try await messageMarks.mark(id, tenant: tenantID, database: database)
                     }
                     return outcome
                 }

@@ -30,6 +30,8 @@ package final class DatabaseSession {
     private let commitsQueuedWritesAtSync: Bool
     private var hasBegun = false
     private var isOpen = true
+    /// Set by `announceEventsAfterCommit`: the commit's pipeline ends with the announcement.
+    private var announcesAfterCommit = false
 
     private init(connection: PostgresConnection, mode: Mode, commitsQueuedWritesAtSync: Bool = false) {
         self.connection = connection
@@ -102,19 +104,50 @@ package final class DatabaseSession {
 
     private var deferred: [Deferred] = []
 
+    /// The events this transaction's triggers announce through `aerie.notify_event` (schema/0076:
+    /// a received message's) are NOTIFYed after its commit instead of by it, in a transaction of
+    /// their own that travels in the commit's round trip, after its Sync
+    /// (`aerie.notify_pending_events`, committed without waiting for the disk: it holds nothing
+    /// durable). PostgreSQL holds one lock across the cluster from a notifying transaction's
+    /// commit until its WAL is flushed, so transactions that NOTIFY commit one flush after
+    /// another; these share their flushes with every other commit. A listener hears the event
+    /// after the row is durable, as before; a crash of PostgreSQL between the two loses the
+    /// announcement with the listener's connection (the push is lossy while `LISTEN` is down).
+    /// Call it before the statement whose triggers announce: it is set with the tenant when the
+    /// transaction has not begun (no statement of its own), else queued like `executeLater`.
+    package func announceEventsAfterCommit() throws {
+        guard isOpen else {
+            throw AerieError.internalError(details: "a database session was used after its transaction ended")
+        }
+        guard case .transaction(let tenant) = mode, !announcesAfterCommit else { return }
+        announcesAfterCommit = true
+        if hasBegun || tenant == nil { try executeLater(Self.announceAfterCommitSQL) }
+    }
+
+    /// Marks the transaction's announcements as wanted after its commit (`aerie.notify_event`).
+    static let announceAfterCommitSQL = "SELECT set_config('aerie.notify_after_commit', 'on', true)"
+    /// The announcements, after the commit (see `announceEventsAfterCommit`).
+    static let announcePendingSQL = "SELECT aerie.notify_pending_events()"
+
+    /// What the pipeline that commits sends after its Sync.
+    private var afterCommit: [(sql: String, parameters: [SQLValue])] {
+        announcesAfterCommit ? [(Self.announcePendingSQL, [])] : []
+    }
+
     /// Sends `BEGIN` and the tenant setting (first time), the queued writes and `last` in one
     /// pipeline; answers `last`'s result. A failed queued write's error goes through its
     /// `mapError`. `implicitCommit` (nothing sent yet): no `BEGIN`, so the pipeline is the whole
     /// transaction, committed at its Sync.
     private func flush(
-        then last: (sql: String, parameters: [SQLValue])?, binaryResult: Bool = false, implicitCommit: Bool = false
+        then last: (sql: String, parameters: [SQLValue])?, binaryResult: Bool = false, implicitCommit: Bool = false,
+        commits: Bool = false
     ) throws -> PostgresResult {
         guard case .transaction(let tenant) = mode else { preconditionFailure("flush outside a transaction") }
         precondition(!implicitCommit || !hasBegun, "an implicit commit after BEGIN")
         var statements: [(sql: String, parameters: [SQLValue])] = []
         if !hasBegun {
             if !implicitCommit { statements.append(("BEGIN", [])) }
-            if let tenant { statements.append(Self.tenantSetting(tenant)) }
+            if let tenant { statements.append(Self.tenantSetting(tenant, announcingAfterCommit: announcesAfterCommit)) }
         }
         let queued = deferred
         let firstQueued = statements.count
@@ -123,7 +156,8 @@ package final class DatabaseSession {
         deferred = []
         hasBegun = !implicitCommit
         do {
-            return try connection.pipeline(statements, binaryResult: binaryResult && last != nil)
+            return try connection.pipeline(
+                statements, binaryResult: binaryResult && last != nil, afterSync: implicitCommit || commits ? afterCommit : [])
         } catch let error as PostgresError {
             if let failed = error.statementIndex, failed >= firstQueued, failed - firstQueued < queued.count,
                 let map = queued[failed - firstQueued].mapError
@@ -180,8 +214,12 @@ package final class DatabaseSession {
     static let readOnlyTenantSettingSQL =
         "SELECT set_config('aerie.tenant_id', $1, true), set_config('transaction_read_only', 'on', true)"
 
-    static func tenantSetting(_ tenant: TenantID) -> (sql: String, parameters: [SQLValue]) {
-        (tenantSettingSQL, [.text(tenant.rawValue)])
+    /// `tenantSettingSQL` that also asks for the transaction's announcements after its commit
+    /// (`announceEventsAfterCommit`).
+    static let announcingTenantSettingSQL = tenantSettingSQL + ", set_config('aerie.notify_after_commit', 'on', true)"
+
+    static func tenantSetting(_ tenant: TenantID, announcingAfterCommit: Bool = false) -> (sql: String, parameters: [SQLValue]) {
+        (announcingAfterCommit ? announcingTenantSettingSQL : tenantSettingSQL, [.text(tenant.rawValue)])
     }
 
     /// Part of the setting of every tenant transaction (`transaction`, whose writes may fire the
@@ -257,11 +295,11 @@ package final class DatabaseSession {
     private func commit() throws {
         let result: PostgresResult
         do {
-            if deferred.isEmpty {
+            if deferred.isEmpty, !announcesAfterCommit {
                 result = try connection.query("COMMIT")
             } else {
                 do {
-                    result = try flush(then: ("COMMIT", []))
+                    result = try flush(then: ("COMMIT", []), commits: true)
                 } catch {
                     // A queued write failed: the transaction is aborted, nothing was committed.
                     if !connection.isBroken { _ = try? connection.query("ROLLBACK") }

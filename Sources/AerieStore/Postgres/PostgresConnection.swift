@@ -138,44 +138,35 @@ package final class PostgresConnection: @unchecked Sendable {
     /// last). Used to fold `BEGIN` and the tenant setting into a transaction's first statement.
     /// If a statement fails, the first failure is thrown; the server skipped the rest.
     /// `binaryResult`: the returned statement's columns come in binary format (`PostgresResult`).
+    ///
+    /// `afterSync`: statements sent in the same round trip after the pipeline's Sync, so they run
+    /// once `statements` ended (an implicit transaction among them committed, or failed), as an
+    /// implicit transaction of their own. Their outcome is not the caller's: a failure among them
+    /// is dropped (a lost connection then shows in `isBroken`), and the answer stays that of
+    /// `statements`. For what follows a commit without belonging to it (`DatabaseSession`'s
+    /// events announced after the commit).
     func pipeline(
-        _ statements: [(sql: String, parameters: [SQLValue])], resultIndex: Int? = nil, binaryResult: Bool = false
+        _ statements: [(sql: String, parameters: [SQLValue])], resultIndex: Int? = nil, binaryResult: Bool = false,
+        afterSync: [(sql: String, parameters: [SQLValue])] = []
     ) throws -> PostgresResult {
         let handle = try liveHandle()
         let wanted = resultIndex ?? statements.count - 1
         let wantedFormat: Int32 = binaryResult ? 1 : 0
-        var steps: [Step] = []
-        for (index, (sql, parameters)) in statements.enumerated() {
-            let key = PreparedKey(sql: sql, parameters: parameters)
-            if let name = prepared[key] {
-                steps.append(Step(kind: .execute(name), key: key, parameters: parameters, index: index))
-            } else if prepared.count < Self.maxPreparedStatements {
-                statementCounter += 1
-                let name = "aerie_\(statementCounter)"
-                steps.append(Step(kind: .prepare(name), key: key, parameters: parameters, index: index))
-                steps.append(Step(kind: .execute(name), key: key, parameters: parameters, index: index))
-            } else {
-                steps.append(Step(kind: .unnamed, key: key, parameters: parameters, index: index))
-            }
-        }
+        let steps = self.steps(statements)
+        let stepsAfter = self.steps(afterSync)
 
         guard PQenterPipelineMode(handle) == 1 else { throw failure(nil, statements.first?.sql) }
         for step in steps {
-            let sent = Parameters.with(step.parameters) { count, types, values, lengths, formats in
-                switch step.kind {
-                case .prepare(let name):
-                    PQsendPrepare(handle, name, step.key.sql, count, types)
-                case .execute(let name):
-                    PQsendQueryPrepared(handle, name, count, values, lengths, formats, step.index == wanted ? wantedFormat : 0)
-                case .unnamed:
-                    PQsendQueryParams(
-                        handle, step.key.sql, count, types, values, lengths, formats, step.index == wanted ? wantedFormat : 0)
-                }
+            guard send(step, handle, format: step.index == wanted ? wantedFormat : 0) else {
+                throw failure(nil, step.key.sql, forceBroken: true)
             }
-            guard sent == 1 else { throw failure(nil, step.key.sql, forceBroken: true) }
         }
         countRoundTrip()
-        guard PQpipelineSync(handle) == 1, PQflush(handle) == 0 else {
+        guard PQpipelineSync(handle) == 1 else { throw failure(nil, statements.first?.sql, forceBroken: true) }
+        for step in stepsAfter {
+            guard send(step, handle, format: 0) else { throw failure(nil, step.key.sql, forceBroken: true) }
+        }
+        guard stepsAfter.isEmpty || PQpipelineSync(handle) == 1, PQflush(handle) == 0 else {
             throw failure(nil, statements.first?.sql, forceBroken: true)
         }
 
@@ -206,15 +197,78 @@ package final class PostgresConnection: @unchecked Sendable {
             // Each step's results end with a NULL.
             while let extra = try nextResult(handle, step.key.sql) { PQclear(extra) }
         }
-        guard let sync = try nextResult(handle, nil) else { throw failure(nil, nil, forceBroken: true) }
-        let syncStatus = PQresultStatus(sync)
-        PQclear(sync)
-        guard syncStatus == PGRES_PIPELINE_SYNC, PQexitPipelineMode(handle) == 1 else {
-            throw failure(nil, nil, forceBroken: true)
-        }
+        guard try readSync(handle) else { throw failure(nil, nil, forceBroken: true) }
+        if !stepsAfter.isEmpty { readAfterSync(stepsAfter, handle) }
+        guard isBroken || PQexitPipelineMode(handle) == 1 else { throw failure(nil, nil, forceBroken: true) }
         if let firstError { throw firstError }
         guard let last else { throw failure(nil, nil, forceBroken: true) }
         return last
+    }
+
+    /// The steps that send `statements`: prepare (first use on this connection) and execute.
+    private func steps(_ statements: [(sql: String, parameters: [SQLValue])]) -> [Step] {
+        var steps: [Step] = []
+        for (index, (sql, parameters)) in statements.enumerated() {
+            let key = PreparedKey(sql: sql, parameters: parameters)
+            if let name = prepared[key] {
+                steps.append(Step(kind: .execute(name), key: key, parameters: parameters, index: index))
+            } else if prepared.count < Self.maxPreparedStatements {
+                statementCounter += 1
+                let name = "aerie_\(statementCounter)"
+                steps.append(Step(kind: .prepare(name), key: key, parameters: parameters, index: index))
+                steps.append(Step(kind: .execute(name), key: key, parameters: parameters, index: index))
+            } else {
+                steps.append(Step(kind: .unnamed, key: key, parameters: parameters, index: index))
+            }
+        }
+        return steps
+    }
+
+    private func send(_ step: Step, _ handle: OpaquePointer, format: Int32) -> Bool {
+        let sent = Parameters.with(step.parameters) { count, types, values, lengths, formats in
+            switch step.kind {
+            case .prepare(let name):
+                PQsendPrepare(handle, name, step.key.sql, count, types)
+            case .execute(let name):
+                PQsendQueryPrepared(handle, name, count, values, lengths, formats, format)
+            case .unnamed:
+                PQsendQueryParams(handle, step.key.sql, count, types, values, lengths, formats, format)
+            }
+        }
+        return sent == 1
+    }
+
+    /// Reads a pipeline's Sync: false when something else came.
+    private func readSync(_ handle: OpaquePointer) throws -> Bool {
+        guard let sync = try nextResult(handle, nil) else { return false }
+        let status = PQresultStatus(sync)
+        PQclear(sync)
+        return status == PGRES_PIPELINE_SYNC
+    }
+
+    /// Reads the results of `afterSync`'s steps and their Sync, keeping only what they
+    /// prepared; a failure is dropped (`pipeline`), a lost connection ends the reading.
+    private func readAfterSync(_ steps: [Step], _ handle: OpaquePointer) {
+        do {
+            for step in steps {
+                guard let raw = try nextResult(handle, step.key.sql) else {
+                    _ = failure(nil, step.key.sql, forceBroken: true)
+                    return
+                }
+                let status = PQresultStatus(raw)
+                if status == PGRES_COMMAND_OK, case .prepare(let name) = step.kind { prepared[step.key] = name }
+                if status != PGRES_TUPLES_OK, status != PGRES_COMMAND_OK, status != PGRES_PIPELINE_ABORTED {
+                    let error = failure(raw, step.key.sql)
+                    if case .execute = step.kind { forgetIfStale(step.key, error) }
+                }
+                PQclear(raw)
+                if isBroken { return }
+                while let extra = try nextResult(handle, step.key.sql) { PQclear(extra) }
+            }
+            if try !readSync(handle) { _ = failure(nil, nil, forceBroken: true) }
+        } catch {
+            // `nextResult` marked the connection broken.
+        }
     }
 
     /// `PQgetResult`, after waiting at most `answerTimeout` for the input it needs (libpq's own

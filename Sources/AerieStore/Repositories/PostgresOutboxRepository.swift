@@ -78,7 +78,7 @@ struct PostgresOutboxRepository: OutboxRepository {
     }
 
     func markSent(_ id: UUID) throws {
-        try session.execute(Self.markSentSQL, [.text(tenantID.rawValue), .text(id.lowercasedString)])
+        try session.execute(Self.markSentSQL, [.text(tenantID.rawValue), .textArray([id.lowercasedString])])
     }
 
     // Shared with `AerieDatabase.claimOutbox` and `markOutboxSent` (one round trip each). A
@@ -116,17 +116,19 @@ struct PostgresOutboxRepository: OutboxRepository {
     /// good, both for a backend's tenant only (schema/0033: its stream is the log's one reader,
     /// and this NOTIFY is the log's). Nothing counts the row out: the quota counts the pending
     /// rows themselves (`enqueue`).
-    /// The row, its event and the sent message it carries (if any) change in one statement:
-    /// they never disagree. The message is looked up by its key with the uid the row names (a
-    /// scalar subquery: one probe of `mailbox_pkey`, none without a message). As a join,
-    /// PostgreSQL planned the mailbox as the outer side on a small or new mailbox's statistics,
-    /// filtered on the tenant alone, so every mark read all of the tenant's mailbox rows.
+    /// The rows, their events and the sent messages they carry (if any) change in one
+    /// statement: they never disagree. The rows are `$2`, a uuid array (one row, or the marks
+    /// `AerieDatabase.markOutboxMessagesSent` gathers). The messages are looked up by their key
+    /// with the uids the rows name, gathered first into an array (`= ANY(ARRAY(...))`: one
+    /// probe of `mailbox_pkey` per message, none without one). As a join, PostgreSQL planned
+    /// the mailbox as the outer side on a small or new mailbox's statistics, filtered on the
+    /// tenant alone, so every mark read all of the tenant's mailbox rows.
     static let markSentSQL = markSent(
-        rows: "id = $2::uuid",
+        rows: "id = ANY($2::uuid[])",
         then: """
             , marked AS (
                 UPDATE aerie.mailbox m SET status = 'MS-102', delivery_error = NULL
-                WHERE m.tenant_id = $1::uuid AND m.uid = (SELECT message_uid FROM sent) AND m.direction = 'sent'
+                WHERE m.tenant_id = $1::uuid AND m.uid = ANY(ARRAY(SELECT message_uid FROM sent)) AND m.direction = 'sent'
                     AND m.status <> 'MS-102'
             )
             """)

@@ -81,12 +81,14 @@ struct PostgresTenantDatabase: TenantDatabase {
             }
             if let deleted = made?.deletedKeys, !deleted.isEmpty { recentRecipients.forget(tenant: tenantID, verkeys: deleted) }
         }
+        let pool = self.pool
         let (value, enqueued) = try await pool.transaction(tenant: tenantID, rerunnable: rerunnable) { session in
             let enqueued = EnqueuedRows()
             let value = try body(
                 PostgresTenantTransaction(
                     tenantID: tenantID, session: session, sealer: sealer, stores: stores, outboxLease: outbox?.enqueueLease,
-                    enqueued: enqueued, writtenConnections: written, madeRecipients: made))
+                    enqueued: enqueued, writtenConnections: written, madeRecipients: made,
+                    overlapsOtherWork: pool.usage.inUse > 1))
             return (value, enqueued.items)
         }
         // Kept before the rows go out: the answer to the Request they carry may come back at once.
@@ -126,6 +128,15 @@ struct PostgresTenantTransaction: TenantTransaction {
     var writtenConnections: WrittenConnections? = nil
     /// Where the keys it stores and the connections it inserts are recorded (`RecentRecipients`).
     var madeRecipients: MadeRecipients? = nil
+    /// Whether other work held the pool's connections when this transaction began: only then
+    /// is its commit likely to meet others', and announcing after it worth its own transaction.
+    var overlapsOtherWork = false
+
+    func announceEventsAfterCommit() throws {
+        // Alone, the announcement's transaction would cost more than the flush it could share.
+        guard overlapsOtherWork else { return }
+        try session.announceEventsAfterCommit()
+    }
 
     var settings: any TenantSettingsRepository {
         PostgresSettingsRepository(tenantID: tenantID, session: session, sealing: rowSealing("tenant_settings"))
