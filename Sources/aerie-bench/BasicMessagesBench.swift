@@ -22,6 +22,8 @@ struct BasicMessagesBench {
     var rounds: Int
     /// Messages each side exchanges, `concurrency` at a time, before anything is measured.
     var warmup: Int
+    /// The anchor keeps its wallet in a sqlite file (its deployed form) instead of in memory.
+    var acapyWalletFile = false
 
     /// After each turn, before its CPU is read: the delivery marks and webhooks still on their
     /// way belong to the turn.
@@ -54,7 +56,8 @@ struct BasicMessagesBench {
         ) { peer in
             try await Turns.stopping(
                 try await ACAPyAgent.start(
-                    label: "Bench Anchor", extraArguments: ["--auto-accept-invites", "--webhook-url", anchorHooks.url]),
+                    label: "Bench Anchor", extraArguments: ["--auto-accept-invites", "--webhook-url", anchorHooks.url],
+                    wallet: acapyWalletFile ? .file : .versionDefault),
                 stop: { await $0.stop() }
             ) { anchor in
                 try await Turns.stopping(try await AerieProcess.start(), stop: { await $0.stop() }) { aerie in
@@ -181,6 +184,9 @@ struct BasicMessagesBench {
                 : "  Aerie's PostgreSQL: throwaway test settings (durability off; --durable for the server's own)",
             "  inbound: done when stored (Aerie: messages.received pushed; ACA-Py: its basicmessages webhook); outbound: done when "
                 + "the peer has it (its webhook); \(rounds) turns each per mode, who goes first alternating",
+            acapyWalletFile
+                ? "  the anchor keeps its wallet in a sqlite file (its deployed form; --acapy-wallet-file)"
+                : "  the anchor keeps its wallet in memory (--acapy-wallet-file: in a sqlite file, its deployed form)",
             "  side          mode                       wall s   msg/s   CPU ms/msg   (of it PostgreSQL)   msg per CPU s   round trips/msg   commits/msg",
         ]
         for run in runs {

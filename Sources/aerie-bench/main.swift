@@ -70,6 +70,7 @@ let usage = """
                PostgreSQL included), messages per CPU second, database round trips and commits per
                message, ratios. --count N (200) per mode  --concurrency C (10)  --rounds N (5)
                --warmup N (20) messages per side and direction first  --durable as connections.
+               --acapy-wallet-file: the anchor keeps its wallet in a sqlite file (as connections).
       throughput  basic messages under load: --connections C (10) connections, spread over --peers N (2) ACA-Py
                1.2.7 peer processes (ten would overload two cores), all sending at once to an Aerie tenant
                (aerie-server in its own process) and, taking turns, to an ACA-Py 1.2.7 anchor: stored per second
@@ -187,7 +188,8 @@ if command == "basic-messages" || command == "all" {
     if arguments.contains("--durable") { TestPostgres.useServerDefaults() }
     let bench = BasicMessagesBench(
         count: Int(option("--count", default: 200)), concurrency: Int(option("--concurrency", default: 10)),
-        rounds: max(1, Int(option("--rounds", default: 5))), warmup: Int(option("--warmup", default: 20)))
+        rounds: max(1, Int(option("--rounds", default: 5))), warmup: Int(option("--warmup", default: 20)),
+        acapyWalletFile: arguments.contains("--acapy-wallet-file"))
     do {
         print(try await bench.run())
     } catch {
