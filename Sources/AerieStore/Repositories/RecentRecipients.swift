@@ -71,6 +71,8 @@ package final class RecentRecipients: Sendable {
     }
 
     private struct State {
+        /// Lookups answered from memory (`served`).
+        var served = 0
         var listening = false
         /// Moves on at every invalidation (`remember(read:generation:)`).
         var generation: UInt64 = 0
@@ -111,9 +113,14 @@ package final class RecentRecipients: Sendable {
                 Self.remove(verkey, from: &state)
                 return nil
             }
+            state.served += 1
             return entry.recipient
         }
     }
+
+    /// Lookups answered from memory since this process started (tests: which messages opened
+    /// without the database's lookup, whatever else the pool did meanwhile).
+    package var served: Int { state.withLock { $0.served } }
 
     /// Keeps what a committed transaction made (`MadeRecipients.made`); tests also put back an
     /// entry as looked up, as if its invalidation had not arrived yet.
