@@ -398,7 +398,19 @@ import Testing
         let agent = try await ACAPyAgent.start(version: version, extraArguments: ["--webhook-url", hooks.url])
         do {
             try await LiveServer.with(server: { $0.outbound.allowPrivateURLs = true }) { server in
-                try await Self.rotateWithACAPy(server, agent, hooks)
+                // ACA-Py 1.7.0 sends its `rotate` before it saves the record our `ack` needs
+                // (did_rotate/v1_0/manager.py, rotate_my_did: `responder.send`, then
+                // `record.save`). An ack that arrives in between is dropped by ACA-Py ("RotateRecord
+                // record not found"), which then stays on its old DID for good. That is ACA-Py's
+                // race, seen under a loaded host; the rotation is tried again on a new connection.
+                for attempt in 1...3 {
+                    do {
+                        try await Self.rotateWithACAPy(server, agent, hooks, label: "alice \(attempt)")
+                        return
+                    } catch is ACAPyDroppedRotateAck where attempt < 3 {
+                        print("ACA-Py \(version.rawValue) dropped our rotate ack (its own race); trying again on a new connection")
+                    }
+                }
             }
         } catch {
             print("ACA-Py \(version.rawValue) log:\n\(agent.log().suffix(6000))")
@@ -410,18 +422,28 @@ import Testing
         await hooks.stop()
     }
 
-    static func rotateWithACAPy(_ server: LiveServer, _ agent: ACAPyAgent, _ hooks: ACAPyWebhooks) async throws {
-        let (alice, _) = try await server.tenantClient(label: "alice")
+    /// ACA-Py dropped our `ack` of its rotation because it had not saved its own record yet.
+    struct ACAPyDroppedRotateAck: Error, CustomStringConvertible {
+        var description: String { "ACA-Py dropped our ack of its rotation (RotateRecord record not found), three times" }
+    }
+
+    /// How many acks ACA-Py's log says it dropped for want of its rotation's record.
+    static func droppedAcks(_ agent: ACAPyAgent) -> Int {
+        agent.log().components(separatedBy: "RotateRecord record not found").count - 1
+    }
+
+    static func rotateWithACAPy(_ server: LiveServer, _ agent: ACAPyAgent, _ hooks: ACAPyWebhooks, label: String) async throws {
+        let (alice, _) = try await server.tenantClient(label: label)
         defer { Task { await alice.close() } }
         let (connectionId, acapyConnection) = try await DiscoverFeaturesTests.connectThroughDIDPeer4Invitation(alice, agent)
         var exchanged = 0
         func exchange() async throws {
             exchanged += 1
-            let toACAPy = "Aerie to ACA-Py \(exchanged)"
+            let toACAPy = "Aerie to ACA-Py \(exchanged) (\(label))"
             _ = try await alice.call("messages.sendText", params: ["connectionId": .string(connectionId), "content": .string(toACAPy)])
             let seen = try await hooks.wait("basicmessages") { $0["content"] == .string(toACAPy) }
             #expect(seen?["connection_id"]?.stringValue == acapyConnection, "\(toACAPy): \(String(describing: seen))")
-            let toAerie = "ACA-Py to Aerie \(exchanged)"
+            let toAerie = "ACA-Py to Aerie \(exchanged) (\(label))"
             _ = try await agent.admin("POST", "/connections/\(acapyConnection)/send-message", body: ["content": .string(toAerie)])
             #expect(try await received(toAerie, by: alice) != nil, "\(toAerie) never arrived")
         }
@@ -431,6 +453,7 @@ import Testing
         for method in ["did:peer:4", "did:peer:2"] {
             let made = try await agent.admin("POST", "/wallet/did/create", body: ["method": .string(method), "options": ["key_type": "ed25519"]])
             let newDid = try #require(made["result"]?["did"]?.stringValue, "\(made)")
+            let droppedBefore = Self.droppedAcks(agent)
             _ = try await agent.admin("POST", "/did-rotate/\(acapyConnection)/rotate", body: ["to_did": .string(newDid)])
             var theirs = JSONValue.null
             for _ in 0..<200 {
@@ -446,6 +469,7 @@ import Testing
                 if mine["my_did"] == .string(newDid) { break }
                 try await Task.sleep(for: .milliseconds(50))
             }
+            if mine["my_did"] != .string(newDid), Self.droppedAcks(agent) > droppedBefore { throw ACAPyDroppedRotateAck() }
             #expect(mine["my_did"] == .string(newDid), "\(method): ACA-Py never took the ack: \(mine)")
             try await exchange()
         }
