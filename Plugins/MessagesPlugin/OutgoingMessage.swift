@@ -67,7 +67,7 @@ public enum OutgoingMessage {
 
     /// `2019-01-15 18:42:01.123456Z`: RFC 0095's form, which ACA-Py's validator takes. Worked out
     /// from the seconds since 1970 (proleptic Gregorian, UTC; the civil date of a day count as in
-    /// Howard Hinnant's `civil_from_days`), with no `Calendar`: building one per message was about
+    /// Howard Hinnant's `civil_from_days`), with no `Calendar`: building one per message costs about
     /// 2 % of the server's CPU per `messages.sendText`.
     static func sentTime(_ date: Date) -> String {
         let interval = date.timeIntervalSince1970

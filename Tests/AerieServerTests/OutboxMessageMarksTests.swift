@@ -92,4 +92,32 @@ import Testing
             }
         }
     }
+
+    /// A write that fails (the database cannot be reached) fails every mark it carried, each
+    /// caller gets the error and none waits for good; the next marks write again (and fail the
+    /// same way), so a failed write leaves no mark waiting for a writer.
+    @Test func aFailedWriteFailsEveryMarkItCarriedAndTheNextOnesWriteAgain() async throws {
+        var configuration = DatabaseConfiguration(conninfo: "host=/nonexistent-aerie-socket-dir dbname=none connect_timeout=1", maxConnections: 1)
+        configuration.acquireTimeout = .seconds(2)
+        let unreachable = AerieDatabase(configuration: configuration, logger: Logger(label: "test"))
+        defer { Task { await unreachable.shutdown() } }
+        let marks = OutboxMessageMarks(maxPerWrite: 3)
+        let tenant = TenantID.random()
+        for round in 0..<2 {
+            let failures = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for _ in 0..<8 {
+                    group.addTask {
+                        do {
+                            try await marks.mark(UUID.random(), tenant: tenant, database: unreachable)
+                            return false
+                        } catch {
+                            return true
+                        }
+                    }
+                }
+                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(failures == 8, "round \(round)")
+        }
+    }
 }

@@ -1,7 +1,7 @@
 /// Bodies an unauthenticated attacker may POST to the DIDComm endpoint, each about 1 MiB (the
 /// body limit), for the tests, `aerie-bench hostile` and the fuzz seed corpus, and the same kinds
-/// at any size (`bodies(size:label:)`: at 16 KiB, those the server parses in place). Every one of them must be
-/// refused quickly; only `unknownRecipient` is a well-formed envelope.
+/// at any size (`bodies(size:label:)`: at 16 KiB, those the server parses in place). Every one of
+/// them must be refused quickly; only `unknownRecipient` is a well-formed envelope.
 public enum HostileEnvelopes {
     public struct Body: Sendable {
         public let name: String

@@ -51,8 +51,8 @@ final class DeliveryLimits: Sendable {
         /// Destination → its key, for the due scan's skip list.
         var seen: [String: String] = [:]
         /// Destination → its host and address key (`Host`); an address as libcurl wrote it →
-        /// its key. Worked out once per text: parsing each delivery's destination and address
-        /// again cost about 2 % of the server's CPU per message sent.
+        /// its key. Worked out once per text: parsing them for each delivery costs about 2 % of the
+        /// server's CPU per message sent.
         var hosts: [String: Host] = [:]
         var addressKeys: [String: String] = [:]
 
@@ -65,7 +65,7 @@ final class DeliveryLimits: Sendable {
                 host = Host(destination)
                 remember(&hosts, destination, host)
             }
-            return host.addressKey ?? learned[host.name] ?? host.nameKey
+            return host.key(learned: learned)
         }
 
         /// `DeliveryLimits.addressKey(address)`.
@@ -90,6 +90,11 @@ final class DeliveryLimits: Sendable {
             name = host
             addressKey = DeliveryLimits.addressKey(host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host)
             nameKey = "name:" + host
+        }
+
+        /// Its address key, else the address learned for its name, else `nameKey`.
+        func key(learned: [String: String]) -> String {
+            addressKey ?? learned[name] ?? nameKey
         }
     }
     private let state = Mutex(State())
@@ -175,14 +180,12 @@ final class DeliveryLimits: Sendable {
         return slowRunning < limits.slowShare
     }
 
-
     // MARK: - Keys
 
     /// The key of `scheme://host:port`: the host's address key when it is an address or a name
     /// whose address was learned, else `name:` and the host.
     static func key(of destination: String, learned: [String: String] = [:]) -> String {
-        let host = Host(destination)
-        return host.addressKey ?? learned[host.name] ?? host.nameKey
+        Host(destination).key(learned: learned)
     }
 
     private static func hostName(ofKey key: String) -> String? {
