@@ -17,15 +17,7 @@ import Testing
 
     @Test func marksMadeAtOnceAreAllWrittenWithTheirMessagesAndEvents() async throws {
         try await TestPostgres.shared.withFreshRuntime(maxConnections: 4) { database, runtime in
-            var tenants: [TenantID] = []
-            for label in ["A", "B"] {
-                let id = TenantID.random()
-                tenants.append(
-                    try await runtime.tenants.create(
-                        id: id, label: label, sealer: DataKey.generate().sealer(for: id), tokenHash: Random.bytes(32),
-                        wrappedDataKey: Random.bytes(72), masterKeyFingerprint: "test-master", backend: nil
-                    ).id)
-            }
+            let tenants = try await OutboxSentMarksTests.tenants(["A", "B"], in: runtime)
             let keyrings = Dictionary(uniqueKeysWithValues: tenants.map { ($0, FixedTenantKeyring(tenantID: $0, dataKey: DataKey.generate())) })
             let connection = UUID.random()
             var made: [(tenant: TenantID, row: UUID, message: UUID)] = []

@@ -11,18 +11,23 @@ import Testing
 /// The delivery service's batches of marks (`OutboxSentMarks`): gathered for a window, then
 /// written together; written at once when the service finishes. Two tenants.
 @Suite(.timeLimit(.minutes(10))) struct OutboxSentMarksTests {
+    /// Active tenants of these labels, with random keys and tokens.
+    static func tenants(_ labels: [String], in runtime: AerieDatabase) async throws -> [TenantID] {
+        var tenants: [TenantID] = []
+        for label in labels {
+            let id = TenantID.random()
+            tenants.append(
+                try await runtime.tenants.create(
+                    id: id, label: label, sealer: DataKey.generate().sealer(for: id), tokenHash: Random.bytes(32),
+                    wrappedDataKey: Random.bytes(72), masterKeyFingerprint: "test-master", backend: nil
+                ).id)
+        }
+        return tenants
+    }
+
     @Test func marksWaitForTheWindowThenGoTogetherAndFinishWritesTheRestAtOnce() async throws {
         try await TestPostgres.shared.withFreshRuntime(maxConnections: 2) { _, runtime in
-            var tenants: [TenantID] = []
-            for label in ["A", "B"] {
-                let id = TenantID.random()
-                tenants.append(
-                    try await runtime.tenants.create(
-                        id: id, label: label, sealer: DataKey.generate().sealer(for: id), tokenHash: Random.bytes(32),
-                        wrappedDataKey: Random.bytes(72),
-                        masterKeyFingerprint: "test-master", backend: nil
-                    ).id)
-            }
+            let tenants = try await Self.tenants(["A", "B"], in: runtime)
             let (a, b) = (tenants[0], tenants[1])
             let keyrings = Dictionary(uniqueKeysWithValues: tenants.map { ($0, FixedTenantKeyring(tenantID: $0, dataKey: DataKey.generate())) })
             let connection = UUID.random()
